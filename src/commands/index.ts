@@ -1,1 +1,11 @@
-export const COMMANDS = {};
+import Serve from './serve.js';
+import TenantCreate from './tenant/create.js';
+import TenantList from './tenant/list.js';
+import TenantRotate from './tenant/rotate.js';
+
+export const COMMANDS = {
+  serve: Serve,
+  'tenant:create': TenantCreate,
+  'tenant:list': TenantList,
+  'tenant:rotate': TenantRotate,
+};

@@ -1,0 +1,57 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { request } from 'undici';
+import { DAEMON_FILE } from '../daemon.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import { operatorKey } from '../tenants/secrets.js';
+
+interface DaemonAddress {
+  pid: number;
+  host: string;
+  port: number;
+}
+
+function runningDaemon(dataDir: string): DaemonAddress | undefined {
+  const file = path.join(dataDir, DAEMON_FILE);
+  if (!existsSync(file)) return undefined;
+  try {
+    const address = JSON.parse(readFileSync(file, 'utf8')) as DaemonAddress;
+    process.kill(address.pid, 0);
+    return address;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface OperatorCall<T> {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  /** The same operation on the store, when no daemon holds it. */
+  direct: (runtime: Runtime) => Promise<T>;
+}
+
+/**
+ * The daemon is the only writer of the store: when one runs on this data dir, ask it over HTTP with the
+ * operator key; otherwise open the store here.
+ */
+export async function operatorCall<T>(dataDir: string, call: OperatorCall<T>): Promise<T> {
+  const daemon = runningDaemon(dataDir);
+  if (!daemon) {
+    const runtime = await openRuntime(dataDir);
+    try {
+      return await call.direct(runtime);
+    } finally {
+      await runtime.store.close();
+    }
+  }
+  const host = daemon.host === '0.0.0.0' || daemon.host === '::' ? '127.0.0.1' : daemon.host;
+  const response = await request(`http://${host.includes(':') ? `[${host}]` : host}:${daemon.port}${call.path}`, {
+    method: call.method,
+    headers: { 'x-api-key': operatorKey(dataDir).value, 'content-type': 'application/json' },
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  });
+  const payload = (await response.body.json()) as T & { message?: string };
+  if (response.statusCode >= 400) throw new Error(payload.message ?? `daemon answered ${response.statusCode}`);
+  return payload;
+}

@@ -1,0 +1,52 @@
+import { Command, Flags } from '@oclif/core';
+import { demoInstructions, seedDemoTenant } from '../demo.js';
+import { startDaemon } from '../daemon.js';
+
+export default class Serve extends Command {
+  static override description = 'Start the nextrec daemon (HTTP API) on the store in the data dir';
+  static override examples = ['<%= config.bin %> serve --port 8080 --data-dir ./data'];
+  static override flags = {
+    port: Flags.integer({ description: 'port to listen on', env: 'NEXTREC_PORT', default: 8080, min: 0 }),
+    host: Flags.string({ description: 'address to bind', env: 'NEXTREC_HOST', default: '127.0.0.1' }),
+    'data-dir': Flags.string({ description: 'where the store lives', env: 'NEXTREC_DATA_DIR', default: './data' }),
+    demo: Flags.boolean({ description: 'create a demo tenant with a generated shop when the data dir is empty' }),
+    'log-level': Flags.string({
+      description: 'log level',
+      env: 'NEXTREC_LOG_LEVEL',
+      default: 'info',
+      options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Serve);
+    let demo: Awaited<ReturnType<typeof seedDemoTenant>>;
+    const daemon = await startDaemon({
+      dataDir: flags['data-dir'],
+      host: flags.host,
+      port: flags.port,
+      logLevel: flags['log-level'],
+      announce: (line) => this.log(line),
+      beforeListen: async (runtime) => {
+        if (flags.demo) demo = await seedDemoTenant(runtime);
+      },
+    });
+    this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']})`);
+    if (demo) {
+      const firstItem = daemon.runtime.state.get(demo.tenantId)?.catalog.externalIds[0] ?? 'sku-000001';
+      this.log(demoInstructions(demo, daemon.url, firstItem));
+    }
+    const shutdown = (signal: string) => {
+      daemon.app.log.info({ signal }, 'shutting down');
+      daemon.stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          daemon.app.log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', shutdown);
+    process.once('SIGINT', shutdown);
+  }
+}

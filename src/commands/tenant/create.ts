@@ -1,0 +1,25 @@
+import { Args, Command } from '@oclif/core';
+import { TENANT_ID } from '../../contract/common.js';
+import type { TenantCredentials } from '../../contract/tenants.js';
+import { createTenant } from '../../tenants/tenant-service.js';
+import { operatorCall } from '../daemon-client.js';
+import { dataDirFlag } from '../flags.js';
+
+export default class TenantCreate extends Command {
+  static override description = 'Create a tenant and print its credentials once (JSON)';
+  static override args = { tenantId: Args.string({ description: 'tenant id', required: true }) };
+  static override flags = { 'data-dir': dataDirFlag };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(TenantCreate);
+    const parsed = TENANT_ID.safeParse(args.tenantId);
+    if (!parsed.success) this.error(parsed.error.issues[0].message, { exit: 2 });
+    const credentials = await operatorCall<TenantCredentials>(flags['data-dir'], {
+      method: 'POST',
+      path: '/tenants',
+      body: { tenantId: args.tenantId },
+      direct: (runtime) => createTenant(runtime, args.tenantId),
+    }).catch((error: Error) => this.error(error.message, { exit: 1 }));
+    this.log(JSON.stringify(credentials, null, 2));
+  }
+}

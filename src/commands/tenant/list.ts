@@ -1,0 +1,18 @@
+import { Command } from '@oclif/core';
+import { operatorCall } from '../daemon-client.js';
+import { dataDirFlag } from '../flags.js';
+
+export default class TenantList extends Command {
+  static override description = 'List tenant ids (JSON)';
+  static override flags = { 'data-dir': dataDirFlag };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(TenantList);
+    const result = await operatorCall<{ tenants: string[] }>(flags['data-dir'], {
+      method: 'GET',
+      path: '/tenants',
+      direct: async (runtime) => ({ tenants: runtime.state.ids() }),
+    }).catch((error: Error) => this.error(error.message, { exit: 1 }));
+    this.log(JSON.stringify(result, null, 2));
+  }
+}

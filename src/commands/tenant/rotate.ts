@@ -1,0 +1,26 @@
+import { Args, Command, Flags } from '@oclif/core';
+import { CREDENTIAL_KINDS } from '../../tenants/credentials.js';
+import { rotateCredential } from '../../tenants/tenant-service.js';
+import { operatorCall } from '../daemon-client.js';
+import { dataDirFlag } from '../flags.js';
+
+export default class TenantRotate extends Command {
+  static override description = 'Replace one credential of a tenant and print the new secret once (JSON)';
+  static override args = { tenantId: Args.string({ description: 'tenant id', required: true }) };
+  static override flags = {
+    key: Flags.string({ description: 'which credential', options: [...CREDENTIAL_KINDS], required: true }),
+    'data-dir': dataDirFlag,
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(TenantRotate);
+    const kind = flags.key as (typeof CREDENTIAL_KINDS)[number];
+    const result = await operatorCall(flags['data-dir'], {
+      method: 'POST',
+      path: `/tenants/${encodeURIComponent(args.tenantId)}/rotate`,
+      body: { key: kind },
+      direct: (runtime) => rotateCredential(runtime, args.tenantId, kind),
+    }).catch((error: Error) => this.error(error.message, { exit: 1 }));
+    this.log(JSON.stringify(result, null, 2));
+  }
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Largest number of records one ingestion request may carry (413 BATCH_TOO_LARGE above it). */
+export const MAX_BATCH = 10_000;
+
+export const TENANT_ID = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'a tenant id is 1-64 letters, digits, _ or -, starting with a letter or digit');
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/** ISO 8601 date or date-time; a time without offset is UTC. Returns epoch ms, NaN when invalid. */
+export function parseIsoTimestamp(value: string): number {
+  if (!ISO_TIMESTAMP.test(value)) return NaN;
+  const hasTime = value.length > 10;
+  const hasOffset = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value.slice(10));
+  return Date.parse(hasTime && !hasOffset ? `${value}Z` : value);
+}
+
+export const ISO_DATE_TIME = z
+  .string()
+  .refine((value) => !Number.isNaN(parseIsoTimestamp(value)), 'expected an ISO 8601 date or date-time');
+
+export const NON_EMPTY_ID = z.string().min(1, 'must not be empty').max(512, 'at most 512 characters');
+
+export const PAGE_QUERY = z.strictObject({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(1000).default(50),
+});
+export type PageQuery = z.infer<typeof PAGE_QUERY>;

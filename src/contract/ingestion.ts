@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { ISO_DATE_TIME, MAX_BATCH, NON_EMPTY_ID } from './common.js';
+
+const COUNTRY = z.string().max(16).nullable();
+const SLUG = z.string().min(1).max(128).nullable();
+const EVENT_ID = z.string().min(1).max(256);
+
+/** A partial delta: attributes merge key by key, and a null attribute value removes that key. */
+export const ITEM_UPSERT = z.strictObject({
+  externalId: NON_EMPTY_ID,
+  category: z.string().max(512).nullable().optional(),
+  attributes: z.record(z.string(), z.unknown()).optional(),
+  expiresAt: ISO_DATE_TIME.nullable().optional(),
+});
+export type ItemUpsert = z.infer<typeof ITEM_UPSERT>;
+
+export const USER_UPSERT = z.strictObject({
+  externalId: NON_EMPTY_ID,
+  attributes: z.record(z.string(), z.unknown()).optional(),
+});
+export type UserUpsert = z.infer<typeof USER_UPSERT>;
+
+export const INTERACTION_TYPES = ['view', 'cart', 'purchase', 'rating'] as const;
+
+export const INTERACTION = z
+  .strictObject({
+    userId: NON_EMPTY_ID.optional(),
+    sessionId: NON_EMPTY_ID.optional(),
+    itemId: NON_EMPTY_ID,
+    type: z.enum(INTERACTION_TYPES),
+    weight: z.number().finite().optional(),
+    scenarioSlug: SLUG.optional(),
+    country: COUNTRY.optional(),
+    timestamp: ISO_DATE_TIME.optional(),
+    eventId: EVENT_ID.optional(),
+    recommId: z.string().max(256).optional(),
+  })
+  .refine((event) => event.userId !== undefined || event.sessionId !== undefined, {
+    message: 'one of userId or sessionId is required',
+    path: ['userId'],
+  });
+export type Interaction = z.infer<typeof INTERACTION>;
+
+export const IMPRESSION = z
+  .strictObject({
+    userId: NON_EMPTY_ID.optional(),
+    sessionId: NON_EMPTY_ID.optional(),
+    itemIds: z.array(NON_EMPTY_ID).min(1, 'at least one item id'),
+    scenarioSlug: SLUG.optional(),
+    country: COUNTRY.optional(),
+    timestamp: ISO_DATE_TIME.optional(),
+    eventId: EVENT_ID.optional(),
+    recommId: z.string().max(256).optional(),
+  })
+  .refine((event) => event.userId !== undefined || event.sessionId !== undefined, {
+    message: 'one of userId or sessionId is required',
+    path: ['userId'],
+  });
+export type Impression = z.infer<typeof IMPRESSION>;
+
+function batch<T extends z.ZodType>(record: T) {
+  return z.array(record).max(MAX_BATCH, `at most ${MAX_BATCH} records per request`);
+}
+
+export const ITEMS_BODY = z.strictObject({ items: batch(ITEM_UPSERT) });
+export const USERS_BODY = z.strictObject({ users: batch(USER_UPSERT) });
+export const INTERACTIONS_BODY = z.strictObject({ interactions: batch(INTERACTION) });
+export const IMPRESSIONS_BODY = z.strictObject({ impressions: batch(IMPRESSION) });
+
+export const UPSERTED = z.object({ upserted: z.number().int() });
+export const ACCEPTED = z.object({ accepted: z.number().int() });

@@ -1,0 +1,56 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { openRuntime, type Runtime } from './runtime.js';
+import { buildApp } from './server/app.js';
+import { operatorKey } from './tenants/secrets.js';
+
+export interface DaemonOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  logLevel?: string;
+  /** Runs once the store is open and before the port opens (the demo tenant is created here). */
+  beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
+  /** Where to say things a person starting the daemon must see once (generated operator key). */
+  announce?: (line: string) => void;
+}
+
+export interface Daemon {
+  app: FastifyInstance;
+  runtime: Runtime;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Where CLI commands find a running daemon for the same data dir. */
+export const DAEMON_FILE = 'daemon.json';
+
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const runtime = await openRuntime(options.dataDir);
+  const key = operatorKey(options.dataDir);
+  if (key.generatedFile) {
+    options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
+  }
+  const app = await buildApp({ runtime, operatorKey: key.value, logLevel: options.logLevel });
+  await options.beforeListen?.(runtime, app);
+  const address = await app.listen({ host: options.host, port: options.port });
+  const daemonFile = path.join(options.dataDir, DAEMON_FILE);
+  const port = (app.server.address() as { port: number }).port;
+  writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
+  let stopping: Promise<void> | undefined;
+  return {
+    app,
+    runtime,
+    url: address,
+    stop() {
+      // Stop accepting, let in-flight requests (and so their writes) finish, then close the store.
+      stopping ??= (async () => {
+        await app.close();
+        await runtime.store.close();
+        rmSync(daemonFile, { force: true });
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { Store } from './store/database.js';
+import { loadState } from './store/load-state.js';
+import { ServingState } from './state/tenant-state.js';
+import { CredentialRegistry } from './tenants/credentials.js';
+import { serverSecret } from './tenants/secrets.js';
+
+/** What the daemon and the store-opening CLI commands share: the store, the serving state, credentials. */
+export interface Runtime {
+  readonly dataDir: string;
+  readonly store: Store;
+  readonly state: ServingState;
+  readonly credentials: CredentialRegistry;
+  readonly serverSecret: string;
+}
+
+export async function openRuntime(dataDir: string): Promise<Runtime> {
+  const store = await Store.open(dataDir);
+  const state = new ServingState();
+  const credentials = new CredentialRegistry();
+  try {
+    await store.read((db) => loadState(db, state, credentials));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir) };
+}

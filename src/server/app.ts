@@ -1,0 +1,63 @@
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler } from 'fastify-type-provider-zod';
+import type { Runtime } from '../runtime.js';
+import { VERSION } from '../version.js';
+import { authPlugin } from './plugins/auth.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { healthRoutes } from './routes/health.js';
+import { ingestionRoutes } from './routes/ingestion.js';
+import { tenantRoutes } from './routes/tenants.js';
+import { zodValidatorCompiler } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    runtime: Runtime;
+    startedAt: number;
+  }
+}
+
+export const BODY_LIMIT = 16 * 1024 * 1024;
+
+export interface AppOptions {
+  runtime: Runtime;
+  operatorKey: string;
+  logLevel?: string;
+}
+
+/** Query values that are credentials; they never reach the logs. */
+const SECRET_QUERY = /([?&](?:publicToken|hmac_sign|apiKey|token)=)[^&]*/gi;
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT,
+    // Per-request lines would cost more than an ingestion batch; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    logger: {
+      level: options.logLevel ?? 'info',
+      redact: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers["x-hmac-sign"]'],
+      serializers: {
+        req: (req: { method: string; url: string }) => ({
+          method: req.method,
+          url: req.url.replace(SECRET_QUERY, '$1[redacted]'),
+        }),
+      },
+    },
+  });
+  app.decorate('runtime', options.runtime);
+  app.decorate('startedAt', Date.now());
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  await app.register(swagger, {
+    openapi: { info: { title: 'nextrec', version: VERSION } },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(errorsPlugin);
+  await app.register(authPlugin, { operatorKey: options.operatorKey });
+  await app.register(healthRoutes);
+  await app.register(tenantRoutes);
+  await app.register(ingestionRoutes);
+  await app.register(catalogRoutes);
+  return app;
+}

@@ -1,0 +1,91 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { z } from 'zod';
+import { ApiError, type ErrorCode } from '../../contract/errors.js';
+import { SchemaValidationError } from '../validation.js';
+
+const INGESTION_COLLECTIONS = new Set(['items', 'users', 'interactions', 'impressions']);
+
+function joinPath(path: PropertyKey[]): string {
+  return path.map(String).join('.');
+}
+
+/** Ingestion bodies name the bad record by index; other bodies get zod's issue path. */
+function issueDetail(issue: z.core.$ZodIssue): Record<string, unknown> {
+  const [collection, index, ...rest] = issue.path;
+  if (typeof collection === 'string' && INGESTION_COLLECTIONS.has(collection) && typeof index === 'number') {
+    return { index, path: joinPath(rest), message: issue.message };
+  }
+  return { path: joinPath(issue.path), message: issue.message, code: issue.code };
+}
+
+function isBatchTooLarge(issue: z.core.$ZodIssue): boolean {
+  return (
+    issue.code === 'too_big' &&
+    issue.path.length === 1 &&
+    typeof issue.path[0] === 'string' &&
+    INGESTION_COLLECTIONS.has(issue.path[0])
+  );
+}
+
+export function fromValidation(error: SchemaValidationError): ApiError {
+  const oversized = error.issues.find(isBatchTooLarge);
+  if (oversized) return new ApiError('BATCH_TOO_LARGE', oversized.message);
+  const code: ErrorCode = error.validationContext === 'body' ? 'INVALID_BODY' : 'INVALID_QUERY';
+  const where = error.validationContext === 'body' ? 'body' : 'query';
+  const first = error.issues[0];
+  const at = first && first.path.length ? ` at ${joinPath(first.path)}` : '';
+  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
+  return new ApiError(code, `invalid ${where}${at}: ${first?.message ?? 'invalid'}${more}`, error.issues.map(issueDetail));
+}
+
+/** Maps Fastify's own errors (parsing, limits) onto the contract's codes; never shows internals. */
+function fromFastify(error: FastifyError): ApiError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('PAYLOAD_TOO_LARGE', 'request body exceeds 16 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('INVALID_BODY', 'request body must be JSON (Content-Type: application/json)');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('INVALID_BODY', 'request body is empty; expected a JSON document');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('INVALID_BODY', 'request body length does not match Content-Length');
+  }
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new ApiError('INVALID_BODY', `malformed JSON body: ${error.message}`);
+  }
+  return undefined;
+}
+
+export function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof SchemaValidationError) return fromValidation(error);
+  const fastifyError = error as FastifyError;
+  if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode < 500) {
+    return (
+      fromFastify(fastifyError) ??
+      (fastifyError.statusCode === 404
+        ? new ApiError('NOT_FOUND', 'not found')
+        : new ApiError('INVALID_BODY', fastifyError.message))
+    );
+  }
+  return undefined;
+}
+
+function send(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(error.statusCode).type('application/json').send(error.toBody());
+}
+
+/** One error body for every failure (CONTRACT.md, "Errors"), and a 404 of the same shape. */
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toApiError(error);
+    if (known) return send(reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, new ApiError('INTERNAL', 'internal error'));
+  });
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    send(reply, new ApiError('NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`)),
+  );
+});

@@ -1,0 +1,11 @@
+import type { FastifyInstance } from 'fastify';
+import { VERSION } from '../../version.js';
+
+export async function healthRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/health', { config: { access: 'public' }, schema: { hide: true } }, async () => ({
+    status: 'ok',
+    version: VERSION,
+    uptimeS: Math.floor((Date.now() - app.startedAt) / 1000),
+  }));
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
+}

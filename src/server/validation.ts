@@ -1,0 +1,18 @@
+import type { FastifySchemaCompiler } from 'fastify';
+import type { z } from 'zod';
+
+/** Carries zod's issues to the error handler, which turns them into the contract's `details`. */
+export class SchemaValidationError extends Error {
+  validationContext?: string;
+  constructor(readonly issues: z.core.$ZodIssue[]) {
+    super('schema validation failed');
+    this.name = 'SchemaValidationError';
+  }
+}
+
+export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema }) => {
+  return (data: unknown) => {
+    const result = schema.safeParse(data);
+    return result.success ? { value: result.data } : { error: new SchemaValidationError(result.error.issues) };
+  };
+};

@@ -1,0 +1,144 @@
+import type { StoredItem } from '../store/rows.js';
+import { ensureCapacity } from './growable.js';
+
+export type ItemField = 'externalId' | 'category' | 'available' | 'feedManaged' | 'createdAt' | 'expiresAt';
+
+/**
+ * A tenant's items in memory, column by column, under dense integer ids. Ids are also given to items
+ * that events mention before the catalog has them (inCatalog = 0), so histories can refer to them and
+ * pick them up when they arrive. The recommendation pipeline reads these columns, never objects per item.
+ */
+export class ItemCatalog {
+  private readonly ids = new Map<string, number>();
+  private count = 0;
+  private catalogCount = 0;
+  readonly externalIds: string[] = [];
+  readonly categories: (string | null)[] = [];
+  readonly attributes: (Record<string, unknown> | undefined)[] = [];
+  readonly expiresAt: (string | null)[] = [];
+  readonly createdAtIso: (string | null)[] = [];
+  readonly available: boolean[] = [];
+  readonly feedManaged: boolean[] = [];
+  createdAt = new Float64Array(16);
+  updatedAt = new Float64Array(16);
+  inCatalog = new Uint8Array(16);
+  /** Bumps on every change, so derived per-column data can be cached against it. */
+  version = 0;
+  private readonly attributeColumns = new Map<string, unknown[]>();
+  /** Keys no item had, with the version at which that was seen. */
+  private readonly absentKeys = new Map<string, number>();
+
+  /** Dense ids in use (catalog items and items only known from events). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Items stored in the catalog. */
+  get itemCount(): number {
+    return this.catalogCount;
+  }
+
+  idOf(externalId: string): number {
+    return this.ids.get(externalId) ?? -1;
+  }
+
+  /** The dense id of an item, creating a placeholder for an item not yet in the catalog. */
+  ensureId(externalId: string): number {
+    const known = this.ids.get(externalId);
+    if (known !== undefined) return known;
+    const id = this.count++;
+    this.ids.set(externalId, id);
+    this.createdAt = ensureCapacity(this.createdAt, this.count, Float64Array);
+    this.updatedAt = ensureCapacity(this.updatedAt, this.count, Float64Array);
+    this.inCatalog = ensureCapacity(this.inCatalog, this.count, Uint8Array);
+    this.externalIds.push(externalId);
+    this.categories.push(null);
+    this.attributes.push(undefined);
+    this.expiresAt.push(null);
+    this.createdAtIso.push(null);
+    this.available.push(false);
+    this.feedManaged.push(false);
+    for (const column of this.attributeColumns.values()) column.push(undefined);
+    return id;
+  }
+
+  get(externalId: string): StoredItem | undefined {
+    const id = this.ids.get(externalId);
+    return id === undefined ? undefined : this.document(id);
+  }
+
+  /** The stored document of a dense id, or undefined for a placeholder. */
+  document(id: number): StoredItem | undefined {
+    const attributes = this.attributes[id];
+    if (!this.inCatalog[id] || attributes === undefined) return undefined;
+    return {
+      externalId: this.externalIds[id],
+      category: this.categories[id],
+      attributes,
+      expiresAt: this.expiresAt[id],
+      available: this.available[id],
+      feedManaged: this.feedManaged[id],
+      createdAt: this.createdAt[id],
+      updatedAt: this.updatedAt[id],
+    };
+  }
+
+  upsert(item: StoredItem): number {
+    const id = this.ensureId(item.externalId);
+    if (!this.inCatalog[id]) this.catalogCount++;
+    this.inCatalog[id] = 1;
+    this.categories[id] = item.category;
+    this.attributes[id] = item.attributes;
+    this.expiresAt[id] = item.expiresAt;
+    this.available[id] = item.available;
+    this.feedManaged[id] = item.feedManaged;
+    this.createdAt[id] = item.createdAt;
+    this.createdAtIso[id] = new Date(item.createdAt).toISOString();
+    this.updatedAt[id] = item.updatedAt;
+    for (const [key, column] of this.attributeColumns) column[id] = item.attributes[key];
+    this.version++;
+    return id;
+  }
+
+  field(name: ItemField): ArrayLike<unknown> {
+    switch (name) {
+      case 'externalId':
+        return this.externalIds;
+      case 'category':
+        return this.categories;
+      case 'available':
+        return this.available;
+      case 'feedManaged':
+        return this.feedManaged;
+      case 'createdAt':
+        return this.createdAtIso;
+      case 'expiresAt':
+        return this.expiresAt;
+    }
+  }
+
+  /**
+   * The values of one top-level attribute key by dense id. Built on first use and then kept current by
+   * upsert, so a filter pays for a column once rather than per request.
+   */
+  attribute(key: string): ArrayLike<unknown> | undefined {
+    let column = this.attributeColumns.get(key);
+    if (!column) {
+      if (this.absentKeys.get(key) === this.version) return undefined;
+      column = new Array<unknown>(this.count);
+      let present = false;
+      for (let id = 0; id < this.count; id++) {
+        const value = this.attributes[id]?.[key];
+        column[id] = value;
+        if (value !== undefined) present = true;
+      }
+      if (!present) {
+        this.absentKeys.set(key, this.version);
+        return undefined;
+      }
+      this.absentKeys.delete(key);
+      this.attributeColumns.set(key, column);
+    }
+    return column;
+  }
+}

@@ -1,0 +1,115 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
+import type { ServingState } from '../state/tenant-state.js';
+import { HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
+import type { CredentialKind, CredentialRegistry } from '../tenants/credentials.js';
+import type { InteractionType } from './rows.js';
+
+export const TENANT_SETTINGS_KIND = 'tenant-settings';
+
+/** Rebuilds the serving state and the credential registry from the store (at start). */
+export async function loadState(
+  db: DuckDBConnection,
+  state: ServingState,
+  credentials: CredentialRegistry,
+  now = Date.now(),
+): Promise<void> {
+  for (const [tenantId] of await rows(db, 'SELECT tenant_id FROM tenants ORDER BY tenant_id')) {
+    state.add(String(tenantId));
+  }
+  for (const [tenantId, kind, secretHash, salt] of await rows(
+    db,
+    'SELECT tenant_id, kind, secret_hash, salt FROM credentials',
+  )) {
+    credentials.set({
+      tenantId: String(tenantId),
+      kind: kind as CredentialKind,
+      secretHash: String(secretHash),
+      salt: String(salt),
+    });
+  }
+  for (const [tenantId, doc] of await rows(db, 'SELECT tenant_id, doc FROM config_documents WHERE kind = $1', [
+    TENANT_SETTINGS_KIND,
+  ])) {
+    const tenant = state.get(String(tenantId));
+    const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
+    if (tenant && parsed.success) tenant.settings = { ...defaultTenantSettings(), ...parsed.data };
+  }
+  for (const [tenantId, id, category, attributes, expiresAt, available, feedManaged, createdAt, updatedAt] of await rows(
+    db,
+    `SELECT tenant_id, external_id, category, attributes, expires_at, available, feed_managed, created_at, updated_at
+       FROM items ORDER BY tenant_id, created_at, external_id`,
+  )) {
+    state.get(String(tenantId))?.catalog.upsert({
+      externalId: String(id),
+      category: category === null ? null : String(category),
+      attributes: attributes === null ? {} : (JSON.parse(String(attributes)) as Record<string, unknown>),
+      expiresAt: expiresAt === null ? null : String(expiresAt),
+      available: Boolean(available),
+      feedManaged: Boolean(feedManaged),
+      createdAt: Number(createdAt),
+      updatedAt: Number(updatedAt),
+    });
+  }
+  for (const [tenantId, id, attributes, createdAt, updatedAt] of await rows(
+    db,
+    'SELECT tenant_id, external_id, attributes, created_at, updated_at FROM users',
+  )) {
+    state.get(String(tenantId))?.users.set(String(id), {
+      externalId: String(id),
+      attributes: attributes === null ? {} : (JSON.parse(String(attributes)) as Record<string, unknown>),
+      createdAt: Number(createdAt),
+      updatedAt: Number(updatedAt),
+    });
+  }
+  for (const [tenantId, eventId] of await rows(
+    db,
+    'SELECT tenant_id, event_id FROM interactions WHERE event_id IS NOT NULL',
+  )) {
+    state.get(String(tenantId))?.interactionEventIds.add(String(eventId));
+  }
+  for (const [tenantId, eventId] of await rows(
+    db,
+    'SELECT tenant_id, event_id FROM impressions WHERE event_id IS NOT NULL',
+  )) {
+    state.get(String(tenantId))?.impressionEventIds.add(String(eventId));
+  }
+  await loadHistories(db, state, now);
+}
+
+/** Only events still inside a window are read: 30 days of everything, 90 days of purchases. */
+async function loadHistories(db: DuckDBConnection, state: ServingState, now: number): Promise<void> {
+  const result = await db.stream(
+    `SELECT tenant_id, user_id, session_id, item_id, type, weight, country, ts FROM interactions
+      WHERE ts >= $1 OR (type = 'purchase' AND ts >= $2)
+      ORDER BY ts`,
+    [now - HISTORY_WINDOW_MS, now - PURCHASE_WINDOW_MS],
+  );
+  for await (const chunk of result.yieldRowsJs()) {
+    for (const [tenantId, userId, sessionId, itemId, type, weight, country, ts] of chunk) {
+      state.get(String(tenantId))?.recordInteraction(
+        {
+          eventId: null,
+          userId: userId === null ? null : String(userId),
+          sessionId: sessionId === null ? null : String(sessionId),
+          itemId: String(itemId),
+          type: type as InteractionType,
+          weight: Number(weight),
+          scenarioSlug: null,
+          country: country === null ? null : String(country),
+          ts: Number(ts),
+          receivedAt: Number(ts),
+        },
+        now,
+      );
+    }
+  }
+}
+
+async function rows(
+  db: DuckDBConnection,
+  sql: string,
+  params: (string | number)[] = [],
+): Promise<unknown[][]> {
+  return (await db.runAndReadAll(sql, params)).getRowsJS();
+}

@@ -1,0 +1,144 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+export interface Migration {
+  version: number;
+  description: string;
+  statements: string[];
+}
+
+/**
+ * The schema, as an append-only list. A file records the versions it has; a newer binary applies the
+ * missing ones in order, an older binary refuses a file that has versions it does not know.
+ * Times are epoch milliseconds (BIGINT): the serving state works in milliseconds and the appender
+ * writes them without conversion objects; analytics convert with epoch_ms().
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'tenants, credentials, catalog, events, configuration documents, merge ledger',
+    statements: [
+      `CREATE TABLE tenants (
+        tenant_id VARCHAR PRIMARY KEY,
+        created_at BIGINT NOT NULL
+      )`,
+      `CREATE TABLE credentials (
+        tenant_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        secret_hash VARCHAR NOT NULL,
+        salt VARCHAR NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, kind)
+      )`,
+      `CREATE TABLE items (
+        tenant_id VARCHAR NOT NULL,
+        external_id VARCHAR NOT NULL,
+        category VARCHAR,
+        attributes JSON,
+        expires_at VARCHAR,
+        available BOOLEAN NOT NULL,
+        feed_managed BOOLEAN NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, external_id)
+      )`,
+      `CREATE TABLE users (
+        tenant_id VARCHAR NOT NULL,
+        external_id VARCHAR NOT NULL,
+        attributes JSON,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, external_id)
+      )`,
+      `CREATE TABLE interactions (
+        tenant_id VARCHAR NOT NULL,
+        event_id VARCHAR,
+        user_id VARCHAR,
+        session_id VARCHAR,
+        item_id VARCHAR NOT NULL,
+        type VARCHAR NOT NULL,
+        weight DOUBLE NOT NULL,
+        scenario_slug VARCHAR,
+        country VARCHAR,
+        ts BIGINT NOT NULL,
+        received_at BIGINT NOT NULL
+      )`,
+      `CREATE TABLE impressions (
+        tenant_id VARCHAR NOT NULL,
+        event_id VARCHAR,
+        user_id VARCHAR,
+        item_ids VARCHAR[] NOT NULL,
+        scenario_slug VARCHAR,
+        country VARCHAR,
+        recomm_id VARCHAR,
+        ts BIGINT NOT NULL,
+        received_at BIGINT NOT NULL
+      )`,
+      `CREATE TABLE config_documents (
+        tenant_id VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        key VARCHAR NOT NULL,
+        doc JSON NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, kind, key)
+      )`,
+      `CREATE TABLE merge_ledger (
+        tenant_id VARCHAR NOT NULL,
+        user_id VARCHAR NOT NULL,
+        session_id VARCHAR NOT NULL,
+        events_copied INTEGER NOT NULL,
+        merged_at BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, user_id, session_id)
+      )`,
+    ],
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly fileVersion: number,
+    readonly binaryVersion: number,
+  ) {
+    super(
+      `the data file has schema version ${fileVersion}, but this nextrec knows versions up to ${binaryVersion}; ` +
+        'upgrade nextrec to open it',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+async function appliedVersion(connection: DuckDBConnection): Promise<number> {
+  await connection.run(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description VARCHAR, applied_at BIGINT)',
+  );
+  const reader = await connection.runAndReadAll('SELECT coalesce(max(version), 0) FROM schema_migrations');
+  return Number(reader.getRows()[0][0]);
+}
+
+/** Brings the file to SCHEMA_VERSION, each migration in its own transaction. */
+export async function migrate(
+  connection: DuckDBConnection,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<{ from: number; to: number }> {
+  const from = await appliedVersion(connection);
+  const latest = migrations.length ? migrations[migrations.length - 1].version : 0;
+  if (from > latest) throw new SchemaTooNewError(from, latest);
+  for (const migration of migrations) {
+    if (migration.version <= from) continue;
+    await connection.run('BEGIN TRANSACTION');
+    try {
+      for (const statement of migration.statements) await connection.run(statement);
+      await connection.run('INSERT INTO schema_migrations VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.description,
+        Date.now(),
+      ]);
+      await connection.run('COMMIT');
+    } catch (error) {
+      await connection.run('ROLLBACK');
+      throw error;
+    }
+  }
+  return { from, to: Math.max(from, latest) };
+}

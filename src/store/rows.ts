@@ -1,0 +1,63 @@
+/** Rows as they are stored; times are epoch milliseconds. */
+export interface StoredItem {
+  externalId: string;
+  category: string | null;
+  attributes: Record<string, unknown>;
+  expiresAt: string | null;
+  available: boolean;
+  feedManaged: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface StoredUser {
+  externalId: string;
+  attributes: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating';
+
+export interface StoredInteraction {
+  eventId: string | null;
+  userId: string | null;
+  sessionId: string | null;
+  itemId: string;
+  type: InteractionType;
+  weight: number;
+  scenarioSlug: string | null;
+  country: string | null;
+  ts: number;
+  receivedAt: number;
+}
+
+export interface StoredImpression {
+  eventId: string | null;
+  userId: string | null;
+  itemIds: string[];
+  scenarioSlug: string | null;
+  country: string | null;
+  recommId: string | null;
+  ts: number;
+  receivedAt: number;
+}
+
+export interface Statement {
+  sql: string;
+  params: (string | number | boolean | null)[];
+}
+
+/** What one flush of the write queue commits, each row tagged with its tenant. */
+export class RowBuffer {
+  /** Keyed by tenant and external id: a later upsert of the same key in one flush replaces the earlier. */
+  readonly items = new Map<string, [string, StoredItem]>();
+  readonly users = new Map<string, [string, StoredUser]>();
+  readonly interactions: [string, StoredInteraction][] = [];
+  readonly impressions: [string, StoredImpression][] = [];
+  readonly statements: Statement[] = [];
+}
+
+export function rowKey(tenantId: string, externalId: string): string {
+  return `${tenantId}\u0000${externalId}`;
+}

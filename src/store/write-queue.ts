@@ -1,0 +1,173 @@
+import { LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { RowBuffer, type StoredImpression, type StoredInteraction, type StoredItem, type StoredUser } from './rows.js';
+
+/**
+ * A write job adds its rows to the flush's buffer and returns what to do once they are committed
+ * (update the serving state, compute the answer). It runs at flush time, after the jobs queued before it,
+ * so read-modify-write jobs (item deltas) see each other through the flush's scratch space.
+ */
+export type WriteJob<T> = (rows: RowBuffer, scratch: Map<string, unknown>) => () => T;
+
+interface Pending {
+  job: WriteJob<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: every job queued while a transaction is being written joins the next one, so concurrent
+ * requests share one DuckDB commit (one WAL sync) and each still answers only after its rows are durable.
+ */
+export class WriteQueue {
+  private pending: Pending[] = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly connection: DuckDBConnection) {}
+
+  submit<T>(job: WriteJob<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ job, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushing) this.flushing = this.flushLoop();
+    });
+  }
+
+  /** Resolves once everything queued so far is committed or has failed. */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flushLoop(): Promise<void> {
+    // Let the requests that arrived in this turn of the event loop join the first batch too.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      await this.commitBatch(batch);
+    }
+    this.flushing = null;
+  }
+
+  private async commitBatch(batch: Pending[]): Promise<void> {
+    try {
+      const appliers = await this.commit(batch.map((p) => p.job));
+      batch.forEach((p, i) => settle(p, appliers[i]));
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0].reject(error);
+        return;
+      }
+      // One bad job must not fail its neighbours: retry each alone.
+      for (const p of batch) await this.commitBatch([p]);
+    }
+  }
+
+  private async commit(jobs: WriteJob<unknown>[]): Promise<(() => unknown)[]> {
+    const rows = new RowBuffer();
+    const scratch = new Map<string, unknown>();
+    const appliers = jobs.map((job) => job(rows, scratch));
+    await this.connection.run('BEGIN TRANSACTION');
+    try {
+      await this.writeRows(rows);
+      await this.connection.run('COMMIT');
+    } catch (error) {
+      await this.connection.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    return appliers;
+  }
+
+  private async writeRows(rows: RowBuffer): Promise<void> {
+    if (rows.items.size) {
+      await this.append('items_stage', rows.items.values(), appendItem, 'temp');
+      await this.connection.run('INSERT OR REPLACE INTO items SELECT * FROM temp.items_stage');
+      await this.connection.run('DELETE FROM temp.items_stage');
+    }
+    if (rows.users.size) {
+      await this.append('users_stage', rows.users.values(), appendUser, 'temp');
+      await this.connection.run('INSERT OR REPLACE INTO users SELECT * FROM temp.users_stage');
+      await this.connection.run('DELETE FROM temp.users_stage');
+    }
+    if (rows.interactions.length) await this.append('interactions', rows.interactions, appendInteraction);
+    if (rows.impressions.length) await this.append('impressions', rows.impressions, appendImpression);
+    for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
+  }
+
+  private async append<R>(
+    table: string,
+    rows: Iterable<[string, R]>,
+    appendRow: (appender: DuckDBAppender, tenantId: string, row: R) => void,
+    catalog?: string,
+  ): Promise<void> {
+    const appender = await this.connection.createAppender(table, 'main', catalog);
+    try {
+      for (const [tenantId, row] of rows) {
+        appendRow(appender, tenantId, row);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+}
+
+function settle(pending: Pending, applier: () => unknown): void {
+  try {
+    pending.resolve(applier());
+  } catch (error) {
+    pending.reject(error);
+  }
+}
+
+function appendNullable(appender: DuckDBAppender, value: string | null): void {
+  if (value === null) appender.appendNull();
+  else appender.appendVarchar(value);
+}
+
+function appendItem(a: DuckDBAppender, tenantId: string, item: StoredItem): void {
+  a.appendVarchar(tenantId);
+  a.appendVarchar(item.externalId);
+  appendNullable(a, item.category);
+  a.appendVarchar(JSON.stringify(item.attributes));
+  appendNullable(a, item.expiresAt);
+  a.appendBoolean(item.available);
+  a.appendBoolean(item.feedManaged);
+  a.appendBigInt(BigInt(item.createdAt));
+  a.appendBigInt(BigInt(item.updatedAt));
+}
+
+function appendUser(a: DuckDBAppender, tenantId: string, user: StoredUser): void {
+  a.appendVarchar(tenantId);
+  a.appendVarchar(user.externalId);
+  a.appendVarchar(JSON.stringify(user.attributes));
+  a.appendBigInt(BigInt(user.createdAt));
+  a.appendBigInt(BigInt(user.updatedAt));
+}
+
+function appendInteraction(a: DuckDBAppender, tenantId: string, e: StoredInteraction): void {
+  a.appendVarchar(tenantId);
+  appendNullable(a, e.eventId);
+  appendNullable(a, e.userId);
+  appendNullable(a, e.sessionId);
+  a.appendVarchar(e.itemId);
+  a.appendVarchar(e.type);
+  a.appendDouble(e.weight);
+  appendNullable(a, e.scenarioSlug);
+  appendNullable(a, e.country);
+  a.appendBigInt(BigInt(e.ts));
+  a.appendBigInt(BigInt(e.receivedAt));
+}
+
+const VARCHAR_LIST = LIST(VARCHAR);
+
+function appendImpression(a: DuckDBAppender, tenantId: string, e: StoredImpression): void {
+  a.appendVarchar(tenantId);
+  appendNullable(a, e.eventId);
+  appendNullable(a, e.userId);
+  a.appendList(e.itemIds, VARCHAR_LIST);
+  appendNullable(a, e.scenarioSlug);
+  appendNullable(a, e.country);
+  appendNullable(a, e.recommId);
+  a.appendBigInt(BigInt(e.ts));
+  a.appendBigInt(BigInt(e.receivedAt));
+}

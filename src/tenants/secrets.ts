@@ -1,0 +1,48 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Reads a secret file, or creates it (owner-only) with a fresh value; `created` says which. */
+export function readOrCreateSecret(file: string, make: () => string): { value: string; created: boolean } {
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), created: false };
+  const value = make();
+  try {
+    writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+    return { value, created: true };
+  } catch {
+    // Another process created it first: use theirs.
+    return { value: readFileSync(file, 'utf8').trim(), created: false };
+  }
+}
+
+export function randomSecret(prefix: string): string {
+  return `${prefix}${randomBytes(24).toString('base64url')}`;
+}
+
+/** The key every derived token comes from; never leaves the data dir. */
+export function serverSecret(dataDir: string): string {
+  return readOrCreateSecret(path.join(dataDir, 'server.secret'), () => randomBytes(32).toString('hex')).value;
+}
+
+export interface OperatorKey {
+  value: string;
+  /** Set when the key was generated just now and has to be shown once. */
+  generatedFile?: string;
+}
+
+export function operatorKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): OperatorKey {
+  const fromEnv = env.NEXTREC_ADMIN_KEY?.trim();
+  if (fromEnv) return { value: fromEnv };
+  const file = path.join(dataDir, 'admin.key');
+  const { value, created } = readOrCreateSecret(file, () => randomSecret('nradm_'));
+  return created ? { value, generatedFile: file } : { value };
+}
+
+export function sha256(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Compares two secrets in time independent of where they differ. */
+export function secretsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(sha256(a), 'hex'), Buffer.from(sha256(b), 'hex'));
+}

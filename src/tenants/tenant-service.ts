@@ -1,0 +1,59 @@
+import { ApiError } from '../contract/errors.js';
+import type { TenantCredentials } from '../contract/tenants.js';
+import type { Runtime } from '../runtime.js';
+import type { Statement } from '../store/rows.js';
+import { CREDENTIAL_KINDS, issueCredential, type CredentialKind, type CredentialRecord } from './credentials.js';
+
+function credentialStatement(record: CredentialRecord, now: number): Statement {
+  return {
+    sql: 'INSERT OR REPLACE INTO credentials VALUES ($1, $2, $3, $4, $5)',
+    params: [record.tenantId, record.kind, record.secretHash, record.salt, now],
+  };
+}
+
+const SECRET_FIELD: Record<CredentialKind, 'apiKey' | 'privateToken' | 'publicToken'> = {
+  api: 'apiKey',
+  private: 'privateToken',
+  public: 'publicToken',
+};
+
+/** Creates a tenant with its three credentials; the secrets are returned once and only hashes are kept. */
+export function createTenant(runtime: Runtime, tenantId: string): Promise<TenantCredentials> {
+  return runtime.store.writes.submit((rows, scratch) => {
+    const claim = `tenant\u0000${tenantId}`;
+    if (runtime.state.get(tenantId) || scratch.has(claim)) {
+      throw new ApiError('CONFLICT', `tenant '${tenantId}' already exists`);
+    }
+    scratch.set(claim, true);
+    const now = Date.now();
+    rows.statements.push({ sql: 'INSERT INTO tenants VALUES ($1, $2)', params: [tenantId, now] });
+    const issued = CREDENTIAL_KINDS.map((kind) => issueCredential(tenantId, kind, runtime.serverSecret));
+    for (const { record } of issued) rows.statements.push(credentialStatement(record, now));
+    return () => {
+      runtime.state.add(tenantId);
+      const credentials = { tenantId } as TenantCredentials;
+      for (const { secret, record } of issued) {
+        runtime.credentials.set(record);
+        credentials[SECRET_FIELD[record.kind]] = secret;
+      }
+      return credentials;
+    };
+  });
+}
+
+/** Replaces one credential; the old secret stops working when the new one is committed. */
+export function rotateCredential(
+  runtime: Runtime,
+  tenantId: string,
+  kind: CredentialKind,
+): Promise<Partial<TenantCredentials> & { tenantId: string }> {
+  return runtime.store.writes.submit((rows) => {
+    if (!runtime.state.get(tenantId)) throw new ApiError('NOT_FOUND', `tenant '${tenantId}' does not exist`);
+    const { secret, record } = issueCredential(tenantId, kind, runtime.serverSecret);
+    rows.statements.push(credentialStatement(record, Date.now()));
+    return () => {
+      runtime.credentials.set(record);
+      return { tenantId, [SECRET_FIELD[kind]]: secret };
+    };
+  });
+}
