@@ -46,12 +46,16 @@ export async function operatorCall<T>(dataDir: string, call: OperatorCall<T>): P
     }
   }
   const host = daemon.host === '0.0.0.0' || daemon.host === '::' ? '127.0.0.1' : daemon.host;
-  const response = await request(`http://${host.includes(':') ? `[${host}]` : host}:${daemon.port}${call.path}`, {
-    method: call.method,
-    headers: { 'x-api-key': operatorKey(dataDir).value, 'content-type': 'application/json' },
-    body: call.body === undefined ? undefined : JSON.stringify(call.body),
-  });
+  const response = await request(
+    `http://${host.includes(':') ? `[${host}]` : host}:${daemon.port}${call.path}`,
+    {
+      method: call.method,
+      headers: { 'x-api-key': operatorKey(dataDir).value, 'content-type': 'application/json' },
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    },
+  );
   const payload = (await response.body.json()) as T & { message?: string };
-  if (response.statusCode >= 400) throw new Error(payload.message ?? `daemon answered ${response.statusCode}`);
+  if (response.statusCode >= 400)
+    throw new Error(payload.message ?? `daemon answered ${response.statusCode}`);
   return payload;
 }

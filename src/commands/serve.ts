@@ -2,14 +2,22 @@ import { Command, Flags } from '@oclif/core';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { startDaemon } from '../daemon.js';
 
+const SHUTDOWN_GRACE_MS = 30_000;
+
 export default class Serve extends Command {
   static override description = 'Start the nextrec daemon (HTTP API) on the store in the data dir';
   static override examples = ['<%= config.bin %> serve --port 8080 --data-dir ./data'];
   static override flags = {
     port: Flags.integer({ description: 'port to listen on', env: 'NEXTREC_PORT', default: 8080, min: 0 }),
     host: Flags.string({ description: 'address to bind', env: 'NEXTREC_HOST', default: '127.0.0.1' }),
-    'data-dir': Flags.string({ description: 'where the store lives', env: 'NEXTREC_DATA_DIR', default: './data' }),
-    demo: Flags.boolean({ description: 'create a demo tenant with a generated shop when the data dir is empty' }),
+    'data-dir': Flags.string({
+      description: 'where the store lives',
+      env: 'NEXTREC_DATA_DIR',
+      default: './data',
+    }),
+    demo: Flags.boolean({
+      description: 'create a demo tenant with a generated shop when the data dir is empty',
+    }),
     'log-level': Flags.string({
       description: 'log level',
       env: 'NEXTREC_LOG_LEVEL',
@@ -38,6 +46,8 @@ export default class Serve extends Command {
     }
     const shutdown = (signal: string) => {
       daemon.app.log.info({ signal }, 'shutting down');
+      // A client that never lets go of a request must not keep the process alive forever.
+      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
       daemon.stop().then(
         () => process.exit(0),
         (error: unknown) => {

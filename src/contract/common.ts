@@ -5,9 +5,13 @@ export const MAX_BATCH = 10_000;
 
 export const TENANT_ID = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'a tenant id is 1-64 letters, digits, _ or -, starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/,
+    'a tenant id is 1-64 letters, digits, _ or -, starting with a letter or digit',
+  );
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+const ISO_TIMESTAMP =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /** ISO 8601 date or date-time; a time without offset is UTC. Returns epoch ms, NaN when invalid. */
 export function parseIsoTimestamp(value: string): number {

@@ -41,7 +41,12 @@ export function toStoredImpression(event: Impression, receivedAt: number): Store
 }
 
 /** Whether an event id was stored before or earlier in this flush; remembers it for the flush. */
-function seenBefore(scratch: Map<string, unknown>, stored: Set<string>, scope: string, eventId: string | null) {
+function seenBefore(
+  scratch: Map<string, unknown>,
+  stored: Set<string>,
+  scope: string,
+  eventId: string | null,
+) {
   if (eventId === null) return false;
   const key = `${scope}\u0000${eventId}`;
   if (stored.has(eventId) || scratch.has(key)) return true;
@@ -53,7 +58,11 @@ function seenBefore(scratch: Map<string, unknown>, stored: Set<string>, scope: s
  * Appends interactions durably. Every record counts as accepted; one whose eventId is already stored
  * is not stored again. With on_first_known_interaction, a first userId also gets a minimal user row.
  */
-export function appendInteractions(runtime: Runtime, tenant: TenantState, events: Interaction[]): Promise<number> {
+export function appendInteractions(
+  runtime: Runtime,
+  tenant: TenantState,
+  events: Interaction[],
+): Promise<number> {
   const receivedAt = Date.now();
   return runtime.store.writes.submit((rows, scratch) => {
     const stored: StoredInteraction[] = [];
@@ -80,7 +89,11 @@ export function appendInteractions(runtime: Runtime, tenant: TenantState, events
 }
 
 /** Appends impressions durably, deduplicated by eventId like interactions. */
-export function appendImpressions(runtime: Runtime, tenant: TenantState, events: Impression[]): Promise<number> {
+export function appendImpressions(
+  runtime: Runtime,
+  tenant: TenantState,
+  events: Impression[],
+): Promise<number> {
   const receivedAt = Date.now();
   return runtime.store.writes.submit((rows, scratch) => {
     const stored: StoredImpression[] = [];

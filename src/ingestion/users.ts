@@ -4,13 +4,22 @@ import type { TenantState } from '../state/tenant-state.js';
 import { rowKey, type RowBuffer, type StoredUser } from '../store/rows.js';
 import { mergeAttributes } from './merge-attributes.js';
 
-function stageUser(rows: RowBuffer, scratch: Map<string, unknown>, tenant: TenantState, user: StoredUser): void {
+function stageUser(
+  rows: RowBuffer,
+  scratch: Map<string, unknown>,
+  tenant: TenantState,
+  user: StoredUser,
+): void {
   const key = rowKey(tenant.tenantId, user.externalId);
   scratch.set(key, user);
   rows.users.set(key, [tenant.tenantId, user]);
 }
 
-function currentUser(scratch: Map<string, unknown>, tenant: TenantState, userId: string): StoredUser | undefined {
+function currentUser(
+  scratch: Map<string, unknown>,
+  tenant: TenantState,
+  userId: string,
+): StoredUser | undefined {
   return (scratch.get(rowKey(tenant.tenantId, userId)) as StoredUser | undefined) ?? tenant.users.get(userId);
 }
 

@@ -107,7 +107,8 @@ export class Lexer {
     let end = start;
     if (text[end] === '-') {
       end++;
-      if (!isDigit(text.charCodeAt(end))) this.fail(start, "expected a digit after '-' (write negative numbers as -5)");
+      if (!isDigit(text.charCodeAt(end)))
+        this.fail(start, "expected a digit after '-' (write negative numbers as -5)");
     }
     end = skipDigits(text, end);
     if (text[end] === '.') {
@@ -118,7 +119,8 @@ export class Lexer {
       const exponentStart = end;
       end++;
       if (text[end] === '+' || text[end] === '-') end++;
-      if (!isDigit(text.charCodeAt(end))) this.fail(exponentStart, 'expected digits in the exponent of a number');
+      if (!isDigit(text.charCodeAt(end)))
+        this.fail(exponentStart, 'expected digits in the exponent of a number');
       end = skipDigits(text, end);
     }
     const value = Number(text.slice(start, end));
@@ -160,7 +162,8 @@ export class Lexer {
         value += String.fromCharCode(parseInt(hex, 16));
         index += 6;
       } else {
-        const allowed = type === 'key' ? "only \\' and \\\\ are allowed in a key" : 'use \\", \\\\, \\n, \\t or \\uXXXX';
+        const allowed =
+          type === 'key' ? "only \\' and \\\\ are allowed in a key" : 'use \\", \\\\, \\n, \\t or \\uXXXX';
         this.fail(index, `invalid escape ${quoteCharacter(`\\${escaped}`)} in a ${type} (${allowed})`);
       }
     }

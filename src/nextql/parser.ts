@@ -40,7 +40,7 @@ export function parseSegmentationSyntax(text: string): SetExpression {
 }
 
 const COMPARISON_OPERATORS: ReadonlySet<string> = new Set(['=', '!=', '<', '<=', '>', '>=']);
-const OPERATOR_LIST = "=, !=, <, <=, >, >=, in, not_in, contains or not_contains";
+const OPERATOR_LIST = '=, !=, <, <=, >, >=, in, not_in, contains or not_contains';
 
 class Parser {
   private readonly lexer: Lexer;
@@ -143,7 +143,9 @@ class Parser {
       const operator = token.type === 'word' && token.value === 'contains' ? 'contains' : 'not_contains';
       return { kind: 'containment', operator, operand, value, span: spanOf(operand, value) };
     }
-    const hint = this.atWord('not') ? " (use 'not_in' or 'not_contains', or put 'not' before the condition)" : '';
+    const hint = this.atWord('not')
+      ? " (use 'not_in' or 'not_contains', or put 'not' before the condition)"
+      : '';
     return this.fail(`expected an operator (${OPERATOR_LIST})`, true, hint);
   }
 
@@ -212,7 +214,13 @@ class Parser {
       const whenTrue = this.setExpression();
       this.expectWord('else', "'else' (or '+')");
       const whenFalse = this.setExpression();
-      return { kind: 'if', condition, whenTrue, whenFalse, span: { start: token.start, end: whenFalse.span.end } };
+      return {
+        kind: 'if',
+        condition,
+        whenTrue,
+        whenFalse,
+        span: { start: token.start, end: whenFalse.span.end },
+      };
     }
     if (this.atSymbol('{')) return this.setLiteral('a set');
     if (token.type === 'key') {
@@ -320,9 +328,12 @@ class Parser {
   /** Reports what was expected, after which token (when `mentionPrevious`), and what was found instead. */
   private fail(expected: string, mentionPrevious: boolean, hint = ''): never {
     const found = this.peek();
-    const after = mentionPrevious && this.index > 0 ? ` after ${this.describe(this.lexer.token(this.index - 1))}` : '';
+    const after =
+      mentionPrevious && this.index > 0 ? ` after ${this.describe(this.lexer.token(this.index - 1))}` : '';
     const keywordHint =
-      found.type === 'word' && found.value !== found.value.toLowerCase() && KEYWORDS.has(found.value.toLowerCase())
+      found.type === 'word' &&
+      found.value !== found.value.toLowerCase() &&
+      KEYWORDS.has(found.value.toLowerCase())
         ? ` (keywords are lowercase: '${found.value.toLowerCase()}')`
         : '';
     const position = found.type === 'end' ? this.text.length : found.start;
@@ -360,7 +371,9 @@ function truncate(source: string): string {
 
 function isLiteralToken(token: Token): boolean {
   if (token.type === 'string' || token.type === 'number') return true;
-  return token.type === 'word' && (token.value === 'true' || token.value === 'false' || token.value === 'null');
+  return (
+    token.type === 'word' && (token.value === 'true' || token.value === 'false' || token.value === 'null')
+  );
 }
 
 function literalValue(token: Token): Literal['value'] {

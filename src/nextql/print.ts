@@ -1,4 +1,12 @@
-import type { Condition, Expression, Literal, LiteralValue, Operand, SetExpression, ValueExpression } from './ast.js';
+import type {
+  Condition,
+  Expression,
+  Literal,
+  LiteralValue,
+  Operand,
+  SetExpression,
+  ValueExpression,
+} from './ast.js';
 
 /**
  * Canonical text of an AST: single spaces, parentheses only where the structure needs them (plus after

@@ -13,7 +13,10 @@ export function checkBooster(text: string, booster: Booster): void {
   const checker = new Checker(text);
   const factor = booster.factor.value;
   if (typeof factor !== 'number' || !(factor > 0)) {
-    checker.fail(booster.factor.span, `the booster factor must be a number greater than 0, got ${describeLiteral(factor)}`);
+    checker.fail(
+      booster.factor.span,
+      `the booster factor must be a number greater than 0, got ${describeLiteral(factor)}`,
+    );
   }
   checkCondition(checker, booster.condition, new Set());
 }
@@ -66,12 +69,12 @@ function checkOperand(checker: Checker, operand: Operand, scope: Scope): void {
 }
 
 function checkIdentifier(checker: Checker, name: string, span: Span, scope: Scope): void {
-  if (!scope.has(name)) {
-    checker.fail(
-      span,
-      `unknown name '${name}' (a name is a lambda variable, valid only inside its lambda; quote attribute keys: '${name}')`,
-    );
-  }
+  if (scope.has(name)) return;
+  if (name === 'now') checker.fail(span, "unknown name 'now' (call the function as now())");
+  checker.fail(
+    span,
+    `unknown name '${name}' (write an attribute key in single quotes, '${name}'; a bare name is a lambda variable, valid only inside its lambda)`,
+  );
 }
 
 function checkSetExpression(checker: Checker, expression: SetExpression, scope: Scope): void {

@@ -4,6 +4,7 @@ import { jsonSchemaTransform, serializerCompiler } from 'fastify-type-provider-z
 import type { Runtime } from '../runtime.js';
 import { VERSION } from '../version.js';
 import { authPlugin } from './plugins/auth.js';
+import { connectionDrainingPlugin } from './plugins/connection-draining.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
@@ -53,6 +54,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     openapi: { info: { title: 'nextrec', version: VERSION } },
     transform: jsonSchemaTransform,
   });
+  await app.register(connectionDrainingPlugin);
   await app.register(errorsPlugin);
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);

@@ -13,6 +13,8 @@ export class SchemaValidationError extends Error {
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema }) => {
   return (data: unknown) => {
     const result = schema.safeParse(data);
-    return result.success ? { value: result.data } : { error: new SchemaValidationError(result.error.issues) };
+    return result.success
+      ? { value: result.data }
+      : { error: new SchemaValidationError(result.error.issues) };
   };
 };

@@ -28,14 +28,26 @@ export async function loadState(
       salt: String(salt),
     });
   }
-  for (const [tenantId, doc] of await rows(db, 'SELECT tenant_id, doc FROM config_documents WHERE kind = $1', [
-    TENANT_SETTINGS_KIND,
-  ])) {
+  for (const [tenantId, doc] of await rows(
+    db,
+    'SELECT tenant_id, doc FROM config_documents WHERE kind = $1',
+    [TENANT_SETTINGS_KIND],
+  )) {
     const tenant = state.get(String(tenantId));
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
     if (tenant && parsed.success) tenant.settings = { ...defaultTenantSettings(), ...parsed.data };
   }
-  for (const [tenantId, id, category, attributes, expiresAt, available, feedManaged, createdAt, updatedAt] of await rows(
+  for (const [
+    tenantId,
+    id,
+    category,
+    attributes,
+    expiresAt,
+    available,
+    feedManaged,
+    createdAt,
+    updatedAt,
+  ] of await rows(
     db,
     `SELECT tenant_id, external_id, category, attributes, expires_at, available, feed_managed, created_at, updated_at
        FROM items ORDER BY tenant_id, created_at, external_id`,

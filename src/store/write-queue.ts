@@ -1,5 +1,11 @@
 import { LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
-import { RowBuffer, type StoredImpression, type StoredInteraction, type StoredItem, type StoredUser } from './rows.js';
+import {
+  RowBuffer,
+  type StoredImpression,
+  type StoredInteraction,
+  type StoredItem,
+  type StoredUser,
+} from './rows.js';
 
 /**
  * A write job adds its rows to the flush's buffer and returns what to do once they are committed

@@ -28,7 +28,12 @@ export function issueCredential(
   return { secret, record: { tenantId, kind, secretHash: sha256(secret), salt } };
 }
 
-export function deriveToken(tenantId: string, kind: CredentialKind, salt: string, serverSecret: string): string {
+export function deriveToken(
+  tenantId: string,
+  kind: CredentialKind,
+  salt: string,
+  serverSecret: string,
+): string {
   const mac = createHmac('sha256', serverSecret).update(`${tenantId}:${kind}:${salt}`).digest('base64url');
   return `${PREFIX[kind]}${mac}`;
 }

@@ -2,7 +2,12 @@ import { ApiError } from '../contract/errors.js';
 import type { TenantCredentials } from '../contract/tenants.js';
 import type { Runtime } from '../runtime.js';
 import type { Statement } from '../store/rows.js';
-import { CREDENTIAL_KINDS, issueCredential, type CredentialKind, type CredentialRecord } from './credentials.js';
+import {
+  CREDENTIAL_KINDS,
+  issueCredential,
+  type CredentialKind,
+  type CredentialRecord,
+} from './credentials.js';
 
 function credentialStatement(record: CredentialRecord, now: number): Statement {
   return {

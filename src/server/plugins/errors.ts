@@ -36,7 +36,11 @@ export function fromValidation(error: SchemaValidationError): ApiError {
   const first = error.issues[0];
   const at = first && first.path.length ? ` at ${joinPath(first.path)}` : '';
   const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
-  return new ApiError(code, `invalid ${where}${at}: ${first?.message ?? 'invalid'}${more}`, error.issues.map(issueDetail));
+  return new ApiError(
+    code,
+    `invalid ${where}${at}: ${first?.message ?? 'invalid'}${more}`,
+    error.issues.map(issueDetail),
+  );
 }
 
 /** Maps Fastify's own errors (parsing, limits) onto the contract's codes; never shows internals. */

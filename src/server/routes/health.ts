@@ -7,5 +7,7 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     version: VERSION,
     uptimeS: Math.floor((Date.now() - app.startedAt) / 1000),
   }));
-  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
 }

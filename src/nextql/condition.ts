@@ -1,0 +1,83 @@
+import { bindSelector, type ColumnRun, type ItemColumns, type Selector } from './columns.js';
+import { documentPredicate, type DocumentPredicate } from './document.js';
+import type { NextqlItem } from './keys.js';
+import type { ConditionPlan } from './plan.js';
+import { nowText, type EvaluationOptions } from './runtime.js';
+
+interface BoundSelector {
+  readonly version: number;
+  readonly selector: Selector;
+  readonly run: ColumnRun;
+}
+
+/** A planned condition with its two evaluation paths: per document, and over item columns. */
+export class ConditionEvaluator {
+  private readonly predicate: DocumentPredicate;
+  private readonly usesNow: boolean;
+  private readonly bound = new WeakMap<ItemColumns, BoundSelector>();
+
+  constructor(private readonly plan: ConditionPlan) {
+    this.predicate = documentPredicate(plan);
+    this.usesNow = readsNow(plan);
+  }
+
+  matches(item: NextqlItem, options: EvaluationOptions | undefined): boolean {
+    return this.predicate(item, this.usesNow ? nowText(options) : '');
+  }
+
+  /** Keeps, in place and in order, the ids of `selection[0..count)` the condition holds for; returns how many. */
+  select(
+    columns: ItemColumns,
+    selection: Int32Array,
+    count: number,
+    options: EvaluationOptions | undefined,
+  ): number {
+    const bound = this.bind(columns);
+    if (this.usesNow) bound.run.now = nowText(options);
+    return bound.selector.refine(selection, count);
+  }
+
+  /** Writes the ids of all items the condition holds for, ascending, into `into` (length >= size); returns how many. */
+  selectAll(columns: ItemColumns, into: Int32Array, options: EvaluationOptions | undefined): number {
+    const bound = this.bind(columns);
+    if (this.usesNow) bound.run.now = nowText(options);
+    return bound.selector.scanAll(into);
+  }
+
+  /** Binding looks columns up and allocates scratch space, so it is redone only when the columns change. */
+  private bind(columns: ItemColumns): BoundSelector {
+    const cached = this.bound.get(columns);
+    if (cached !== undefined && cached.version === columns.version) return cached;
+    const run: ColumnRun = { now: '' };
+    const bound = { version: columns.version, selector: bindSelector(this.plan, columns, run), run };
+    this.bound.set(columns, bound);
+    return bound;
+  }
+}
+
+/** Copies the ids that are valid dense ids of `columns`, keeping their order. */
+export function validIds(columns: ItemColumns, ids: Int32Array): { selection: Int32Array; count: number } {
+  const selection = new Int32Array(ids.length);
+  let count = 0;
+  for (let index = 0; index < ids.length; index++) {
+    const id = ids[index];
+    if (id >= 0 && id < columns.size) selection[count++] = id;
+  }
+  return { selection, count };
+}
+
+function readsNow(plan: ConditionPlan): boolean {
+  switch (plan.kind) {
+    case 'and':
+    case 'or':
+      return plan.operands.some(readsNow);
+    case 'not':
+      return readsNow(plan.operand);
+    case 'test':
+      return plan.subject.kind === 'now';
+    case 'versus-now':
+      return true;
+    default:
+      return false;
+  }
+}

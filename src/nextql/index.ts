@@ -1,0 +1,11 @@
+export type * from './ast.js';
+export { NextqlError, type NextqlErrorDetail } from './errors.js';
+export { parse, parseFilter, parseBooster, parseSegmentation } from './parse.js';
+export { print } from './print.js';
+export { compileFilter, compileBooster, type CompiledFilter, type CompiledBooster } from './compile.js';
+export { compileSegmentation, type CompiledSegmentation } from './segmentation.js';
+export type { ItemColumns } from './columns.js';
+export type { NextqlItem, TopLevelField } from './keys.js';
+export type { EvaluationOptions } from './runtime.js';
+export { splitFilterClauses, joinFilterClauses } from './clauses.js';
+export { validateExpression, type ValidationResult } from './validate.js';

@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+
+/**
+ * While closing, answers carry `Connection: close` and keep-alive sockets are closed as soon as they go
+ * idle, so close() waits only for requests in flight, never for a client's idle connection to time out.
+ */
+export const connectionDrainingPlugin = fp(async (app: FastifyInstance) => {
+  let closing = false;
+  let sweeper: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => {
+    closing = true;
+    sweeper = setInterval(() => app.server.closeIdleConnections(), 25);
+    sweeper.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(sweeper));
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+});

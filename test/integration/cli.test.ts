@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  BIN,
+  OPERATOR_KEY,
+  call,
+  removeDataDir,
+  startDaemonProcess,
+  tempDataDir,
+  tenantHeaders,
+} from '../support/daemon-process.js';
+
+const run = promisify(execFile);
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeDataDir));
+
+async function nextrec(args: string[], dataDir?: string) {
+  return run(process.execPath, [BIN, ...args, ...(dataDir ? ['--data-dir', dataDir] : [])], {
+    env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+  });
+}
+
+describe('nextrec CLI', () => {
+  it('lists every command in --help', async () => {
+    const { stdout } = await nextrec(['--help']);
+    expect(stdout).toContain('serve');
+    expect(stdout).toContain('tenant');
+    const tenantHelp = await nextrec(['tenant', '--help']);
+    for (const command of ['tenant create', 'tenant list', 'tenant rotate'])
+      expect(tenantHelp.stdout).toContain(command);
+  });
+
+  it('creates, lists and rotates tenants on the store when no daemon runs; the daemon then accepts them', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const created = JSON.parse((await nextrec(['tenant', 'create', 'offline'], dataDir)).stdout);
+    expect(created).toEqual({
+      tenantId: 'offline',
+      apiKey: expect.any(String),
+      privateToken: expect.any(String),
+      publicToken: expect.any(String),
+    });
+    await expect(nextrec(['tenant', 'create', 'offline'], dataDir)).rejects.toMatchObject({
+      stderr: expect.stringContaining('already exists'),
+    });
+    await expect(nextrec(['tenant', 'create', 'bad id!'], dataDir)).rejects.toMatchObject({ code: 2 });
+    const rotated = JSON.parse(
+      (await nextrec(['tenant', 'rotate', 'offline', '--key', 'api'], dataDir)).stdout,
+    );
+    expect(Object.keys(rotated).sort()).toEqual(['apiKey', 'tenantId']);
+    expect(rotated.apiKey).not.toBe(created.apiKey);
+    expect(JSON.parse((await nextrec(['tenant', 'list'], dataDir)).stdout)).toEqual({ tenants: ['offline'] });
+
+    const daemon = await startDaemonProcess({ dataDir });
+    try {
+      const old = await call(daemon.url, 'GET', '/catalog/items', { headers: tenantHeaders(created) });
+      expect(old.status).toBe(401);
+      const current = await call(daemon.url, 'GET', '/catalog/items', {
+        headers: tenantHeaders({ ...created, apiKey: rotated.apiKey }),
+      });
+      expect(current.status).toBe(200);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('goes through the running daemon, which holds the store', async () => {
+    const daemon = await startDaemonProcess();
+    dirs.push(daemon.dataDir);
+    try {
+      const created = JSON.parse((await nextrec(['tenant', 'create', 'online'], daemon.dataDir)).stdout);
+      // The daemon knows the tenant at once: it made it.
+      const items = await call(daemon.url, 'GET', '/catalog/items', { headers: tenantHeaders(created) });
+      expect(items.status).toBe(200);
+      expect(JSON.parse((await nextrec(['tenant', 'list'], daemon.dataDir)).stdout)).toEqual({
+        tenants: ['online'],
+      });
+      const rotated = JSON.parse(
+        (await nextrec(['tenant', 'rotate', 'online', '--key', 'public'], daemon.dataDir)).stdout,
+      );
+      expect(rotated.publicToken).not.toBe(created.publicToken);
+      await expect(
+        nextrec(['tenant', 'rotate', 'missing', '--key', 'api'], daemon.dataDir),
+      ).rejects.toMatchObject({
+        stderr: expect.stringContaining('does not exist'),
+      });
+    } finally {
+      await daemon.stop();
+    }
+  });
+});

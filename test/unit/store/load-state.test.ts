@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appendInteractions } from '../../../src/ingestion/events.js';
+import { upsertItems } from '../../../src/ingestion/items.js';
+import { upsertUsers } from '../../../src/ingestion/users.js';
+import { openRuntime } from '../../../src/runtime.js';
+import { DAY_MS, TYPE_CODES } from '../../../src/state/user-histories.js';
+import { updateTenantSettings } from '../../../src/tenants/settings-service.js';
+import { createTenant } from '../../../src/tenants/tenant-service.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+describe('serving state rebuilt from the store', () => {
+  it('restores items, users, credentials, settings, event ids and windowed histories', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-load-'));
+    dirs.push(dir);
+    const ago = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString();
+
+    const first = await openRuntime(dir);
+    const credentials = await createTenant(first, 'shop');
+    const tenant = first.state.get('shop')!;
+    await upsertItems(first, tenant, [
+      { externalId: 'a', category: 'c1', attributes: { price: 1 } },
+      { externalId: 'b' },
+    ]);
+    await upsertUsers(first, tenant, [{ externalId: 'u1', attributes: { tier: 'gold' } }]);
+    await updateTenantSettings(first, tenant, { userProvisioningModes: ['on_identity_merge'] });
+    await appendInteractions(first, tenant, [
+      { userId: 'u1', itemId: 'a', type: 'view', timestamp: ago(1), eventId: 'e1', country: 'de' },
+      { userId: 'u1', itemId: 'b', type: 'view', timestamp: ago(45) },
+      { userId: 'u1', itemId: 'b', type: 'purchase', timestamp: ago(60) },
+      { userId: 'u1', itemId: 'a', type: 'purchase', timestamp: ago(120) },
+      { sessionId: 'sess_1', itemId: 'ghost', type: 'cart', timestamp: ago(2) },
+    ]);
+    await first.store.close();
+
+    const second = await openRuntime(dir);
+    dirs.push(dir);
+    try {
+      const restored = second.state.get('shop')!;
+      expect(second.credentials.verify(credentials.apiKey)).toMatchObject({ tenantId: 'shop', kind: 'api' });
+      expect(restored.catalog.itemCount).toBe(2);
+      expect(restored.catalog.get('a')).toMatchObject({
+        category: 'c1',
+        attributes: { price: 1 },
+        available: true,
+      });
+      expect(restored.users.get('u1')?.attributes).toEqual({ tier: 'gold' });
+      expect(restored.settings.userProvisioningModes).toEqual(['on_identity_merge']);
+      expect(restored.interactionEventIds.has('e1')).toBe(true);
+
+      const history = restored.histories.get('u1')!;
+      const kept = Array.from({ length: history.length }, (_, i) => [
+        restored.catalog.externalIds[history.items[i]],
+        history.types[i],
+        restored.countries.codeOf(history.countries[i]),
+      ]);
+      // The 45-day view and the 120-day purchase fell out of their windows.
+      expect(kept).toEqual([
+        ['b', TYPE_CODES.purchase, null],
+        ['a', TYPE_CODES.view, 'DE'],
+      ]);
+      // An item known only from events gets an id but is not in the catalog.
+      const ghost = restored.catalog.idOf('ghost');
+      expect(ghost).toBeGreaterThanOrEqual(0);
+      expect(restored.catalog.document(ghost)).toBeUndefined();
+      expect(restored.histories.get('sess_1')?.length).toBe(1);
+    } finally {
+      await second.store.close();
+    }
+  });
+});

@@ -1,0 +1,93 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  SchemaTooNewError,
+  migrate,
+  type Migration,
+} from '../../../src/store/migrations.js';
+
+let instance: DuckDBInstance;
+let db: DuckDBConnection;
+
+beforeEach(async () => {
+  instance = await DuckDBInstance.create(':memory:');
+  db = await instance.connect();
+});
+
+afterEach(() => {
+  db.closeSync();
+  instance.closeSync();
+});
+
+async function versions(): Promise<number[]> {
+  const rows = (await db.runAndReadAll('SELECT version FROM schema_migrations ORDER BY version')).getRowsJS();
+  return rows.map((row) => Number(row[0]));
+}
+
+describe('migrate', () => {
+  it('creates the schema on an empty file and records every version', async () => {
+    expect(await migrate(db)).toEqual({ from: 0, to: SCHEMA_VERSION });
+    expect(await versions()).toEqual(MIGRATIONS.map((m) => m.version));
+    const tables = (
+      await db.runAndReadAll('SELECT table_name FROM information_schema.tables ORDER BY 1')
+    ).getRowsJS();
+    expect(tables.flat()).toEqual(
+      expect.arrayContaining([
+        'tenants',
+        'credentials',
+        'items',
+        'users',
+        'interactions',
+        'impressions',
+        'config_documents',
+        'merge_ledger',
+      ]),
+    );
+  });
+
+  it('is idempotent', async () => {
+    await migrate(db);
+    expect(await migrate(db)).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+  });
+
+  it('upgrades an older file with the missing migrations only', async () => {
+    const later: Migration = {
+      version: SCHEMA_VERSION + 1,
+      description: 'later',
+      statements: ['CREATE TABLE extra (a INTEGER)'],
+    };
+    await migrate(db);
+    await db.run(`INSERT INTO tenants VALUES ('kept', 1)`);
+    expect(await migrate(db, [...MIGRATIONS, later])).toEqual({
+      from: SCHEMA_VERSION,
+      to: SCHEMA_VERSION + 1,
+    });
+    expect(await versions()).toEqual([...MIGRATIONS.map((m) => m.version), SCHEMA_VERSION + 1]);
+    expect((await db.runAndReadAll('SELECT tenant_id FROM tenants')).getRowsJS()).toEqual([['kept']]);
+  });
+
+  it('refuses a file written by a newer binary, with a message that says what to do', async () => {
+    await migrate(db);
+    await db.run('INSERT INTO schema_migrations VALUES (999, $1, 0)', ['from the future']);
+    const error = await migrate(db).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect((error as Error).message).toMatch(/schema version 999.*upgrade nextrec/);
+  });
+
+  it('rolls a failed migration back whole', async () => {
+    const broken: Migration = {
+      version: SCHEMA_VERSION + 1,
+      description: 'broken',
+      statements: ['CREATE TABLE half (a INTEGER)', 'THIS IS NOT SQL'],
+    };
+    await migrate(db);
+    await expect(migrate(db, [...MIGRATIONS, broken])).rejects.toThrow();
+    expect(await versions()).toEqual(MIGRATIONS.map((m) => m.version));
+    const half = (
+      await db.runAndReadAll(`SELECT count(*) FROM information_schema.tables WHERE table_name = 'half'`)
+    ).getRowsJS();
+    expect(Number(half[0][0])).toBe(0);
+  });
+});
