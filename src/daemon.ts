@@ -38,6 +38,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
+  runtime.models.start(app.log);
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -47,6 +48,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       // Stop accepting, let in-flight requests (and so their writes) finish, then close the store.
       stopping ??= (async () => {
         await app.close();
+        await runtime.models.stop();
         await runtime.store.close();
         rmSync(daemonFile, { force: true });
       })();

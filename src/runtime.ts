@@ -1,3 +1,4 @@
+import { ModelScheduler } from './models/model-scheduler.js';
 import { Store } from './store/database.js';
 import { loadState } from './store/load-state.js';
 import { ServingState } from './state/tenant-state.js';
@@ -11,6 +12,8 @@ export interface Runtime {
   readonly state: ServingState;
   readonly credentials: CredentialRegistry;
   readonly serverSecret: string;
+  /** Keeps item-neighbour models current; idle until the daemon starts it. */
+  readonly models: ModelScheduler;
 }
 
 export async function openRuntime(dataDir: string): Promise<Runtime> {
@@ -23,5 +26,6 @@ export async function openRuntime(dataDir: string): Promise<Runtime> {
     await store.close();
     throw error;
   }
-  return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir) };
+  const models = new ModelScheduler({ store, state });
+  return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir), models };
 }

@@ -82,6 +82,8 @@ export function appendInteractions(
     return () => {
       const now = Date.now();
       for (const row of stored) tenant.recordInteraction(row, now);
+      tenant.interactionTotal += stored.length;
+      runtime.models.interactionsCommitted(tenant);
       for (const user of provisioned) tenant.users.set(user.externalId, user);
       return events.length;
     };

@@ -113,11 +113,13 @@ function testSelector(
   instants: () => Float64Array,
   test: ConstantTest,
 ): Selector {
-  const { onInstant, onOther, matches } = test;
-  if (onInstant !== undefined && onOther !== undefined) {
+  const { matches, dates } = test;
+  if (dates !== undefined) {
+    const { onInstant, onOther } = dates;
     const parsed = instants();
     const holds = (id: number): boolean => {
       const instant = parsed[id];
+      // NaN marks a value that is not a date string.
       return instant === instant ? onInstant(instant) : onOther(values[id]);
     };
     return {

@@ -41,10 +41,13 @@ export function parseSegmentationSyntax(text: string): SetExpression {
 
 const COMPARISON_OPERATORS: ReadonlySet<string> = new Set(['=', '!=', '<', '<=', '>', '>=']);
 const OPERATOR_LIST = '=, !=, <, <=, >, >=, in, not_in, contains or not_contains';
+/** Bounds recursion, so that hostile input gets an error rather than a stack overflow. */
+const MAX_NESTING = 100;
 
 class Parser {
   private readonly lexer: Lexer;
   private index = 0;
+  private depth = 0;
 
   constructor(private readonly text: string) {
     this.lexer = new Lexer(text);
@@ -101,18 +104,22 @@ class Parser {
     const token = this.peek();
     if (this.atWord('not')) {
       this.advance();
-      const operand = this.unary();
+      const operand = this.nested(() => this.unary());
       return { kind: 'not', operand, span: { start: token.start, end: operand.span.end } };
     }
     if (this.atSymbol('(')) {
       this.advance();
-      const inner = this.condition();
+      const inner = this.nested(() => this.condition());
       const close = this.closeParenthesis(token, "'and', 'or' or ')'");
       return { ...inner, span: { start: token.start, end: close.end } };
     }
     if ((this.atWord('true') || this.atWord('false')) && !startsPredicateTail(this.peek(1))) {
       this.advance();
-      return { kind: 'boolean', value: this.atPreviousWord('true'), span: spanOfToken(token) };
+      return {
+        kind: 'boolean',
+        value: token.type === 'word' && token.value === 'true',
+        span: spanOfToken(token),
+      };
     }
     return this.predicate();
   }
@@ -157,7 +164,7 @@ class Parser {
     }
     if (token.type === 'word' && !KEYWORDS.has(token.value)) {
       const name = this.identifier(expected);
-      return this.atSymbol('(') ? this.call(name) : name;
+      return this.atSymbol('(') ? this.nested(() => this.call(name)) : name;
     }
     if (isLiteralToken(token)) return this.literal(expected);
     return this.fail(`expected ${expected}`, true);
@@ -206,6 +213,10 @@ class Parser {
   }
 
   private setTerm(): SetExpression {
+    return this.nested(() => this.setTermAt());
+  }
+
+  private setTermAt(): SetExpression {
     const token = this.peek();
     if (this.atWord('if')) {
       this.advance();
@@ -300,6 +311,14 @@ class Parser {
     return this.fail(`expected ${expected}`, true);
   }
 
+  private nested<T>(parse: () => T): T {
+    if (this.depth >= MAX_NESTING) this.fail(`at most ${MAX_NESTING} levels of nesting`, false);
+    this.depth++;
+    const result = parse();
+    this.depth--;
+    return result;
+  }
+
   private peek(ahead = 0): Token {
     return this.lexer.token(this.index + ahead);
   }
@@ -312,11 +331,6 @@ class Parser {
 
   private atWord(word: string): boolean {
     const token = this.peek();
-    return token.type === 'word' && token.value === word;
-  }
-
-  private atPreviousWord(word: string): boolean {
-    const token = this.lexer.token(this.index - 1);
     return token.type === 'word' && token.value === word;
   }
 

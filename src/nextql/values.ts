@@ -9,14 +9,16 @@ import { instantOf } from './dates.js';
 export type ValueTest = (value: unknown) => boolean;
 
 /**
- * A test against constants. When `onInstant` is present the test treats RFC 3339 strings specially, and
- * it equals: date string → `onInstant(instant)`, anything else → `onOther(value)`. Column evaluation uses
- * the split to read pre-parsed instants instead of parsing dates per item.
+ * A test against constants. `dates`, when present, splits the test for column evaluation, which reads
+ * pre-parsed instants instead of parsing dates per item: a date string gives `onInstant(its instant)`,
+ * any other value `onOther(value)`, and both together equal `matches`.
  */
 export interface ConstantTest {
   readonly matches: ValueTest;
-  readonly onInstant?: (instant: number) => boolean;
-  readonly onOther?: ValueTest;
+  readonly dates?: {
+    readonly onInstant: (instant: number) => boolean;
+    readonly onOther: ValueTest;
+  };
 }
 
 /** `value operator literal`. */
@@ -73,7 +75,7 @@ export function membershipTest(operator: 'in' | 'not_in', elements: readonly Lit
   };
   const isNonMember = (value: unknown): boolean => isComparable(value) && !isMember(value);
   if (instants.size === 0) return { matches: isNonMember };
-  return splitOnDates((instant) => hasStrings && !instants.has(instant), isNonMember);
+  return splitOnDates((instant) => !instants.has(instant), isNonMember);
 }
 
 /** `value contains literal`: the value must be an array. */
@@ -159,8 +161,7 @@ function splitOnDates(onInstant: (instant: number) => boolean, onOther: ValueTes
       const instant = instantOf(value);
       return Number.isNaN(instant) ? onOther(value) : onInstant(instant);
     },
-    onInstant,
-    onOther,
+    dates: { onInstant, onOther },
   };
 }
 

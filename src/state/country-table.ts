@@ -14,6 +14,11 @@ export class CountryTable {
     return index;
   }
 
+  /** The index of a country seen before, without adding it (0 when never seen). */
+  find(country: string): number {
+    return this.indexes.get(country) ?? 0;
+  }
+
   codeOf(index: number): string | null {
     return this.codes[index] ?? null;
   }

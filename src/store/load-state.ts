@@ -74,6 +74,13 @@ export async function loadState(
       updatedAt: Number(updatedAt),
     });
   }
+  for (const [tenantId, total] of await rows(
+    db,
+    'SELECT tenant_id, count(*) FROM interactions GROUP BY ALL',
+  )) {
+    const tenant = state.get(String(tenantId));
+    if (tenant) tenant.interactionTotal = Number(total);
+  }
   for (const [tenantId, eventId] of await rows(
     db,
     'SELECT tenant_id, event_id FROM interactions WHERE event_id IS NOT NULL',

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { generateInteractions, type ShopInteraction } from '../fixtures/shop.js';
+import { startChildServer, type ChildServer } from './support/child-server.js';
+import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
+import { postBatches, type Batch, type LoadResult, type Target } from './support/load.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = path.join(ROOT, 'bin/run.js');
+const BARE_ROUTE = fileURLToPath(new URL('./bare-route.js', import.meta.url));
+const PROFILE_DIR = path.join(ROOT, '.bench');
+const PROFILE_NAME = 'ingest-daemon.cpuprofile';
+
+const BATCH_SIZE = 500;
+const TARGET_RATIO = 0.1;
+const ROUTE = '/ingestion/interactions';
+const TENANT_ID = 'bench';
+/** Untimed batches sent first, so that both servers are measured with their hot paths compiled. */
+const WARMUP_BATCHES = 20;
+/** A mid-sized shop, so that events spread over many users and items as in production. */
+const SHOP = { items: 10_000, users: 50_000, sessions: 20_000 };
+
+interface Options {
+  events: number;
+  concurrency: number;
+  profile: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  // Not strict: bench/run forwards the same arguments to every benchmark.
+  const { values } = parseArgs({
+    args: argv,
+    strict: false,
+    options: {
+      events: { type: 'string', default: '1000000' },
+      concurrency: { type: 'string', default: '16' },
+      profile: { type: 'boolean', default: false },
+    },
+  });
+  return {
+    events: positiveInteger('--events', values.events),
+    concurrency: positiveInteger('--concurrency', values.concurrency),
+    profile: values.profile === true,
+  };
+}
+
+function positiveInteger(flag: string, value: unknown): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`${flag} must be a positive integer`);
+  return number;
+}
+
+/** Serializes the events once, before any timing, so that sending costs the load generator little. */
+function prepareBatches(events: number): Batch[] {
+  const batches: Batch[] = [];
+  let pending: ShopInteraction[] = [];
+  const flush = () => {
+    batches.push({ body: Buffer.from(JSON.stringify({ interactions: pending })), events: pending.length });
+    pending = [];
+  };
+  for (const event of generateInteractions({ ...SHOP, interactions: events })) {
+    pending.push(event);
+    if (pending.length === BATCH_SIZE) flush();
+  }
+  if (pending.length > 0) flush();
+  return batches;
+}
+
+interface Measurement extends LoadResult {
+  /** CPU time of the server over the run's wall time: above 1, its native threads did part of the work. */
+  cores?: number;
+}
+
+async function measure(
+  server: ChildServer,
+  target: Target,
+  batches: Batch[],
+  concurrency: number,
+): Promise<Measurement> {
+  await postBatches(target, batches.slice(0, WARMUP_BATCHES), concurrency);
+  const cpuBefore = server.cpuSeconds();
+  const result = await postBatches(target, batches, concurrency);
+  const cpuAfter = server.cpuSeconds();
+  if (cpuBefore === undefined || cpuAfter === undefined) return result;
+  return { ...result, cores: (cpuAfter - cpuBefore) / result.seconds };
+}
+
+async function measureBareRoute(batches: Batch[], concurrency: number): Promise<Measurement> {
+  const server = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
+  try {
+    const headers = { 'content-type': 'application/json' };
+    return await measure(server, { url: server.url, path: ROUTE, headers }, batches, concurrency);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function measureDaemon(batches: Batch[], options: Options, dataDir: string): Promise<Measurement> {
+  const operatorKey = randomBytes(24).toString('hex');
+  const profiling = options.profile
+    ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', PROFILE_NAME]
+    : [];
+  const server = await startChildServer(
+    'daemon',
+    [...profiling, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+    /nextrec listening on (http:\/\/\S+)/,
+    { NEXTREC_ADMIN_KEY: operatorKey },
+  );
+  try {
+    const apiKey = await createTenant(server.url, operatorKey);
+    const headers = { 'content-type': 'application/json', 'x-tenant-id': TENANT_ID, 'x-api-key': apiKey };
+    return await measure(server, { url: server.url, path: ROUTE, headers }, batches, options.concurrency);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Creates the benchmark's tenant and returns its API key. */
+async function createTenant(url: string, operatorKey: string): Promise<string> {
+  const response = await request(`${url}/tenants`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': operatorKey },
+    body: JSON.stringify({ tenantId: TENANT_ID }),
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 201) {
+    throw new Error(`tenant creation failed (${response.statusCode}): ${text}`);
+  }
+  return (JSON.parse(text) as { apiKey: string }).apiKey;
+}
+
+function eventsPerSecond(result: LoadResult): number {
+  return Math.round(result.events / result.seconds);
+}
+
+function describe(label: string, result: Measurement): string {
+  const details = [`${result.events.toLocaleString('en-US')} events in ${result.seconds.toFixed(2)} s`];
+  if (result.cores !== undefined) details.push(`${result.cores.toFixed(2)} cores busy`);
+  if (result.failures > 0) details.push(`${result.failures} FAILED requests, first: ${result.firstFailure}`);
+  return `${label}${eventsPerSecond(result).toLocaleString('en-US')} events/s (${details.join(', ')})`;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const workDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-'));
+  // Also on an exception or a signal (the child servers' own exit handlers kill them before this one runs).
+  process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+  console.log(`ingest: serializing ${options.events.toLocaleString('en-US')} interactions...`);
+  const batches = prepareBatches(options.events);
+  console.log(`ingest: ${batches.length} batches of up to ${BATCH_SIZE}, ${options.concurrency} in flight`);
+  const bare = await measureBareRoute(batches, options.concurrency);
+  const profileFile = path.join(PROFILE_DIR, PROFILE_NAME);
+  // A daemon that dies without writing a profile must not leave the last run's to be summarized.
+  if (options.profile) rmSync(profileFile, { force: true });
+  const daemon = await measureDaemon(batches, options, path.join(workDir, 'data'));
+
+  const ratio = eventsPerSecond(daemon) / eventsPerSecond(bare);
+  const failures = bare.failures + daemon.failures;
+  console.log(
+    JSON.stringify({
+      bench: 'ingest',
+      events: options.events,
+      batch: BATCH_SIZE,
+      concurrency: options.concurrency,
+      daemonEventsPerS: eventsPerSecond(daemon),
+      bareEventsPerS: eventsPerSecond(bare),
+      ratio: Number(ratio.toFixed(4)),
+      target: TARGET_RATIO,
+      failures,
+      profiled: options.profile,
+    }),
+  );
+  console.log(describe('bare Fastify route: ', bare));
+  console.log(describe('nextrec daemon:     ', daemon));
+  const verdict = ratio >= TARGET_RATIO ? 'met' : 'NOT met';
+  console.log(`ratio ${ratio.toFixed(3)} (target ${TARGET_RATIO}): ${verdict}`);
+  if (options.profile) {
+    console.log('(the daemon ran under --cpu-prof, which slows it down)');
+    const summary = summarizeProfile(profileFile, ROOT, daemon.startedUs, daemon.endedUs);
+    console.log(formatProfileSummary(summary, profileFile));
+  }
+  if (failures > 0) {
+    console.error('ingest: the run is not valid, some requests failed');
+    process.exitCode = 1;
+  }
+}
+
+await main();

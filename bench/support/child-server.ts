@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface ChildServer {
+  url: string;
+  /** CPU time used so far by all the server's threads, or undefined where /proc is missing. */
+  cpuSeconds(): number | undefined;
+  /** SIGTERM, then wait for a clean exit: a `--cpu-prof` profile is only written on one. */
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 60_000;
+/** The unit of CPU times in /proc, fixed by the Linux ABI. */
+const USER_HZ = 100;
+
+/**
+ * Starts `node <args>` and resolves with the URL its `listening` pattern captures from stdout. The server
+ * runs in its own process so that it never shares a CPU thread with the load generator.
+ */
+export async function startChildServer(
+  name: string,
+  args: string[],
+  listening: RegExp,
+  env: Record<string, string> = {},
+): Promise<ChildServer> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // A benchmark that dies half-way (an exception, Ctrl-C) must not leave a server running; prepended so
+  // that the server is gone before other exit handlers remove its data dir.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.prependOnceListener('exit', killOnExit);
+
+  let output = '';
+  const collect = (chunk: Buffer) => (output += chunk.toString());
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const failure = (reason: string) => new Error(`${name} ${reason}; its output:\n${output}`);
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(failure('did not start in time')), START_TIMEOUT_MS);
+    child.stdout.on('data', () => {
+      const match = listening.exec(output);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve(match[1]);
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(failure(`exited with code ${code} while starting`));
+    });
+  }).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
+
+  return {
+    url,
+    cpuSeconds: () => processCpuSeconds(child.pid!),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+      });
+      const code = await Promise.race([exited, timedOut]);
+      clearTimeout(timer);
+      process.removeListener('exit', killOnExit);
+      if (code === 'timeout') {
+        child.kill('SIGKILL');
+        throw failure('did not stop in time after SIGTERM');
+      }
+      if (code !== 0) throw failure(`exited with code ${code} on SIGTERM`);
+    },
+  };
+}
+
+function processCpuSeconds(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // utime and stime are fields 14 and 15; counting starts after the command name, which may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { WindowedCounts } from '../../../src/models/windowed-counts.js';
+
+const HOUR = 3_600_000;
+
+describe('WindowedCounts', () => {
+  it('counts per item, globally and per country, and forgets events that leave the window', () => {
+    const counts = new WindowedCounts(24 * HOUR, true);
+    const now = 100 * HOUR;
+    counts.add(1, 2, now - 30 * HOUR, now); // already outside: ignored
+    counts.add(1, 2, now - 20 * HOUR, now);
+    counts.add(1, 3, now - 2 * HOUR, now);
+    counts.add(4, 2, now - 1 * HOUR, now);
+    counts.add(1, 0, now - 10 * HOUR, now); // late and global: sorted into place
+    expect(counts.count(1)).toBe(3);
+    expect(counts.globalTotal).toBe(4);
+    expect(counts.countryCount(2, 1)).toBe(1);
+    expect(counts.countryTotal(2)).toBe(2);
+
+    counts.advance(now + 5 * HOUR); // the -20h event leaves
+    expect(counts.count(1)).toBe(2);
+    expect(counts.countryCount(2, 1)).toBe(0);
+    expect(counts.countryTotal(2)).toBe(1);
+    counts.advance(now + 15 * HOUR); // the -10h global event leaves
+    expect(counts.count(1)).toBe(1);
+    expect(counts.globalTotal).toBe(2);
+  });
+
+  it('stays exact through queue growth and compaction', () => {
+    const counts = new WindowedCounts(1000, false);
+    let now = 0;
+    for (let i = 0; i < 10_000; i++) {
+      now += 1;
+      counts.add(i % 7, 0, now, now);
+    }
+    // Only the last 1000 ms (1001 events, ts >= now - 1000) remain.
+    const expected = Array.from({ length: 7 }, (_, item) => {
+      let n = 0;
+      for (let ts = now - 1000; ts <= now; ts++) if ((ts - 1) % 7 === item) n++;
+      return n;
+    });
+    expect(Array.from({ length: 7 }, (_, item) => counts.count(item))).toEqual(expected);
+    expect(counts.globalTotal).toBe(1001);
+  });
+});
