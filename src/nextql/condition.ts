@@ -32,26 +32,24 @@ export class ConditionEvaluator {
     count: number,
     options: EvaluationOptions | undefined,
   ): number {
-    const bound = this.bind(columns);
-    if (this.usesNow) bound.run.now = nowText(options);
-    return bound.selector.refine(selection, count);
+    return this.selectorFor(columns, options).refine(selection, count);
   }
 
   /** Writes the ids of all items the condition holds for, ascending, into `into` (length >= size); returns how many. */
   selectAll(columns: ItemColumns, into: Int32Array, options: EvaluationOptions | undefined): number {
-    const bound = this.bind(columns);
-    if (this.usesNow) bound.run.now = nowText(options);
-    return bound.selector.scanAll(into);
+    return this.selectorFor(columns, options).scanAll(into);
   }
 
   /** Binding looks columns up and allocates scratch space, so it is redone only when the columns change. */
-  private bind(columns: ItemColumns): BoundSelector {
-    const cached = this.bound.get(columns);
-    if (cached !== undefined && cached.version === columns.version) return cached;
-    const run: ColumnRun = { now: '' };
-    const bound = { version: columns.version, selector: bindSelector(this.plan, columns, run), run };
-    this.bound.set(columns, bound);
-    return bound;
+  private selectorFor(columns: ItemColumns, options: EvaluationOptions | undefined): Selector {
+    let bound = this.bound.get(columns);
+    if (bound === undefined || bound.version !== columns.version) {
+      const run: ColumnRun = { now: '' };
+      bound = { version: columns.version, selector: bindSelector(this.plan, columns, run), run };
+      this.bound.set(columns, bound);
+    }
+    if (this.usesNow) bound.run.now = nowText(options);
+    return bound.selector;
   }
 }
 

@@ -96,7 +96,7 @@ export class Lexer {
     else if (char === '<' || char === '>') value = char;
     else {
       const shown = String.fromCodePoint(text.codePointAt(start) ?? 0);
-      this.fail(start, `unexpected character ${quoteCharacter(shown)}${CHARACTER_HINTS[char] ?? ''}`);
+      this.fail(start, `unexpected character ${quoteText(shown)}${CHARACTER_HINTS[char] ?? ''}`);
     }
     this.offset = start + value.length;
     return { type: 'symbol', value, start, end: this.offset };
@@ -164,7 +164,7 @@ export class Lexer {
       } else {
         const allowed =
           type === 'key' ? "only \\' and \\\\ are allowed in a key" : 'use \\", \\\\, \\n, \\t or \\uXXXX';
-        this.fail(index, `invalid escape ${quoteCharacter(`\\${escaped}`)} in a ${type} (${allowed})`);
+        this.fail(index, `invalid escape ${quoteText(`\\${escaped}`)} in a ${type} (${allowed})`);
       }
     }
     this.offset = index + 1;
@@ -194,8 +194,8 @@ function isWhitespace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || code === 0xa0 || code === 0xfeff;
 }
 
-/** Control characters are shown as \uXXXX so that messages stay printable. */
-export function quoteCharacter(text: string): string {
+/** Quotes text for a message; control characters are shown as \uXXXX so that messages stay printable. */
+export function quoteText(text: string): string {
   let printable = '';
   for (const char of text) {
     const code = char.charCodeAt(0);

@@ -15,7 +15,7 @@ import type {
   ValueExpression,
 } from './ast.js';
 import { NextqlError, lineAndColumn } from './errors.js';
-import { KEYWORDS, Lexer, quoteCharacter, type SymbolText, type Token } from './lexer.js';
+import { KEYWORDS, Lexer, quoteText, type SymbolText, type Token } from './lexer.js';
 
 /** Syntax only: see typecheck.ts for what is checked afterwards. */
 export function parseFilterSyntax(text: string): Condition {
@@ -312,7 +312,13 @@ class Parser {
   }
 
   private nested<T>(parse: () => T): T {
-    if (this.depth >= MAX_NESTING) this.fail(`at most ${MAX_NESTING} levels of nesting`, false);
+    if (this.depth >= MAX_NESTING) {
+      throw new NextqlError(
+        this.text,
+        this.peek().start,
+        `the expression nests more than ${MAX_NESTING} levels deep`,
+      );
+    }
     this.depth++;
     const result = parse();
     this.depth--;
@@ -360,7 +366,7 @@ class Parser {
 
   private describe(token: Token): string {
     const source = truncate(this.text.slice(token.start, token.end));
-    return token.type === 'key' || token.type === 'string' ? source : quoteCharacter(source);
+    return token.type === 'key' || token.type === 'string' ? source : quoteText(source);
   }
 
   private describeFound(token: Token): string {

@@ -1,6 +1,7 @@
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
 import type { StoredInteraction, StoredUser } from '../store/rows.js';
 import { CountryTable } from './country-table.js';
+import { TenantConfig } from './tenant-config.js';
 import { ItemCatalog } from './item-catalog.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
 import { WindowedCounts } from '../models/windowed-counts.js';
@@ -13,6 +14,7 @@ export class TenantState {
   readonly catalog = new ItemCatalog();
   readonly histories = new UserHistories();
   readonly countries = new CountryTable();
+  readonly config = new TenantConfig();
   readonly users = new Map<string, StoredUser>();
   readonly interactionEventIds = new Set<string>();
   readonly impressionEventIds = new Set<string>();

@@ -28,9 +28,20 @@ function isBatchTooLarge(issue: z.core.$ZodIssue): boolean {
   );
 }
 
+/** The nextQL error a zod issue carries (see contract/expressions.ts), if it is one. */
+function nextqlDetail(issue: z.core.$ZodIssue): Record<string, unknown> | undefined {
+  const params = (issue as { params?: { nextql?: Record<string, unknown> } }).params;
+  return params?.nextql;
+}
+
 export function fromValidation(error: SchemaValidationError): ApiError {
   const oversized = error.issues.find(isBatchTooLarge);
   if (oversized) return new ApiError('BATCH_TOO_LARGE', oversized.message);
+  const expressionIssues = error.issues.filter((issue) => nextqlDetail(issue));
+  if (expressionIssues.length > 0) {
+    const details = expressionIssues.map((issue) => ({ ...nextqlDetail(issue), path: joinPath(issue.path) }));
+    return new ApiError('INVALID_EXPRESSION', `invalid expression at ${details[0].path}: ${details[0].message}`, details);
+  }
   const code: ErrorCode = error.validationContext === 'body' ? 'INVALID_BODY' : 'INVALID_QUERY';
   const where = error.validationContext === 'body' ? 'body' : 'query';
   const first = error.issues[0];

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { expression } from './expressions.js';
+
+export const LOGIC_TYPES = ['user-to-item', 'item-to-item', 'recently-viewed', 'items-to-items', 'similar-products'] as const;
+export type LogicType = (typeof LOGIC_TYPES)[number];
+
+export const SLUG = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'a slug is 1-128 letters, digits, _, . or -, starting with a letter or digit');
+
+const PERCENT = z.number().min(0).max(100);
+
+export const CONSTRAINTS = z.strictObject({
+  maxPerCategory: z.number().int().min(1).optional(),
+  freshnessBoostDays: z.number().positive().optional(),
+  injectLongTail: z.boolean().optional(),
+  longTailPercentage: PERCENT.optional(),
+  purchasedItemsMaxPercent: PERCENT.optional(),
+});
+export type Constraints = z.infer<typeof CONSTRAINTS>;
+
+export const SCENARIO = z
+  .strictObject({
+    slug: SLUG,
+    name: z.string().max(256).optional(),
+    logicType: z.enum(LOGIC_TYPES),
+    algorithm: z.string().min(1).max(128).optional(),
+    filter: expression('filter').optional(),
+    boosters: z.array(expression('booster')).max(100).default([]),
+    constraints: CONSTRAINTS.default({}),
+    vectorSettings: z.record(z.string(), z.unknown()).optional(),
+    hybridSettings: z.record(z.string(), z.unknown()).optional(),
+    rulesSlugs: z.array(SLUG).max(100).default([]),
+    minItems: z.number().int().min(0).max(1000).optional(),
+    maxItems: z.number().int().min(1).max(1000).optional(),
+    autoRelaxConstraints: z.boolean().default(false),
+    autoRelaxFilters: z.boolean().default(false),
+    relaxEntireFilterOnEmpty: z.boolean().default(false),
+    segmentationId: z.string().min(1).max(128).optional(),
+    itemsPerSegment: z.number().int().min(1).optional(),
+    autoExpandSegments: z.boolean().default(true),
+  })
+  .refine((s) => s.minItems === undefined || s.maxItems === undefined || s.minItems <= s.maxItems, {
+    message: 'minItems must not exceed maxItems',
+    path: ['minItems'],
+  });
+export type Scenario = z.infer<typeof SCENARIO>;
+
+export const RULE_TYPES = ['filter', 'booster', 'constraint'] as const;
+
+export const RULE = z
+  .strictObject({
+    slug: SLUG,
+    name: z.string().max(256).optional(),
+    type: z.enum(RULE_TYPES),
+    expression: z.string().max(10_000).optional(),
+    constraints: CONSTRAINTS.optional(),
+    priority: z.number().int().default(0),
+  })
+  .superRefine((rule, context) => {
+    if (rule.type === 'constraint') {
+      if (!rule.constraints) context.addIssue({ code: 'custom', message: 'a constraint rule needs constraints', path: ['constraints'] });
+      return;
+    }
+    if (rule.expression === undefined) {
+      context.addIssue({ code: 'custom', message: `a ${rule.type} rule needs an expression`, path: ['expression'] });
+      return;
+    }
+    const checked = expression(rule.type).safeParse(rule.expression);
+    if (!checked.success) for (const issue of checked.error.issues) context.addIssue({ ...issue, path: ['expression'] } as never);
+  });
+export type Rule = z.infer<typeof RULE>;
+
+export const SEGMENTATION = z
+  .strictObject({
+    segmentationId: z.string().min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, _, . or -'),
+    name: z.string().max(256).optional(),
+    type: z.enum(['property', 'auto-nextql']),
+    property: z.string().min(1).max(256).optional(),
+    propertyType: z.string().max(64).optional(),
+    expression: expression('segmentation').optional(),
+  })
+  .superRefine((segmentation, context) => {
+    if (segmentation.type === 'property' && !segmentation.property) {
+      context.addIssue({ code: 'custom', message: 'a property segmentation needs property', path: ['property'] });
+    }
+    if (segmentation.type === 'auto-nextql' && !segmentation.expression) {
+      context.addIssue({ code: 'custom', message: 'an auto-nextql segmentation needs expression', path: ['expression'] });
+    }
+  });
+export type Segmentation = z.infer<typeof SEGMENTATION>;
