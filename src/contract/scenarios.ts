@@ -1,12 +1,21 @@
 import { z } from 'zod';
 import { expression } from './expressions.js';
 
-export const LOGIC_TYPES = ['user-to-item', 'item-to-item', 'recently-viewed', 'items-to-items', 'similar-products'] as const;
+export const LOGIC_TYPES = [
+  'user-to-item',
+  'item-to-item',
+  'recently-viewed',
+  'items-to-items',
+  'similar-products',
+] as const;
 export type LogicType = (typeof LOGIC_TYPES)[number];
 
 export const SLUG = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, 'a slug is 1-128 letters, digits, _, . or -, starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/,
+    'a slug is 1-128 letters, digits, _, . or -, starting with a letter or digit',
+  );
 
 const PERCENT = z.number().min(0).max(100);
 
@@ -59,21 +68,35 @@ export const RULE = z
   })
   .superRefine((rule, context) => {
     if (rule.type === 'constraint') {
-      if (!rule.constraints) context.addIssue({ code: 'custom', message: 'a constraint rule needs constraints', path: ['constraints'] });
+      if (!rule.constraints)
+        context.addIssue({
+          code: 'custom',
+          message: 'a constraint rule needs constraints',
+          path: ['constraints'],
+        });
       return;
     }
     if (rule.expression === undefined) {
-      context.addIssue({ code: 'custom', message: `a ${rule.type} rule needs an expression`, path: ['expression'] });
+      context.addIssue({
+        code: 'custom',
+        message: `a ${rule.type} rule needs an expression`,
+        path: ['expression'],
+      });
       return;
     }
     const checked = expression(rule.type).safeParse(rule.expression);
-    if (!checked.success) for (const issue of checked.error.issues) context.addIssue({ ...issue, path: ['expression'] } as never);
+    if (!checked.success)
+      for (const issue of checked.error.issues) context.addIssue({ ...issue, path: ['expression'] } as never);
   });
 export type Rule = z.infer<typeof RULE>;
 
 export const SEGMENTATION = z
   .strictObject({
-    segmentationId: z.string().min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, _, . or -'),
+    segmentationId: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, _, . or -'),
     name: z.string().max(256).optional(),
     type: z.enum(['property', 'auto-nextql']),
     property: z.string().min(1).max(256).optional(),
@@ -82,10 +105,18 @@ export const SEGMENTATION = z
   })
   .superRefine((segmentation, context) => {
     if (segmentation.type === 'property' && !segmentation.property) {
-      context.addIssue({ code: 'custom', message: 'a property segmentation needs property', path: ['property'] });
+      context.addIssue({
+        code: 'custom',
+        message: 'a property segmentation needs property',
+        path: ['property'],
+      });
     }
     if (segmentation.type === 'auto-nextql' && !segmentation.expression) {
-      context.addIssue({ code: 'custom', message: 'an auto-nextql segmentation needs expression', path: ['expression'] });
+      context.addIssue({
+        code: 'custom',
+        message: 'an auto-nextql segmentation needs expression',
+        path: ['expression'],
+      });
     }
   });
 export type Segmentation = z.infer<typeof SEGMENTATION>;

@@ -40,7 +40,12 @@ export function fromValidation(error: SchemaValidationError): ApiError {
   const expressionIssues = error.issues.filter((issue) => nextqlDetail(issue));
   if (expressionIssues.length > 0) {
     const details = expressionIssues.map((issue) => ({ ...nextqlDetail(issue), path: joinPath(issue.path) }));
-    return new ApiError('INVALID_EXPRESSION', `invalid expression at ${details[0].path}: ${details[0].message}`, details);
+    const first = expressionIssues[0];
+    return new ApiError(
+      'INVALID_EXPRESSION',
+      `invalid expression at ${joinPath(first.path)}: ${first.message}`,
+      details,
+    );
   }
   const code: ErrorCode = error.validationContext === 'body' ? 'INVALID_BODY' : 'INVALID_QUERY';
   const where = error.validationContext === 'body' ? 'body' : 'query';
