@@ -137,6 +137,26 @@ const tokenText = fc
   .map((parts) => parts.map(([token, space]) => token + space).join(''));
 
 describe('parser robustness', () => {
+  test.each([
+    ['filter', '('.repeat(5000)],
+    ['filter', `${'not '.repeat(5000)}true`],
+    ['filter', `'a' = ${'f('.repeat(5000)}`],
+    ['segmentation', '('.repeat(5000)],
+    ['segmentation', `${'if true then {"a"} else '.repeat(5000)}{"b"}`],
+    ['segmentation', `${'map(lambda g: g, '.repeat(5000)}'x'`],
+  ] as const)('deep nesting gives the typed error, not a stack overflow (%s)', (kind, text) => {
+    const result = parseOrError(text, kind);
+    expect(result).toBeInstanceOf(NextqlError);
+    expect((result as NextqlError).message).toMatch(
+      /^the expression nests more than 100 levels deep at line 1/,
+    );
+  });
+
+  test('100 levels of nesting are accepted', () => {
+    const text = `${'('.repeat(99)}'a' = 1${')'.repeat(99)}`;
+    expect(print(parse(text, 'filter'))).toBe(`'a' = 1`);
+  });
+
   test('random token strings either parse or throw NextqlError, and what parses round-trips', () => {
     fc.assert(
       fc.property(tokenText, fc.constantFrom(...KINDS), (text, kind) => {
