@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler } from 'fastify-type-provider-zod';
+import { Recommender } from '../engine/recommender.js';
 import type { Runtime } from '../runtime.js';
 import { VERSION } from '../version.js';
 import { authPlugin } from './plugins/auth.js';
@@ -9,12 +10,17 @@ import { errorsPlugin } from './plugins/errors.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestionRoutes } from './routes/ingestion.js';
+import { recommendationRoutes } from './routes/recommendations.js';
+import { ruleRoutes } from './routes/rules.js';
+import { scenarioRoutes } from './routes/scenarios.js';
+import { segmentationRoutes } from './routes/segmentations.js';
 import { tenantRoutes } from './routes/tenants.js';
 import { zodValidatorCompiler } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     runtime: Runtime;
+    recommender: Recommender;
     startedAt: number;
   }
 }
@@ -33,6 +39,8 @@ const SECRET_QUERY = /([?&](?:publicToken|hmac_sign|apiKey|token)=)[^&]*/gi;
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
+    // Ids travel in paths (legacy routes, catalog items); the request-target limit is checked per route.
+    routerOptions: { maxParamLength: 2048 },
     // Per-request lines would cost more than an ingestion batch; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     logger: {
@@ -47,6 +55,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('runtime', options.runtime);
+  app.decorate('recommender', new Recommender());
   app.decorate('startedAt', Date.now());
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -61,5 +70,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(tenantRoutes);
   await app.register(ingestionRoutes);
   await app.register(catalogRoutes);
+  await app.register(recommendationRoutes);
+  await app.register(scenarioRoutes);
+  await app.register(ruleRoutes);
+  await app.register(segmentationRoutes);
   return app;
 }

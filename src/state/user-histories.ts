@@ -23,6 +23,8 @@ export interface HistoryEvent {
  */
 export class UserHistory {
   length = 0;
+  /** Bumps on every added event, so cached recommendations of this identity can tell they are stale. */
+  version = 0;
   items = new Int32Array(8);
   types = new Uint8Array(8);
   ts = new Float64Array(8);
@@ -53,6 +55,7 @@ export class UserHistory {
     this.weights[at] = event.weight;
     this.countries[at] = event.country;
     this.length = needed;
+    this.version++;
   }
 
   /** Drops events that left their window. */

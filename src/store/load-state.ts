@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { CONFIG_RESOURCES } from '../config/resources.js';
 import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
 import type { ServingState } from '../state/tenant-state.js';
 import { HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
@@ -36,6 +37,16 @@ export async function loadState(
     const tenant = state.get(String(tenantId));
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
     if (tenant && parsed.success) tenant.settings = { ...defaultTenantSettings(), ...parsed.data };
+  }
+  for (const resource of CONFIG_RESOURCES) {
+    for (const [tenantId, doc] of await rows(
+      db,
+      'SELECT tenant_id, doc FROM config_documents WHERE kind = $1',
+      [resource.kind],
+    )) {
+      const tenant = state.get(String(tenantId));
+      if (tenant) resource.restore(tenant, JSON.parse(String(doc)));
+    }
   }
   for (const [
     tenantId,

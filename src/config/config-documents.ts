@@ -1,0 +1,138 @@
+import type { z } from 'zod';
+import { ApiError } from '../contract/errors.js';
+import type { Runtime } from '../runtime.js';
+import type { RowBuffer } from '../store/rows.js';
+import type { TenantConfig } from '../state/tenant-config.js';
+import type { TenantState } from '../state/tenant-state.js';
+
+export interface ConfigDocumentsOptions<K extends string, T extends Record<K, string>> {
+  /** The `config_documents.kind` of the rows, also the resource's name in messages. */
+  kind: string;
+  /** The field that names a document (its `config_documents.key`). */
+  keyField: K;
+  schema: z.ZodType<T>;
+  /** Where the tenant's documents of this kind live in memory. */
+  documents(config: TenantConfig): Map<string, T>;
+}
+
+/**
+ * One kind of configuration resource: zod-parsed documents kept in memory and stored as
+ * `config_documents` rows. Whether a key exists is decided inside the write job, against memory and
+ * the changes already staged in the same flush, so concurrent requests on one key act one after another.
+ */
+export class ConfigDocuments<K extends string, T extends Record<K, string>> {
+  readonly kind: string;
+  readonly keyField: K;
+  private readonly schema: z.ZodType<T>;
+  private readonly documentsOf: (config: TenantConfig) => Map<string, T>;
+
+  constructor(options: ConfigDocumentsOptions<K, T>) {
+    this.kind = options.kind;
+    this.keyField = options.keyField;
+    this.schema = options.schema;
+    this.documentsOf = options.documents;
+  }
+
+  list(tenant: TenantState): T[] {
+    return [...this.documentsOf(tenant.config).entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, document]) => document);
+  }
+
+  get(tenant: TenantState, key: string): T {
+    const document = this.documentsOf(tenant.config).get(key);
+    if (!document) throw this.notFound(key);
+    return document;
+  }
+
+  create(runtime: Runtime, tenant: TenantState, document: T): Promise<T> {
+    const key = document[this.keyField];
+    return runtime.store.writes.submit((rows, scratch) => {
+      if (this.staged(tenant, scratch, key)) {
+        throw new ApiError('CONFLICT', `${this.kind} '${key}' already exists`);
+      }
+      return this.stage(rows, scratch, tenant, key, document);
+    });
+  }
+
+  /** Whole replacement: `document` is a full parsed body, so omitted fields already hold their defaults. */
+  replace(runtime: Runtime, tenant: TenantState, document: T): Promise<T> {
+    const key = document[this.keyField];
+    return runtime.store.writes.submit((rows, scratch) => {
+      if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
+      return this.stage(rows, scratch, tenant, key, document);
+    });
+  }
+
+  remove(runtime: Runtime, tenant: TenantState, key: string): Promise<void> {
+    return runtime.store.writes.submit((rows, scratch) => {
+      if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
+      scratch.set(this.claim(tenant, key), null);
+      rows.statements.push({
+        sql: 'DELETE FROM config_documents WHERE tenant_id = $1 AND kind = $2 AND key = $3',
+        params: [tenant.tenantId, this.kind, key],
+      });
+      return () => {
+        this.documentsOf(tenant.config).delete(key);
+        tenant.config.version++;
+      };
+    });
+  }
+
+  /**
+   * A PUT body may omit the key, which the path gives; a key it does send must be the path's. Bodies
+   * that are not objects pass through for the schema to reject.
+   */
+  withPathKey(body: unknown, key: string): unknown {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+    const sent = (body as Record<string, unknown>)[this.keyField];
+    if (sent === undefined) return { [this.keyField]: key, ...body };
+    if (sent !== key) {
+      const message = `${this.keyField} must match the path's '${key}' or be omitted`;
+      throw new ApiError('INVALID_BODY', `invalid body at ${this.keyField}: ${message}`, [
+        { path: this.keyField, message, code: 'custom' },
+      ]);
+    }
+    return body;
+  }
+
+  /** Puts a stored document back in memory at start; one the schema no longer accepts is left out. */
+  restore(tenant: TenantState, stored: unknown): void {
+    const parsed = this.schema.safeParse(stored);
+    if (parsed.success) this.documentsOf(tenant.config).set(parsed.data[this.keyField], parsed.data);
+  }
+
+  /** The document as of the jobs staged before this one in the flush, else as committed. */
+  private staged(tenant: TenantState, scratch: Map<string, unknown>, key: string): T | undefined {
+    const claim = this.claim(tenant, key);
+    if (scratch.has(claim)) return (scratch.get(claim) as T | null) ?? undefined;
+    return this.documentsOf(tenant.config).get(key);
+  }
+
+  private stage(
+    rows: RowBuffer,
+    scratch: Map<string, unknown>,
+    tenant: TenantState,
+    key: string,
+    document: T,
+  ): () => T {
+    scratch.set(this.claim(tenant, key), document);
+    rows.statements.push({
+      sql: 'INSERT OR REPLACE INTO config_documents VALUES ($1, $2, $3, $4, $5)',
+      params: [tenant.tenantId, this.kind, key, JSON.stringify(document), Date.now()],
+    });
+    return () => {
+      this.documentsOf(tenant.config).set(key, document);
+      tenant.config.version++;
+      return document;
+    };
+  }
+
+  private claim(tenant: TenantState, key: string): string {
+    return `config\u0000${tenant.tenantId}\u0000${this.kind}\u0000${key}`;
+  }
+
+  private notFound(key: string): ApiError {
+    return new ApiError('NOT_FOUND', `${this.kind} '${key}' does not exist`);
+  }
+}

@@ -1,0 +1,26 @@
+import { RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
+import { ConfigDocuments } from './config-documents.js';
+
+export const scenarios = new ConfigDocuments({
+  kind: 'scenario',
+  keyField: 'slug',
+  schema: SCENARIO,
+  documents: (config) => config.scenarios,
+});
+
+export const rules = new ConfigDocuments({
+  kind: 'rule',
+  keyField: 'slug',
+  schema: RULE,
+  documents: (config) => config.rules,
+});
+
+export const segmentations = new ConfigDocuments({
+  kind: 'segmentation',
+  keyField: 'segmentationId',
+  schema: SEGMENTATION,
+  documents: (config) => config.segmentations,
+});
+
+/** Every configuration resource kind, for loading them all at start. */
+export const CONFIG_RESOURCES = [scenarios, rules, segmentations] as const;

@@ -1,0 +1,29 @@
+import { TYPE_CODES } from '../../state/user-histories.js';
+import { CandidatePool } from '../candidate-pool.js';
+import { IdMarks } from '../id-marks.js';
+import type { Algorithm } from './algorithm.js';
+
+const seen = new IdMarks();
+
+/** Distinct items of the user's view events, newest first; no scores, no fill, no geo. */
+export const recentlyViewed: Algorithm = {
+  name: 'recently-viewed',
+  description: "Distinct items of the user's view events in the last 30 days, newest first.",
+  logicTypes: ['recently-viewed'],
+  geoLift: false,
+  popularityFill: false,
+  scored: false,
+  candidates(context) {
+    const { history, now } = context;
+    const pool = new CandidatePool(32);
+    if (!history) return pool;
+    seen.begin(context.tenant.catalog.size);
+    const start = history.windowStart(now);
+    // Scores only carry the order (newest highest); they are never shown.
+    for (let i = history.length - 1; i >= start; i--) {
+      if (history.types[i] === TYPE_CODES.view && seen.mark(history.items[i]))
+        pool.push(history.items[i], i + 1);
+    }
+    return pool;
+  },
+};

@@ -1,0 +1,42 @@
+import type { LogicType } from '../../contract/scenarios.js';
+import type { Algorithm } from './algorithm.js';
+import { categoryPopularity } from './category-popularity.js';
+import { coOccurrence, multiSeedCoOccurrence } from './co-occurrence.js';
+import { recentlyViewed } from './recently-viewed.js';
+import { weightedHistory } from './weighted-history.js';
+
+export const ALGORITHMS: readonly Algorithm[] = [
+  weightedHistory,
+  coOccurrence,
+  multiSeedCoOccurrence,
+  recentlyViewed,
+  categoryPopularity,
+];
+
+const DEFAULTS: Record<LogicType, Algorithm> = {
+  'user-to-item': weightedHistory,
+  'item-to-item': coOccurrence,
+  'items-to-items': multiSeedCoOccurrence,
+  'recently-viewed': recentlyViewed,
+  'similar-products': categoryPopularity,
+};
+
+export function defaultAlgorithm(logicType: LogicType): Algorithm {
+  return DEFAULTS[logicType];
+}
+
+export function findAlgorithm(name: string): Algorithm | undefined {
+  return ALGORITHMS.find((algorithm) => algorithm.name === name);
+}
+
+/** The listing of `GET /recommendations/algorithms[/:logicType]`. */
+export function describeAlgorithms(logicType?: LogicType) {
+  return ALGORITHMS.filter((algorithm) => !logicType || algorithm.logicTypes.includes(logicType)).map(
+    (algorithm) => ({
+      name: algorithm.name,
+      logicTypes: [...algorithm.logicTypes],
+      isDefault: Object.fromEntries(algorithm.logicTypes.map((type) => [type, DEFAULTS[type] === algorithm])),
+      description: algorithm.description,
+    }),
+  );
+}

@@ -1,0 +1,49 @@
+import type { Constraints, LogicType, Scenario, Segmentation } from '../contract/scenarios.js';
+import type { GeoLift } from '../models/geo-lift.js';
+import type { CompiledBooster } from '../nextql/index.js';
+import type { TenantState } from '../state/tenant-state.js';
+import type { UserHistory } from '../state/user-histories.js';
+import type { Algorithm } from './algorithms/algorithm.js';
+import type { RecommendationRequest } from './request.js';
+
+export interface FilterRelaxation {
+  droppedClauses: string[];
+  effectiveFilter: string | null;
+  droppedEntireFilter: boolean;
+  originalFilter: string;
+}
+
+/** What stage 1 (resolve) decides: the scenario with the request's overrides applied. */
+export interface EffectiveConfig {
+  scenario?: Scenario;
+  logicType: LogicType;
+  algorithm: Algorithm;
+  /** Requested count after the maxItems cap. */
+  count: number;
+  minItems: number;
+  /** Filter rules (highest priority first), then the scenario filter, split into top-level clauses. */
+  filterClauses: string[];
+  boosters: CompiledBooster[];
+  constraints: Constraints;
+  autoRelaxFilters: boolean;
+  relaxEntireFilterOnEmpty: boolean;
+  autoRelaxConstraints: boolean;
+  segmentation?: Segmentation;
+  itemsPerSegment?: number;
+  autoExpandSegments: boolean;
+}
+
+export interface PipelineContext {
+  readonly tenant: TenantState;
+  readonly request: RecommendationRequest;
+  readonly config: EffectiveConfig;
+  readonly now: number;
+  /** userId (a session id may stand in for it): its history drives weighted-history and the purchase cap. */
+  readonly identity?: string;
+  readonly history?: UserHistory;
+  /** Dense ids of the known seed items. */
+  readonly seeds: number[];
+  readonly geo?: GeoLift;
+  /** The stages work on at least this many candidates (CONTRACT: max(3 × count, 100)). */
+  readonly poolSize: number;
+}

@@ -1,0 +1,54 @@
+import { parseIsoTimestamp } from '../contract/common.js';
+import type { ItemField } from '../state/item-catalog.js';
+import type { TenantState } from '../state/tenant-state.js';
+
+const FIELDS = new Set<string>([
+  'externalId',
+  'category',
+  'available',
+  'feedManaged',
+  'createdAt',
+  'expiresAt',
+]);
+
+function walk(value: unknown, path: readonly string[]): unknown {
+  for (const segment of path) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+function instant(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value !== 'string') return undefined;
+  const parsed = parseIsoTimestamp(value);
+  return Number.isNaN(parsed) ? undefined : parsed;
+}
+
+/**
+ * Item dates for the freshness boost: the value at the tenant's freshness keyPath (a raw document path
+ * such as `attributes.publishedAt`), else createdAt when fallbackToCreatedAt. Read from the catalog's
+ * columns for the candidates only.
+ */
+export function freshnessDates(tenant: TenantState): (id: number) => number | undefined {
+  const { keyPath, fallbackToCreatedAt } = tenant.settings.freshness;
+  const { catalog } = tenant;
+  let column: ArrayLike<unknown> | undefined;
+  let rest: string[] = [];
+  if (keyPath) {
+    const [head, ...tail] = keyPath.split('.');
+    if (head === 'attributes' && tail.length > 0) {
+      column = catalog.attribute(tail[0]);
+      rest = tail.slice(1);
+    } else if (FIELDS.has(head)) {
+      column = catalog.field(head as ItemField);
+      rest = tail;
+    }
+  }
+  return (id) => {
+    const date = column ? instant(walk(column[id], rest)) : undefined;
+    if (date !== undefined) return date;
+    return fallbackToCreatedAt && catalog.inCatalog[id] ? catalog.createdAt[id] : undefined;
+  };
+}

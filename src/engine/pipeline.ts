@@ -1,0 +1,70 @@
+import type { CompiledFilter } from '../nextql/index.js';
+import type { TenantState } from '../state/tenant-state.js';
+import { CandidatePool } from './candidate-pool.js';
+import type { FilterRelaxation } from './context.js';
+import type { RecommendationRequest } from './request.js';
+import { availability } from './stages/availability.js';
+import { boosters } from './stages/boosters.js';
+import { candidates, type CandidateSource } from './stages/candidates.js';
+import { constraints } from './stages/constraints.js';
+import { filters, withFilterRelaxation } from './stages/filters.js';
+import { geoLift } from './stages/geo-lift.js';
+import { minMax } from './stages/min-max.js';
+import { applyPurchaseCap } from './stages/purchase-cap.js';
+import { resolve } from './stages/resolve.js';
+import { segments } from './stages/segments.js';
+import type { PipelineContext } from './context.js';
+
+export interface RankedList {
+  ids: Int32Array;
+  /** Absent for algorithms without scores (recently-viewed). */
+  scores?: Float64Array;
+  algorithm: string;
+  scenario?: string;
+  filterRelaxation?: FilterRelaxation;
+}
+
+/** Candidates pulled per step while filters reject much. */
+const MIN_BATCH = 256;
+
+/**
+ * Stages 3-6 over the candidate sequence until the pool holds poolSize survivors (or the sequence ends):
+ * a selective filter reaches further down the popularity fill instead of returning a short list.
+ */
+function gather(
+  source: CandidateSource,
+  context: PipelineContext,
+  filter: CompiledFilter | undefined,
+): CandidatePool {
+  source.restart();
+  const pool = new CandidatePool(context.poolSize);
+  while (pool.length < context.poolSize) {
+    const batch = source.next(Math.max(context.poolSize - pool.length, MIN_BATCH));
+    if (batch.length === 0) break;
+    availability(batch, context);
+    geoLift(batch, context);
+    filters(batch, context, filter);
+    pool.append(batch);
+  }
+  return boosters(pool, context);
+}
+
+/** The spec's pipeline, stage by stage, for one request. */
+export function recommendList(tenant: TenantState, request: RecommendationRequest, now: number): RankedList {
+  const context = resolve(tenant, request, now); // 1
+  const source = candidates(context); // 2
+  const { pool, relaxation } = withFilterRelaxation(context, (filter) => gather(source, context, filter)); // 3-6
+  const list = minMax(pool, context, (ranked, round) => {
+    constraints(ranked, context, round); // 7
+    segments(ranked, context); // 8
+    return applyPurchaseCap(ranked, context); // 9
+  }); // 10
+  const { algorithm, scenario } = context.config;
+  return {
+    ids: list.ids.slice(0, list.length),
+    scores: algorithm.scored ? list.scores.slice(0, list.length) : undefined,
+    algorithm: algorithm.name,
+    scenario: scenario?.slug,
+    filterRelaxation: relaxation,
+  };
+}

@@ -1,0 +1,73 @@
+import { itemDocument } from '../contract/catalog.js';
+import { ApiError } from '../contract/errors.js';
+import type { StoredItem } from '../store/rows.js';
+import type { Projection } from './request.js';
+
+const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype', 'toString', 'valueOf']);
+export const MAX_GET_PATHS = 20;
+export const MAX_REQUEST_TARGET = 2048;
+
+export type ProjectionMode = { mode: 'full' } | { mode: 'lean' } | { mode: 'selective'; paths: string[][] };
+
+/**
+ * The projection of a request (spec "Projection rules"): lean with returnProperties=false, selective
+ * with includedProperties, full otherwise. Unsafe path segments are rejected (400 UNSAFE_PATH).
+ */
+export function projectionMode(projection: Projection): ProjectionMode {
+  if (projection.returnProperties === false) return { mode: 'lean' };
+  if (projection.includedProperties === undefined) return { mode: 'full' };
+  const paths = projection.includedProperties.map((path) => path.split('.'));
+  for (const path of paths) {
+    const unsafe = path.find((segment) => UNSAFE_SEGMENTS.has(segment));
+    if (unsafe !== undefined)
+      throw new ApiError('UNSAFE_PATH', `includedProperties: unsafe path segment '${unsafe}'`);
+    if (path.some((segment) => segment === '')) {
+      throw new ApiError('INVALID_QUERY', `includedProperties: '${path.join('.')}' has an empty segment`);
+    }
+  }
+  return { mode: 'selective', paths };
+}
+
+/** Limits of signed browser GETs: at most 20 paths and a request target of at most 2048 characters. */
+export function checkGetLimits(projection: Projection, requestTarget: string): void {
+  if (requestTarget.length > MAX_REQUEST_TARGET) {
+    throw new ApiError(
+      'URL_TOO_LONG',
+      `the request target is ${requestTarget.length} characters; at most ${MAX_REQUEST_TARGET}`,
+    );
+  }
+  if ((projection.includedProperties?.length ?? 0) > MAX_GET_PATHS) {
+    throw new ApiError('TOO_MANY_PATHS', `includedProperties lists more than ${MAX_GET_PATHS} paths`);
+  }
+}
+
+/** Copies the value at `path` of `source` into `target`, creating the objects on the way. */
+function copyPath(source: Record<string, unknown>, target: Record<string, unknown>, path: string[]): void {
+  let from: unknown = source;
+  for (const segment of path) {
+    if (from === null || typeof from !== 'object' || Array.isArray(from) || !Object.hasOwn(from, segment))
+      return;
+    from = (from as Record<string, unknown>)[segment];
+  }
+  let to = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = to[segment];
+    if (next === null || typeof next !== 'object') to[segment] = {};
+    to = to[segment] as Record<string, unknown>;
+  }
+  to[path[path.length - 1]] = from;
+}
+
+export function projectItem(
+  item: StoredItem,
+  score: number | undefined,
+  mode: ProjectionMode,
+): Record<string, unknown> {
+  const head: Record<string, unknown> = { itemId: item.externalId };
+  if (score !== undefined) head.score = score;
+  if (mode.mode === 'lean') return head;
+  const document = itemDocument(item);
+  if (mode.mode === 'full') return { ...head, ...document };
+  for (const path of mode.paths) copyPath(document, head, path);
+  return head;
+}

@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { normalizeCountry } from '../geo/countries.js';
+import type { TenantState } from '../state/tenant-state.js';
+import type { RankedList } from './pipeline.js';
+import type { RecommendationRequest } from './request.js';
+
+interface Entry {
+  list: RankedList;
+  catalogVersion: number;
+  configVersion: number;
+  settings: object;
+  neighbours: object;
+  identity?: string;
+  historyVersion: number;
+}
+
+export interface ResultCacheOptions {
+  maxBytes: number;
+  ttlMs: number;
+}
+
+/**
+ * Ranked lists by request (spec "Caching"): the key has the country segment (the ISO code or `_global_`,
+ * none for recently-viewed) and, when the request overrides anything, a hash of the overrides. An entry
+ * is stale once the tenant's catalog, configuration or model changed, or the requesting user's history.
+ */
+export class ResultCache {
+  private readonly lru: LRUCache<string, Entry>;
+
+  constructor(options: ResultCacheOptions) {
+    this.lru = new LRUCache<string, Entry>({
+      maxSize: options.maxBytes,
+      ttl: options.ttlMs,
+      sizeCalculation: (entry, key) => 256 + key.length * 2 + entry.list.ids.length * 12,
+    });
+  }
+
+  key(tenant: TenantState, request: RecommendationRequest): string {
+    const logic = request.scenario ? `s:${request.scenario}` : `l:${request.logicType}`;
+    const recentlyViewed = request.logicType === 'recently-viewed' && !request.scenario;
+    const country = recentlyViewed ? '' : (normalizeCountry(request.country) ?? '_global_');
+    const overrides = Object.keys(request.overrides).length
+      ? createHash('sha1').update(JSON.stringify(request.overrides)).digest('base64url')
+      : '';
+    const seeds = JSON.stringify([request.userId ?? null, request.itemId ?? null, request.itemIds ?? null]);
+    return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${country}\u0000${overrides}`;
+  }
+
+  get(key: string, tenant: TenantState): RankedList | undefined {
+    const entry = this.lru.get(key);
+    if (!entry) return undefined;
+    const history = entry.identity === undefined ? undefined : tenant.histories.get(entry.identity);
+    const fresh =
+      entry.catalogVersion === tenant.catalog.version &&
+      entry.configVersion === tenant.config.version &&
+      entry.settings === tenant.settings &&
+      entry.neighbours === tenant.neighbours &&
+      entry.historyVersion === (history?.version ?? 0);
+    if (fresh) return entry.list;
+    this.lru.delete(key);
+    return undefined;
+  }
+
+  set(key: string, tenant: TenantState, identity: string | undefined, list: RankedList): void {
+    this.lru.set(key, {
+      list,
+      catalogVersion: tenant.catalog.version,
+      configVersion: tenant.config.version,
+      settings: tenant.settings,
+      neighbours: tenant.neighbours,
+      identity,
+      historyVersion: identity === undefined ? 0 : (tenant.histories.get(identity)?.version ?? 0),
+    });
+  }
+}

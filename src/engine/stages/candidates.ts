@@ -1,0 +1,58 @@
+import { CandidatePool } from '../candidate-pool.js';
+import type { PipelineContext } from '../context.js';
+import { IdMarks } from '../id-marks.js';
+import { popularityRanking } from '../popularity.js';
+
+/** Fill candidates score below the algorithm's own: at most this share of its lowest score. */
+const FILL_CEILING = 0.5;
+
+/**
+ * The candidates of a request in the order stages 3-6 take them: the algorithm's own first, then the
+ * catalog in geo-aware popularity order, so filters can always reach further when they reject much.
+ * `restart` replays the same sequence (filter auto-relax evaluates it again with fewer clauses).
+ */
+export class CandidateSource {
+  private readonly own: CandidatePool;
+  private readonly marks = new IdMarks();
+  private position = 0;
+  private fillPosition = 0;
+  private readonly fillBase: number;
+
+  constructor(private readonly context: PipelineContext) {
+    this.own = context.config.algorithm.candidates(context);
+    let lowest = Infinity;
+    for (let i = 0; i < this.own.length; i++) lowest = Math.min(lowest, this.own.scores[i]);
+    this.fillBase = this.own.length > 0 ? lowest * FILL_CEILING : 1;
+    this.restart();
+  }
+
+  restart(): void {
+    this.position = 0;
+    this.fillPosition = 0;
+    this.marks.begin(this.context.tenant.catalog.size);
+    for (const seed of this.context.seeds) this.marks.mark(seed);
+  }
+
+  /** Up to `size` more candidates, or an empty pool when the sequence is exhausted. */
+  next(size: number): CandidatePool {
+    const batch = new CandidatePool(size);
+    while (batch.length < size && this.position < this.own.length) {
+      const id = this.own.ids[this.position];
+      if (this.marks.mark(id)) batch.push(id, this.own.scores[this.position]);
+      this.position++;
+    }
+    if (!this.context.config.algorithm.popularityFill) return batch;
+    const ranking = popularityRanking(this.context.tenant, this.context.geo, this.context.now);
+    while (batch.length < size && this.fillPosition < ranking.ids.length) {
+      const id = ranking.ids[this.fillPosition];
+      if (this.marks.mark(id)) batch.push(id, this.fillBase * ranking.scores[this.fillPosition], true);
+      this.fillPosition++;
+    }
+    return batch;
+  }
+}
+
+/** Stage 2. */
+export function candidates(context: PipelineContext): CandidateSource {
+  return new CandidateSource(context);
+}

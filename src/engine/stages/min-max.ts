@@ -1,0 +1,21 @@
+import type { CandidatePool } from '../candidate-pool.js';
+import type { PipelineContext } from '../context.js';
+import type { RelaxRound } from './constraints.js';
+
+/**
+ * Stage 10: the list is cut to count (already capped by maxItems). When it is shorter than minItems and
+ * autoRelaxConstraints is on, stages 7-9 run again from the same candidates with relaxed constraints
+ * (rounds 1 and 2); `rank` runs those stages for a round.
+ */
+export function minMax(
+  candidates: CandidatePool,
+  context: PipelineContext,
+  rank: (pool: CandidatePool, round: RelaxRound) => CandidatePool,
+): CandidatePool {
+  const { count, minItems, autoRelaxConstraints } = context.config;
+  let list = rank(candidates.copy(), 0).truncate(count);
+  for (let round = 1 as RelaxRound; list.length < minItems && autoRelaxConstraints && round <= 2; round++) {
+    list = rank(candidates.copy(), round).truncate(count);
+  }
+  return list;
+}

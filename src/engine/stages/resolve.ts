@@ -1,0 +1,135 @@
+import { ApiError } from '../../contract/errors.js';
+import type { Constraints, LogicType, Rule, Scenario } from '../../contract/scenarios.js';
+import { geoLiftFor } from '../../models/geo-lift.js';
+import { compileBooster, splitFilterClauses } from '../../nextql/index.js';
+import type { TenantState } from '../../state/tenant-state.js';
+import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
+import type { EffectiveConfig, PipelineContext } from '../context.js';
+import type { RecommendationRequest } from '../request.js';
+
+const DEFAULT_COUNT = 10;
+
+/** The seed each logic type needs (CONTRACT "Codes": a missing one is 400 MISSING_SEED). */
+function requireSeeds(logicType: LogicType, request: RecommendationRequest): void {
+  const missing =
+    ((logicType === 'user-to-item' || logicType === 'recently-viewed') && !request.userId) ||
+    ((logicType === 'item-to-item' || logicType === 'similar-products') && !request.itemId) ||
+    (logicType === 'items-to-items' && !request.itemIds?.length);
+  if (missing) {
+    const field =
+      logicType === 'items-to-items' ? 'itemIds' : logicType.startsWith('item') ? 'itemId' : 'userId';
+    throw new ApiError('MISSING_SEED', `${logicType} needs ${field}`);
+  }
+}
+
+function seedIds(tenant: TenantState, logicType: LogicType, request: RecommendationRequest): number[] {
+  const known = (externalId: string) => {
+    const id = tenant.catalog.idOf(externalId);
+    return id >= 0 && tenant.catalog.inCatalog[id] === 1 ? id : -1;
+  };
+  if (logicType === 'item-to-item' || logicType === 'similar-products') {
+    const id = known(request.itemId!);
+    if (id < 0) throw new ApiError('ITEM_NOT_FOUND', `item '${request.itemId}' does not exist`);
+    return [id];
+  }
+  if (logicType === 'items-to-items') {
+    const ids = [...new Set(request.itemIds!.map(known).filter((id) => id >= 0))];
+    if (ids.length === 0) throw new ApiError('ITEM_NOT_FOUND', 'none of the itemIds exists');
+    return ids;
+  }
+  return [];
+}
+
+function byPriority(a: Rule, b: Rule): number {
+  return b.priority - a.priority || (a.slug < b.slug ? -1 : 1);
+}
+
+function linkedRules(tenant: TenantState, slugs: readonly string[]): Rule[] {
+  return slugs.flatMap((slug) => tenant.config.rules.get(slug) ?? []).sort(byPriority);
+}
+
+/**
+ * Constraints: the scenario's own, then constraint rules of the stored scenario for what it leaves unset
+ * (higher priority first). They are never changed per request.
+ */
+function effectiveConstraints(tenant: TenantState, scenario: Scenario | undefined): Constraints {
+  const merged: Constraints = {};
+  for (const rule of linkedRules(tenant, scenario?.rulesSlugs ?? [])) {
+    if (rule.type !== 'constraint' || !rule.constraints) continue;
+    for (const [key, value] of Object.entries(rule.constraints)) {
+      if (value !== undefined && merged[key as keyof Constraints] === undefined)
+        Object.assign(merged, { [key]: value });
+    }
+  }
+  return { ...merged, ...definedOnly(scenario?.constraints ?? {}) };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function pick<T>(override: T | undefined, fallback: T): T {
+  return override === undefined ? fallback : override;
+}
+
+/** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
+export function resolve(tenant: TenantState, request: RecommendationRequest, now: number): PipelineContext {
+  let scenario: Scenario | undefined;
+  if (request.scenario !== undefined) {
+    scenario = tenant.config.scenarios.get(request.scenario);
+    if (!scenario) throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${request.scenario}' does not exist`);
+  }
+  const logicType = scenario?.logicType ?? request.logicType;
+  if (!logicType) throw new ApiError('MISSING_SEED', 'a logicType is required when no scenario is given');
+  requireSeeds(logicType, request);
+  const seeds = seedIds(tenant, logicType, request);
+
+  const named = scenario?.algorithm ? findAlgorithm(scenario.algorithm) : undefined;
+  const algorithm = named && named.logicTypes.includes(logicType) ? named : defaultAlgorithm(logicType);
+  const { overrides } = request;
+
+  const rules = linkedRules(tenant, pick(overrides.rulesSlugs, scenario?.rulesSlugs ?? null) ?? []);
+  const filters = rules.filter((rule) => rule.type === 'filter').map((rule) => rule.expression!);
+  const scenarioFilter = pick(overrides.filter, scenario?.filter ?? null);
+  if (scenarioFilter) filters.push(scenarioFilter);
+  const boosterTexts = rules.filter((rule) => rule.type === 'booster').map((rule) => rule.expression!);
+  boosterTexts.push(...(pick(overrides.boosters, scenario?.boosters ?? null) ?? []));
+
+  const segmentationId = pick(overrides.segmentationId, scenario?.segmentationId ?? null);
+  const itemsPerSegment =
+    overrides.itemsPerSegment === null ? 1 : pick(overrides.itemsPerSegment, scenario?.itemsPerSegment);
+  const count = Math.min(request.count ?? DEFAULT_COUNT, scenario?.maxItems ?? Infinity);
+
+  const config: EffectiveConfig = {
+    scenario,
+    logicType,
+    algorithm,
+    count,
+    minItems: scenario?.minItems ?? 0,
+    filterClauses: filters.flatMap(splitFilterClauses),
+    boosters: algorithm.scored ? boosterTexts.map(compileBooster) : [],
+    constraints: effectiveConstraints(tenant, scenario),
+    autoRelaxFilters: pick(overrides.autoRelaxFilters, scenario?.autoRelaxFilters ?? false),
+    relaxEntireFilterOnEmpty: pick(
+      overrides.relaxEntireFilterOnEmpty,
+      scenario?.relaxEntireFilterOnEmpty ?? false,
+    ),
+    autoRelaxConstraints: scenario?.autoRelaxConstraints ?? false,
+    segmentation: segmentationId ? tenant.config.segmentations.get(segmentationId) : undefined,
+    itemsPerSegment,
+    autoExpandSegments: scenario?.autoExpandSegments ?? true,
+  };
+  const identity = request.userId;
+  return {
+    tenant,
+    request,
+    config,
+    now,
+    identity,
+    history: identity === undefined ? undefined : tenant.histories.get(identity),
+    seeds,
+    // recently-viewed ignores country for rank (and cache).
+    geo: logicType === 'recently-viewed' ? undefined : geoLiftFor(tenant, request.country, now),
+    poolSize: Math.max(3 * count, 100),
+  };
+}

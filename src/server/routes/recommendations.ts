@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import {
+  ALGORITHM_PARAMS,
+  ITEMS_TO_ITEMS_BODY,
+  LEGACY_QUERY,
+  RECOMMENDATION_BODY,
+  type ItemsToItemsBody,
+  type LegacyQuery,
+  type RecommendationBody,
+} from '../../contract/recommendations.js';
+import type { LogicType } from '../../contract/scenarios.js';
+import { describeAlgorithms } from '../../engine/algorithms/registry.js';
+import { checkGetLimits } from '../../engine/projection.js';
+import {
+  fromBody,
+  fromItemsToItems,
+  fromLegacyQuery,
+  type RecommendationRequest,
+} from '../../engine/request.js';
+
+/** Recommendations may be fetched by every credential kind of the tenant, public tokens included. */
+const config = { kinds: ['api' as const, 'private' as const, 'public' as const] };
+
+const USER_PARAMS = z.strictObject({ userId: z.string().min(1).max(512) });
+const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });
+
+export async function recommendationRoutes(app: FastifyInstance): Promise<void> {
+  const serve = (request: FastifyRequest, recommendation: RecommendationRequest) =>
+    app.recommender.recommend(request.tenant, recommendation);
+
+  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, async (request) =>
+    serve(request, fromBody(request.body as RecommendationBody)),
+  );
+
+  const legacyGet = (path: string, logicType: LogicType, seed: 'userId' | 'itemId') => {
+    app.get(
+      path,
+      {
+        config,
+        schema: { params: seed === 'userId' ? USER_PARAMS : ITEM_PARAMS, querystring: LEGACY_QUERY },
+      },
+      async (request) => {
+        const params = request.params as Record<typeof seed, string>;
+        const recommendation = fromLegacyQuery(
+          logicType,
+          { [seed]: params[seed] },
+          request.query as LegacyQuery,
+        );
+        checkGetLimits(recommendation.projection, request.url);
+        return serve(request, recommendation);
+      },
+    );
+  };
+  legacyGet('/recommendations/user-to-item/:userId', 'user-to-item', 'userId');
+  legacyGet('/recommendations/item-to-item/:itemId', 'item-to-item', 'itemId');
+  legacyGet('/recommendations/recently-viewed/:userId', 'recently-viewed', 'userId');
+  legacyGet('/recommendations/similar-products/:itemId', 'similar-products', 'itemId');
+
+  app.post(
+    '/recommendations/items-to-items',
+    { config, schema: { body: ITEMS_TO_ITEMS_BODY, querystring: LEGACY_QUERY } },
+    async (request) =>
+      serve(request, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery)),
+  );
+
+  app.get('/recommendations/algorithms', { config }, async () => ({ data: describeAlgorithms() }));
+  app.get(
+    '/recommendations/algorithms/:logicType',
+    { config, schema: { params: ALGORITHM_PARAMS } },
+    async (request) => ({
+      data: describeAlgorithms((request.params as z.infer<typeof ALGORITHM_PARAMS>).logicType),
+    }),
+  );
+}
