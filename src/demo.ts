@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateShop } from '../fixtures/shop.js';
+import { INTERACTIONS_BODY, ITEMS_BODY, USERS_BODY } from './contract/ingestion.js';
 import type { TenantCredentials } from './contract/tenants.js';
 import { appendInteractions } from './ingestion/events.js';
 import { upsertItems } from './ingestion/items.js';
@@ -26,9 +27,16 @@ export async function seedDemoTenant(runtime: Runtime): Promise<TenantCredential
   const credentials = await createTenant(runtime, DEMO_TENANT);
   const tenant = runtime.state.get(DEMO_TENANT)!;
   const shop = generateShop({ now: new Date() });
-  for (const batch of chunks(shop.items, BATCH)) await upsertItems(runtime, tenant, batch);
-  for (const batch of chunks(shop.users, BATCH)) await upsertUsers(runtime, tenant, batch);
-  for (const batch of chunks(shop.interactions, BATCH)) await appendInteractions(runtime, tenant, batch);
+  // Through the same schemas as HTTP bodies, so the demo data is validated and normalised like any other.
+  for (const items of chunks(shop.items, BATCH)) {
+    await upsertItems(runtime, tenant, ITEMS_BODY.parse({ items }).items);
+  }
+  for (const users of chunks(shop.users, BATCH)) {
+    await upsertUsers(runtime, tenant, USERS_BODY.parse({ users }).users);
+  }
+  for (const interactions of chunks(shop.interactions, BATCH)) {
+    await appendInteractions(runtime, tenant, INTERACTIONS_BODY.parse({ interactions }).interactions);
+  }
   writeFileSync(path.join(runtime.dataDir, 'demo-credentials.json'), JSON.stringify(credentials, null, 2), {
     mode: 0o600,
   });

@@ -13,17 +13,25 @@ export const TENANT_ID = z
 const ISO_TIMESTAMP =
   /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+/** The form clients send most (`toISOString()`), which Date.parse reads exactly as RFC 3339 says. */
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+
 /** ISO 8601 date or date-time; a time without offset is UTC. Returns epoch ms, NaN when invalid. */
 export function parseIsoTimestamp(value: string): number {
+  if (CANONICAL_UTC.test(value)) return Date.parse(value);
   if (!ISO_TIMESTAMP.test(value)) return NaN;
   const hasTime = value.length > 10;
   const hasOffset = /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value.slice(10));
   return Date.parse(hasTime && !hasOffset ? `${value}Z` : value);
 }
 
-export const ISO_DATE_TIME = z
-  .string()
-  .refine((value) => !Number.isNaN(parseIsoTimestamp(value)), 'expected an ISO 8601 date or date-time');
+/** An ISO 8601 date or date-time, parsed once during validation into epoch milliseconds. */
+export const ISO_DATE_TIME = z.string().transform((value, context) => {
+  const ms = parseIsoTimestamp(value);
+  if (Number.isNaN(ms))
+    context.addIssue({ code: 'custom', message: 'expected an ISO 8601 date or date-time' });
+  return ms;
+});
 
 export const NON_EMPTY_ID = z.string().min(1, 'must not be empty').max(512, 'at most 512 characters');
 

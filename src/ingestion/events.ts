@@ -1,4 +1,3 @@
-import { parseIsoTimestamp } from '../contract/common.js';
 import type { Impression, Interaction } from '../contract/ingestion.js';
 import { normalizeCountry } from '../geo/countries.js';
 import type { Runtime } from '../runtime.js';
@@ -8,8 +7,8 @@ import { provisionUser } from './users.js';
 
 export const DEFAULT_WEIGHTS = { view: 1, cart: 2, purchase: 4, rating: 3 } as const;
 
-function eventTime(timestamp: string | undefined, receivedAt: number): number {
-  return timestamp === undefined ? receivedAt : parseIsoTimestamp(timestamp);
+function eventTime(timestamp: number | undefined, receivedAt: number): number {
+  return timestamp ?? receivedAt;
 }
 
 export function toStoredInteraction(event: Interaction, receivedAt: number): StoredInteraction {

@@ -1,4 +1,3 @@
-import { parseIsoTimestamp } from '../contract/common.js';
 import type { ItemUpsert } from '../contract/ingestion.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
@@ -16,7 +15,7 @@ export function mergeItem(current: StoredItem | undefined, delta: ItemUpsert, no
         ? (current?.expiresAt ?? null)
         : delta.expiresAt === null
           ? null
-          : new Date(parseIsoTimestamp(delta.expiresAt)).toISOString(),
+          : new Date(delta.expiresAt).toISOString(),
     available: current?.available ?? true,
     feedManaged: current?.feedManaged ?? false,
     createdAt: current?.createdAt ?? now,

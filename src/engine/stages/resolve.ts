@@ -17,7 +17,11 @@ function requireSeeds(logicType: LogicType, request: RecommendationRequest): voi
     (logicType === 'items-to-items' && !request.itemIds?.length);
   if (missing) {
     const field =
-      logicType === 'items-to-items' ? 'itemIds' : logicType.startsWith('item') ? 'itemId' : 'userId';
+      logicType === 'items-to-items'
+        ? 'itemIds'
+        : logicType === 'item-to-item' || logicType === 'similar-products'
+          ? 'itemId'
+          : 'userId';
     throw new ApiError('MISSING_SEED', `${logicType} needs ${field}`);
   }
 }

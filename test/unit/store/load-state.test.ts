@@ -17,7 +17,7 @@ describe('serving state rebuilt from the store', () => {
   it('restores items, users, credentials, settings, event ids and windowed histories', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-load-'));
     dirs.push(dir);
-    const ago = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString();
+    const ago = (days: number) => Date.now() - days * DAY_MS;
 
     const first = await openRuntime(dir);
     const credentials = await createTenant(first, 'shop');
