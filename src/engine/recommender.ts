@@ -47,10 +47,10 @@ export class Recommender {
   private rankedList(tenant: TenantState, request: RecommendationRequest, now: number): RankedList {
     if (request.noCache) return recommendList(tenant, request, now);
     const key = this.cache.key(tenant, request);
-    const cached = this.cache.get(key, tenant);
+    const cached = this.cache.get(key, tenant, now);
     if (cached) return cached;
     const list = recommendList(tenant, request, now);
-    this.cache.set(key, tenant, request.userId, list);
+    this.cache.set(key, tenant, request.userId, list, now);
     return list;
   }
 }

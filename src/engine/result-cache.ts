@@ -7,6 +7,8 @@ import type { RecommendationRequest } from './request.js';
 
 interface Entry {
   list: RankedList;
+  createdAt: number;
+  geoVersion: number;
   catalogVersion: number;
   configVersion: number;
   settings: object;
@@ -14,6 +16,13 @@ interface Entry {
   identity?: string;
   historyVersion: number;
 }
+
+/**
+ * Interactions of other users change geo counters and popularity all the time; an entry outlives such a
+ * change by at most this long (the contract's "geo counters show within 1 s"), so a stream of writes
+ * costs one recomputation per key and second, not one per request.
+ */
+const GEO_STALENESS_MS = 1_000;
 
 export interface ResultCacheOptions {
   maxBytes: number;
@@ -38,7 +47,10 @@ export class ResultCache {
 
   key(tenant: TenantState, request: RecommendationRequest): string {
     const logic = request.scenario ? `s:${request.scenario}` : `l:${request.logicType}`;
-    const recentlyViewed = request.logicType === 'recently-viewed' && !request.scenario;
+    const logicType = request.scenario
+      ? tenant.config.scenarios.get(request.scenario)?.logicType
+      : request.logicType;
+    const recentlyViewed = logicType === 'recently-viewed';
     const country = recentlyViewed ? '' : (normalizeCountry(request.country) ?? '_global_');
     const overrides = Object.keys(request.overrides).length
       ? createHash('sha1').update(JSON.stringify(request.overrides)).digest('base64url')
@@ -47,7 +59,7 @@ export class ResultCache {
     return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${country}\u0000${overrides}`;
   }
 
-  get(key: string, tenant: TenantState): RankedList | undefined {
+  get(key: string, tenant: TenantState, now: number): RankedList | undefined {
     const entry = this.lru.get(key);
     if (!entry) return undefined;
     const history = entry.identity === undefined ? undefined : tenant.histories.get(entry.identity);
@@ -56,15 +68,18 @@ export class ResultCache {
       entry.configVersion === tenant.config.version &&
       entry.settings === tenant.settings &&
       entry.neighbours === tenant.neighbours &&
-      entry.historyVersion === (history?.version ?? 0);
+      entry.historyVersion === (history?.version ?? 0) &&
+      (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < GEO_STALENESS_MS);
     if (fresh) return entry.list;
     this.lru.delete(key);
     return undefined;
   }
 
-  set(key: string, tenant: TenantState, identity: string | undefined, list: RankedList): void {
+  set(key: string, tenant: TenantState, identity: string | undefined, list: RankedList, now: number): void {
     this.lru.set(key, {
       list,
+      createdAt: now,
+      geoVersion: tenant.geoCounts.version,
       catalogVersion: tenant.catalog.version,
       configVersion: tenant.config.version,
       settings: tenant.settings,

@@ -7,7 +7,7 @@ import type { Algorithm } from './algorithm.js';
 const categoriesSeen = new IdMarks();
 
 /**
- * Items of the seeds' categories, most popular first (geo-aware when a country is given). The fallback
+ * Items of the seeds' categories, most popular first (stage 4 makes them geo-aware). The fallback
  * for a seed without neighbours, and the similar-products algorithm until vector search exists.
  */
 export function categoryCandidates(context: PipelineContext, seeds: readonly number[]): CandidatePool {
@@ -21,7 +21,8 @@ export function categoryCandidates(context: PipelineContext, seeds: readonly num
   if (categories.size === 0) return pool;
   categoriesSeen.begin(catalog.size);
   for (const seed of seeds) categoriesSeen.mark(seed);
-  const ranking = popularityRanking(context.tenant, context.geo, context.now);
+  // Global popularity: stage 4 applies the geo lift to these candidates (once).
+  const ranking = popularityRanking(context.tenant, undefined, context.now);
   for (let i = 0; i < ranking.ids.length && pool.length < context.poolSize; i++) {
     const id = ranking.ids[i];
     const category = catalog.categories[id];

@@ -69,8 +69,9 @@ function freshness(pool: CandidatePool, context: PipelineContext, days: number |
 
 /**
  * Reserves about `percentage` of the requested slots for long-tail items: when too few are among the top
- * `count`, the best long-tail items below trade scores with the weakest others in the top `count`, so
- * the re-sort that follows puts them inside.
+ * `count`, the best long-tail items below trade places with the weakest others in the top `count`. Each
+ * slot keeps its score, so ties cannot push a promoted item back out in the re-sort that follows, and the
+ * best promoted item takes the best freed slot, so both groups keep their order.
  */
 function injectLongTail(pool: CandidatePool, context: PipelineContext, percentage: number): void {
   const count = context.config.count;
@@ -82,18 +83,23 @@ function injectLongTail(pool: CandidatePool, context: PipelineContext, percentag
   const top = Math.min(count, pool.length);
   let inside = 0;
   for (let i = 0; i < top; i++) if (isLongTail(i)) inside++;
+  const promoted: number[] = [];
+  const freed: number[] = [];
   let weakest = top - 1;
   for (let below = top; below < pool.length && inside < reserved; below++) {
     if (!isLongTail(below)) continue;
     while (weakest >= 0 && isLongTail(weakest)) weakest--;
-    if (weakest < 0) return;
-    const score = pool.scores[weakest];
-    pool.scores[weakest] = pool.scores[below];
-    pool.scores[below] = score;
-    // The promoted item now sits at `below` with a top score; mark the slot as taken by moving on.
-    weakest--;
+    if (weakest < 0) break;
+    promoted.push(below);
+    freed.push(weakest--);
     inside++;
   }
+  freed.reverse().forEach((slot, k) => swapEntries(pool, slot, promoted[k]));
+}
+
+function swapEntries(pool: CandidatePool, a: number, b: number): void {
+  [pool.ids[a], pool.ids[b]] = [pool.ids[b], pool.ids[a]];
+  [pool.fill[a], pool.fill[b]] = [pool.fill[b], pool.fill[a]];
 }
 
 /** Stage 7: diversity, freshness, long-tail injection, then re-sort and cut to the pool size. */

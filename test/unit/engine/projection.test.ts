@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { checkGetLimits, projectionMode, projectItem } from '../../../src/engine/projection.js';
+import { apiErrorOf, item } from '../../support/tenant-fixture.js';
+
+const stored = item('sku-1', {
+  category: 'shoes',
+  attributes: { name: 'Runner', price: 80, size: { eu: 42, us: '9' }, tags: ['a', 'b'], nothing: null },
+  createdAt: Date.parse('2026-01-02T03:04:05Z'),
+});
+
+describe('projectionMode', () => {
+  it('full when returnProperties and includedProperties are omitted, or only returnProperties=true', () => {
+    expect(projectionMode({})).toEqual({ mode: 'full' });
+    expect(projectionMode({ returnProperties: true })).toEqual({ mode: 'full' });
+  });
+
+  it('lean with returnProperties=false, includedProperties ignored (even unsafe ones)', () => {
+    expect(projectionMode({ returnProperties: false })).toEqual({ mode: 'lean' });
+    expect(projectionMode({ returnProperties: false, includedProperties: ['attributes.__proto__'] })).toEqual(
+      {
+        mode: 'lean',
+      },
+    );
+  });
+
+  it('selective with includedProperties, whether returnProperties is true or omitted', () => {
+    const selective = { mode: 'selective', paths: [['attributes', 'name'], ['category']] };
+    expect(projectionMode({ includedProperties: ['attributes.name', 'category'] })).toEqual(selective);
+    expect(
+      projectionMode({ returnProperties: true, includedProperties: ['attributes.name', 'category'] }),
+    ).toEqual(selective);
+  });
+
+  it.each(['__proto__', 'constructor', 'prototype', 'toString', 'valueOf'])(
+    'a path with the unsafe segment %s, at any depth, is 400 UNSAFE_PATH',
+    (segment) => {
+      for (const path of [segment, `attributes.${segment}`, `attributes.size.${segment}.x`]) {
+        const error = apiErrorOf(() => projectionMode({ includedProperties: ['attributes.name', path] }));
+        expect([error.code, error.statusCode]).toEqual(['UNSAFE_PATH', 400]);
+      }
+    },
+  );
+
+  it('segments are compared exactly: a safe name containing an unsafe word is fine', () => {
+    expect(projectionMode({ includedProperties: ['attributes.constructorName'] }).mode).toBe('selective');
+  });
+
+  it('a path with an empty segment is 400 INVALID_QUERY', () => {
+    expect(apiErrorOf(() => projectionMode({ includedProperties: ['attributes..name'] })).code).toBe(
+      'INVALID_QUERY',
+    );
+  });
+});
+
+describe('projectItem', () => {
+  it('lean: itemId, plus score when computed', () => {
+    expect(projectItem(stored, 0.5, { mode: 'lean' })).toEqual({ itemId: 'sku-1', score: 0.5 });
+    expect(projectItem(stored, undefined, { mode: 'lean' })).toEqual({ itemId: 'sku-1' });
+  });
+
+  it('full: identity keys and the raw stored document', () => {
+    expect(projectItem(stored, 0.5, { mode: 'full' })).toEqual({
+      itemId: 'sku-1',
+      score: 0.5,
+      externalId: 'sku-1',
+      category: 'shoes',
+      attributes: stored.attributes,
+      expiresAt: null,
+      available: true,
+      feedManaged: false,
+      createdAt: '2026-01-02T03:04:05.000Z',
+      updatedAt: '2026-01-02T03:04:05.000Z',
+    });
+  });
+
+  const selective = (score: number | undefined, ...paths: string[]) => {
+    const mode = projectionMode({ includedProperties: paths });
+    return projectItem(stored, score, mode);
+  };
+
+  it('selective: itemId, score when computed, and exactly the requested raw paths', () => {
+    expect(selective(0.5, 'attributes.name', 'attributes.size.eu', 'category')).toEqual({
+      itemId: 'sku-1',
+      score: 0.5,
+      attributes: { name: 'Runner', size: { eu: 42 } },
+      category: 'shoes',
+    });
+    expect(selective(undefined, 'attributes.price')).toEqual({ itemId: 'sku-1', attributes: { price: 80 } });
+  });
+
+  it('paths are literal: `name` is not `attributes.name`', () => {
+    expect(selective(0.5, 'name')).toEqual({ itemId: 'sku-1', score: 0.5 });
+  });
+
+  it('a safe path missing from the item is omitted silently (arrays are not walked)', () => {
+    expect(
+      selective(0.5, 'attributes.color', 'attributes.size.cm', 'attributes.tags.0', 'attributes.name.x'),
+    ).toEqual({ itemId: 'sku-1', score: 0.5 });
+  });
+
+  it('null values and whole objects are copied as they are', () => {
+    expect(selective(undefined, 'attributes.nothing', 'attributes.size', 'attributes.tags')).toEqual({
+      itemId: 'sku-1',
+      attributes: { nothing: null, size: { eu: 42, us: '9' }, tags: ['a', 'b'] },
+    });
+  });
+
+  it('createdAt is the ISO string of the raw document', () => {
+    expect(selective(undefined, 'createdAt')).toEqual({
+      itemId: 'sku-1',
+      createdAt: '2026-01-02T03:04:05.000Z',
+    });
+  });
+
+  it('projecting never changes the stored item', () => {
+    const before = structuredClone(stored);
+    selective(1, 'attributes', 'attributes.size.eu', 'attributes.size');
+    projectItem(stored, 1, { mode: 'full' });
+    expect(stored).toEqual(before);
+  });
+});
+
+describe('checkGetLimits (legacy GET routes)', () => {
+  const paths = (n: number) => Array.from({ length: n }, (_, i) => `attributes.k${i}`);
+
+  it('at most 20 included paths', () => {
+    expect(() => checkGetLimits({ includedProperties: paths(20) }, '/r')).not.toThrow();
+    expect(apiErrorOf(() => checkGetLimits({ includedProperties: paths(21) }, '/r')).code).toBe(
+      'TOO_MANY_PATHS',
+    );
+  });
+
+  it('a request target of at most 2048 characters', () => {
+    expect(() => checkGetLimits({}, '/'.padEnd(2048, 'x'))).not.toThrow();
+    const error = apiErrorOf(() => checkGetLimits({}, '/'.padEnd(2049, 'x')));
+    expect([error.code, error.statusCode]).toEqual(['URL_TOO_LONG', 400]);
+  });
+});

@@ -1,0 +1,168 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { RankedList } from '../../../src/engine/pipeline.js';
+import { ResultCache } from '../../../src/engine/result-cache.js';
+import { ItemNeighbours } from '../../../src/models/item-neighbours.js';
+import { addEvents, buildTenant, item, request, type RequestBody } from '../../support/tenant-fixture.js';
+
+const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
+
+function list(...ids: number[]): RankedList {
+  return { ids: Int32Array.from(ids), scores: Float64Array.from(ids), algorithm: 'co-occurrence' };
+}
+
+function tenantOf() {
+  return buildTenant({
+    items: ['a', 'b'],
+    events: [{ item: 'a', user: 'u' }],
+    scenarios: [
+      { slug: 'pdp', logicType: 'item-to-item' },
+      { slug: 'history', logicType: 'recently-viewed' },
+    ],
+  });
+}
+
+describe('ResultCache.key', () => {
+  const tenant = tenantOf();
+  const cache = new ResultCache(OPTIONS);
+  const key = (body: RequestBody) => cache.key(tenant, request(body));
+  const segments = (body: RequestBody) => key(body).split('\u0000');
+  const pdp: RequestBody = { scenario: 'pdp', itemId: 'a' };
+
+  it.each<[RequestBody['logicType'], RequestBody]>([
+    ['user-to-item', { userId: 'u' }],
+    ['item-to-item', { itemId: 'a' }],
+    ['items-to-items', { itemIds: ['a'] }],
+    ['similar-products', { itemId: 'a' }],
+  ])('%s: the country segment is the ISO code, or `_global_`', (logicType, seed) => {
+    expect(segments({ logicType, ...seed, country: 'DE' })).toContain('DE');
+    expect(segments({ logicType, ...seed })).toContain('_global_');
+    expect(key({ logicType, ...seed, country: 'de' })).toBe(key({ logicType, ...seed, country: 'DE' }));
+    for (const country of ['OTH', 'XX', 'DEU']) {
+      expect(key({ logicType, ...seed, country })).toBe(key({ logicType, ...seed }));
+    }
+    expect(key({ logicType, ...seed, country: 'FR' })).not.toBe(key({ logicType, ...seed, country: 'DE' }));
+  });
+
+  it('recently-viewed ignores country, by logicType or by scenario', () => {
+    const byLogic: RequestBody = { logicType: 'recently-viewed', userId: 'u' };
+    expect(key({ ...byLogic, country: 'DE' })).toBe(key(byLogic));
+    expect(segments({ ...byLogic, country: 'DE' })).not.toContain('DE');
+    expect(segments(byLogic)).not.toContain('_global_');
+    const byScenario: RequestBody = { scenario: 'history', userId: 'u' };
+    expect(key({ ...byScenario, country: 'DE' })).toBe(key({ ...byScenario, country: 'FR' }));
+    expect(segments({ ...byScenario, country: 'DE' })).not.toContain('DE');
+  });
+
+  it('adds a hash of the overrides only when one is sent', () => {
+    const plain = segments(pdp);
+    const overridden = segments({ ...pdp, filter: `'price' < 10` });
+    expect(plain.at(-1)).toBe('');
+    expect(overridden.at(-1)).not.toBe('');
+    expect(overridden.slice(0, -1)).toEqual(plain.slice(0, -1));
+  });
+
+  it('different overrides get different keys; the same overrides the same key', () => {
+    const keys = [
+      key(pdp),
+      key({ ...pdp, filter: `'price' < 10` }),
+      key({ ...pdp, filter: `'price' < 20` }),
+      key({ ...pdp, filter: null }),
+      key({ ...pdp, boosters: [] }),
+      key({ ...pdp, rulesSlugs: ['x'] }),
+      key({ ...pdp, segmentationId: 'seg' }),
+      key({ ...pdp, itemsPerSegment: null }),
+      key({ ...pdp, autoRelaxFilters: false }),
+      key({ ...pdp, relaxEntireFilterOnEmpty: true }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(key({ ...pdp, filter: `'price' < 10` })).toBe(key({ ...pdp, filter: `'price' < 10` }));
+  });
+
+  it('differs by tenant, placement, seeds and count, but not by projection or noCache', () => {
+    const other = buildTenant({
+      tenantId: 't2',
+      items: ['a'],
+      scenarios: [{ slug: 'pdp', logicType: 'item-to-item' }],
+    });
+    expect(cache.key(other, request(pdp))).not.toBe(key(pdp));
+    expect(key({ logicType: 'item-to-item', itemId: 'a' })).not.toBe(key(pdp));
+    expect(key({ ...pdp, itemId: 'b' })).not.toBe(key(pdp));
+    expect(key({ ...pdp, userId: 'u' })).not.toBe(key(pdp));
+    expect(key({ ...pdp, count: 3 })).not.toBe(key(pdp));
+    expect(key({ ...pdp, returnProperties: false, includedProperties: ['category'], noCache: true })).toBe(
+      key(pdp),
+    );
+  });
+});
+
+const NOW = Date.now();
+
+describe('ResultCache entries', () => {
+  it('returns the stored list while nothing it depends on changed', () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache(OPTIONS);
+    const stored = list(1, 0);
+    cache.set('k', tenant, undefined, stored, NOW);
+    expect(cache.get('k', tenant, NOW)).toBe(stored);
+    expect(cache.get('other', tenant, NOW)).toBeUndefined();
+  });
+
+  it.each<[string, string, (tenant: ReturnType<typeof tenantOf>) => void]>([
+    ['the catalog changes', 'u', (tenant) => tenant.catalog.upsert(item('c'))],
+    ['the configuration changes', 'u', (tenant) => tenant.config.version++],
+    ['the tenant settings are replaced', 'u', (tenant) => (tenant.settings = { ...tenant.settings })],
+    ['a new neighbour model is installed', 'u', (tenant) => (tenant.neighbours = ItemNeighbours.empty())],
+    ["the requesting user's history changes", 'u', (tenant) => addEvents(tenant, [{ item: 'b', user: 'u' }])],
+    ["a new user's first event arrives", 'new', (tenant) => addEvents(tenant, [{ item: 'b', user: 'new' }])],
+  ])('is stale once %s', (_change, identity, change) => {
+    const tenant = tenantOf();
+    const cache = new ResultCache(OPTIONS);
+    cache.set('k', tenant, identity, list(1), NOW);
+    change(tenant);
+    expect(cache.get('k', tenant, NOW)).toBeUndefined();
+  });
+
+  it("outlives other users' events (geo counters, popularity) by at most a second", () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache(OPTIONS);
+    const stored = list(1);
+    cache.set('k', tenant, 'u', stored, NOW);
+    cache.set('anonymous', tenant, undefined, stored, NOW);
+    addEvents(tenant, [{ item: 'b', user: 'someone-else' }, { item: 'b' }]);
+    expect(cache.get('k', tenant, NOW + 999)).toBe(stored);
+    expect(cache.get('anonymous', tenant, NOW + 999)).toBe(stored);
+    expect(cache.get('k', tenant, NOW + 1000)).toBeUndefined();
+    expect(cache.get('anonymous', tenant, NOW + 1000)).toBeUndefined();
+  });
+
+  it('stays fresh past a second when no counter changed', () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache(OPTIONS);
+    const stored = list(1);
+    cache.set('k', tenant, undefined, stored, NOW);
+    expect(cache.get('k', tenant, NOW + 30_000)).toBe(stored);
+  });
+
+  it('entries expire after ttlMs', async () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache({ maxBytes: OPTIONS.maxBytes, ttlMs: 20 });
+    cache.set('k', tenant, undefined, list(1), NOW);
+    await sleep(60);
+    expect(cache.get('k', tenant, NOW)).toBeUndefined();
+  });
+
+  it('the least recently used entries go when maxBytes is exceeded', () => {
+    const tenant = tenantOf();
+    // Each entry weighs 256 + 2 × key length + 12 per id: 256 + 2 + 120 = 378 bytes.
+    const cache = new ResultCache({ maxBytes: 1000, ttlMs: 60_000 });
+    const ten = list(...Array.from({ length: 10 }, (_, i) => i));
+    cache.set('a', tenant, undefined, ten, NOW);
+    cache.set('b', tenant, undefined, ten, NOW);
+    cache.get('a', tenant, NOW);
+    cache.set('c', tenant, undefined, ten, NOW);
+    expect(cache.get('b', tenant, NOW)).toBeUndefined();
+    expect(cache.get('a', tenant, NOW)).toBe(ten);
+    expect(cache.get('c', tenant, NOW)).toBe(ten);
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { boosters } from '../../../../src/engine/stages/boosters.js';
+import {
+  buildTenant,
+  contextOf,
+  daysAgo,
+  entriesOf,
+  externalIds,
+  item,
+  poolOf,
+  rank,
+  rankIds,
+  type RequestBody,
+} from '../../../support/tenant-fixture.js';
+
+/** Seed s: neighbours a 0.5, b 0.25, c 0.125. b is acme and red, c is red. */
+const tenant = buildTenant({
+  items: [
+    's',
+    item('a', { attributes: { brand: 'other' } }),
+    item('b', { attributes: { brand: 'acme', color: 'red' } }),
+    item('c', { attributes: { color: 'red' } }),
+  ],
+  events: [
+    { item: 'b', country: 'DE', times: 50 },
+    { item: 'a', user: 'reader', ts: daysAgo(2) },
+    { item: 'c', user: 'reader', ts: daysAgo(1) },
+  ],
+  neighbours: [
+    ['s', 'a', 0.5],
+    ['s', 'b', 0.25],
+    ['s', 'c', 0.125],
+  ],
+  rules: [{ slug: 'acme-rule', type: 'booster', expression: `boost by 2 where 'brand' = "acme"` }],
+  scenarios: [
+    {
+      slug: 'boosted',
+      logicType: 'item-to-item',
+      boosters: [`boost by 3 where 'color' = "red"`, `boost by 4 where 'brand' = "acme"`],
+    },
+    {
+      slug: 'with-rule',
+      logicType: 'item-to-item',
+      rulesSlugs: ['acme-rule'],
+      boosters: [`boost by 3 where 'color' = "red"`],
+    },
+    { slug: 'recent', logicType: 'recently-viewed', boosters: [`boost by 10 where 'brand' = "other"`] },
+  ],
+});
+
+function scored(body: RequestBody): [string, number][] {
+  const list = rank(tenant, body);
+  return externalIds(tenant, list.ids).map((id, i) => [id, list.scores![i]]);
+}
+
+describe('stage 6, boosters', () => {
+  it('each matching booster multiplies the score; boosters stack by multiplication', () => {
+    expect(scored({ scenario: 'boosted', itemId: 's' })).toEqual([
+      ['b', 0.25 * 3 * 4],
+      ['a', 0.5],
+      ['c', 0.125 * 3],
+    ]);
+  });
+
+  it('booster rules stack with the scenario boosters', () => {
+    expect(scored({ scenario: 'with-rule', itemId: 's' })).toEqual([
+      ['b', 0.25 * 2 * 3],
+      ['a', 0.5],
+      ['c', 0.125 * 3],
+    ]);
+  });
+
+  it('boosters multiply the already-lifted score', () => {
+    const lifted = rank(tenant, { logicType: 'item-to-item', itemId: 's', country: 'DE' });
+    const boosted = rank(tenant, { scenario: 'boosted', itemId: 's', country: 'DE' });
+    const scoreOf = (list: typeof lifted, id: string) =>
+      list.scores![externalIds(tenant, list.ids).indexOf(id)];
+    expect(scoreOf(lifted, 'b')).not.toBe(0.25);
+    expect(scoreOf(boosted, 'b')).toBeCloseTo(scoreOf(lifted, 'b') * 12, 12);
+    expect(scoreOf(boosted, 'c')).toBeCloseTo(scoreOf(lifted, 'c') * 3, 12);
+  });
+
+  it('apply to a pool in place, fill entries included', () => {
+    const pool = poolOf(tenant, [
+      ['a', 1],
+      ['b', 1],
+    ]);
+    pool.fill[1] = 1;
+    expect(
+      entriesOf(tenant, boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }))),
+    ).toEqual([
+      ['a', 1],
+      ['b', 12],
+    ]);
+  });
+
+  it('request boosters replace the scenario list, and [] clears it', () => {
+    expect(
+      scored({ scenario: 'boosted', itemId: 's', boosters: [`boost by 8 where 'brand' = "other"`] }),
+    ).toEqual([
+      ['a', 4],
+      ['b', 0.25],
+      ['c', 0.125],
+    ]);
+    expect(scored({ scenario: 'boosted', itemId: 's', boosters: [] }).map(([id]) => id)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+  });
+
+  it('do not apply to recently-viewed, which has no scores', () => {
+    expect(rankIds(tenant, { scenario: 'recent', userId: 'reader' })).toEqual(['c', 'a']);
+    expect(rank(tenant, { scenario: 'recent', userId: 'reader' }).scores).toBeUndefined();
+  });
+});
