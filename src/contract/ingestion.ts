@@ -22,40 +22,38 @@ export type UserUpsert = z.infer<typeof USER_UPSERT>;
 
 export const INTERACTION_TYPES = ['view', 'cart', 'purchase', 'rating'] as const;
 
-export const INTERACTION = z
-  .strictObject({
-    userId: NON_EMPTY_ID.optional(),
-    sessionId: NON_EMPTY_ID.optional(),
-    itemId: NON_EMPTY_ID,
-    type: z.enum(INTERACTION_TYPES),
-    weight: z.number().finite().optional(),
-    scenarioSlug: SLUG.optional(),
-    country: COUNTRY.optional(),
-    timestamp: ISO_DATE_TIME.optional(),
-    eventId: EVENT_ID.optional(),
-    recommId: z.string().max(256).optional(),
-  })
-  .refine((event) => event.userId !== undefined || event.sessionId !== undefined, {
-    message: 'one of userId or sessionId is required',
-    path: ['userId'],
-  });
+/** Fields every event carries; one of userId or sessionId names who acted. */
+const EVENT_FIELDS = {
+  userId: NON_EMPTY_ID.optional(),
+  sessionId: NON_EMPTY_ID.optional(),
+  scenarioSlug: SLUG.optional(),
+  country: COUNTRY.optional(),
+  timestamp: ISO_DATE_TIME.optional(),
+  eventId: EVENT_ID.optional(),
+  recommId: z.string().max(256).optional(),
+};
+
+function hasIdentity(value: { userId?: string; sessionId?: string }): boolean {
+  return value.userId !== undefined || value.sessionId !== undefined;
+}
+
+function event<T extends z.ZodRawShape>(fields: T) {
+  return z
+    .strictObject({ ...EVENT_FIELDS, ...fields })
+    .refine((value) => hasIdentity(value as { userId?: string; sessionId?: string }), {
+      message: 'one of userId or sessionId is required',
+      path: ['userId'],
+    });
+}
+
+export const INTERACTION = event({
+  itemId: NON_EMPTY_ID,
+  type: z.enum(INTERACTION_TYPES),
+  weight: z.number().finite().optional(),
+});
 export type Interaction = z.infer<typeof INTERACTION>;
 
-export const IMPRESSION = z
-  .strictObject({
-    userId: NON_EMPTY_ID.optional(),
-    sessionId: NON_EMPTY_ID.optional(),
-    itemIds: z.array(NON_EMPTY_ID).min(1, 'at least one item id'),
-    scenarioSlug: SLUG.optional(),
-    country: COUNTRY.optional(),
-    timestamp: ISO_DATE_TIME.optional(),
-    eventId: EVENT_ID.optional(),
-    recommId: z.string().max(256).optional(),
-  })
-  .refine((event) => event.userId !== undefined || event.sessionId !== undefined, {
-    message: 'one of userId or sessionId is required',
-    path: ['userId'],
-  });
+export const IMPRESSION = event({ itemIds: z.array(NON_EMPTY_ID).min(1, 'at least one item id') });
 export type Impression = z.infer<typeof IMPRESSION>;
 
 function batch<T extends z.ZodType>(record: T) {

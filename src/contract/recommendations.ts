@@ -22,31 +22,28 @@ const OVERRIDES = {
 
 export const OVERRIDE_FIELDS = Object.keys(OVERRIDES) as (keyof typeof OVERRIDES)[];
 
+/** What both POST bodies share: the items seeds, count, country, projection, cache switch and overrides. */
+const LIST_FIELDS = {
+  itemIds: z.array(ID).max(1000).optional(),
+  count: COUNT.optional(),
+  country: z.string().max(16).optional(),
+  returnProperties: z.boolean().optional(),
+  includedProperties: PATHS.optional(),
+  noCache: z.boolean().optional(),
+  ...OVERRIDES,
+};
+
 export const RECOMMENDATION_BODY = z.strictObject({
   scenario: SLUG.optional(),
   logicType: z.enum(LOGIC_TYPES).optional(),
   userId: ID.optional(),
   itemId: ID.optional(),
-  itemIds: z.array(ID).max(1000).optional(),
-  count: COUNT.optional(),
-  country: z.string().max(16).optional(),
-  returnProperties: z.boolean().optional(),
-  includedProperties: PATHS.optional(),
-  noCache: z.boolean().optional(),
-  ...OVERRIDES,
+  ...LIST_FIELDS,
 });
 export type RecommendationBody = z.infer<typeof RECOMMENDATION_BODY>;
 
 /** Body of the legacy `POST /recommendations/items-to-items` (scenario and userId travel in the query). */
-export const ITEMS_TO_ITEMS_BODY = z.strictObject({
-  itemIds: z.array(ID).max(1000).optional(),
-  count: COUNT.optional(),
-  country: z.string().max(16).optional(),
-  returnProperties: z.boolean().optional(),
-  includedProperties: PATHS.optional(),
-  noCache: z.boolean().optional(),
-  ...OVERRIDES,
-});
+export const ITEMS_TO_ITEMS_BODY = z.strictObject(LIST_FIELDS);
 export type ItemsToItemsBody = z.infer<typeof ITEMS_TO_ITEMS_BODY>;
 
 const BOOLEAN_TEXT = z.enum(['true', 'false']).transform((value) => value === 'true');

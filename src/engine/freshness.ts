@@ -1,4 +1,5 @@
 import { parseIsoTimestamp } from '../contract/common.js';
+import { walkPath } from '../nextql/keys.js';
 import type { ItemField } from '../state/item-catalog.js';
 import type { TenantState } from '../state/tenant-state.js';
 
@@ -10,14 +11,6 @@ const FIELDS = new Set<string>([
   'createdAt',
   'expiresAt',
 ]);
-
-function walk(value: unknown, path: readonly string[]): unknown {
-  for (const segment of path) {
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
-    value = (value as Record<string, unknown>)[segment];
-  }
-  return value;
-}
 
 function instant(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
@@ -47,7 +40,7 @@ export function freshnessDates(tenant: TenantState): (id: number) => number | un
     }
   }
   return (id) => {
-    const date = column ? instant(walk(column[id], rest)) : undefined;
+    const date = column ? instant(walkPath(column[id], rest)) : undefined;
     if (date !== undefined) return date;
     return fallbackToCreatedAt && catalog.inCatalog[id] ? catalog.createdAt[id] : undefined;
   };

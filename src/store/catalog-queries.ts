@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { ITEM_COLUMNS, USER_COLUMNS, itemFromRow, userFromRow } from './row-mapping.js';
 import type { StoredItem, StoredUser } from './rows.js';
 
 export interface Page<T> {
@@ -6,61 +7,28 @@ export interface Page<T> {
   total: number;
 }
 
-/** One page of a tenant's items in external-id order, read from the committed store. */
-export async function listItems(
+/** One page of a table's rows of a tenant in external-id order; `total` counts them all. */
+async function page<T>(
   db: DuckDBConnection,
+  table: 'items' | 'users',
+  columns: string,
+  fromRow: (row: readonly unknown[]) => T,
   tenantId: string,
-  page: number,
+  pageNumber: number,
   limit: number,
-): Promise<Page<StoredItem>> {
+): Promise<Page<T>> {
   const reader = await db.runAndReadAll(
-    `SELECT external_id, category, attributes, expires_at, available, feed_managed, created_at, updated_at,
-            count(*) OVER () AS total
-       FROM items WHERE tenant_id = $1 ORDER BY external_id LIMIT $2 OFFSET $3`,
-    [tenantId, limit, (page - 1) * limit],
+    `SELECT ${columns} FROM ${table} WHERE tenant_id = $1 ORDER BY external_id LIMIT $2 OFFSET $3`,
+    [tenantId, limit, (pageNumber - 1) * limit],
   );
-  const rows = reader.getRowsJS();
-  const total = rows.length ? Number(rows[0][8]) : await count(db, 'items', tenantId);
-  return {
-    total,
-    rows: rows.map(([id, category, attributes, expiresAt, available, feedManaged, createdAt, updatedAt]) => ({
-      externalId: String(id),
-      category: category === null ? null : String(category),
-      attributes: attributes === null ? {} : (JSON.parse(String(attributes)) as Record<string, unknown>),
-      expiresAt: expiresAt === null ? null : String(expiresAt),
-      available: Boolean(available),
-      feedManaged: Boolean(feedManaged),
-      createdAt: Number(createdAt),
-      updatedAt: Number(updatedAt),
-    })),
-  };
+  const counted = await db.runAndReadAll(`SELECT count(*) FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+  return { rows: reader.getRowsJS().map(fromRow), total: Number(counted.getRowsJS()[0][0]) };
 }
 
-export async function listUsers(
-  db: DuckDBConnection,
-  tenantId: string,
-  page: number,
-  limit: number,
-): Promise<Page<StoredUser>> {
-  const reader = await db.runAndReadAll(
-    `SELECT external_id, attributes, created_at, updated_at, count(*) OVER () AS total
-       FROM users WHERE tenant_id = $1 ORDER BY external_id LIMIT $2 OFFSET $3`,
-    [tenantId, limit, (page - 1) * limit],
-  );
-  const rows = reader.getRowsJS();
-  const total = rows.length ? Number(rows[0][4]) : await count(db, 'users', tenantId);
-  return {
-    total,
-    rows: rows.map(([id, attributes, createdAt, updatedAt]) => ({
-      externalId: String(id),
-      attributes: attributes === null ? {} : (JSON.parse(String(attributes)) as Record<string, unknown>),
-      createdAt: Number(createdAt),
-      updatedAt: Number(updatedAt),
-    })),
-  };
+export function listItems(db: DuckDBConnection, tenantId: string, pageNumber: number, limit: number) {
+  return page<StoredItem>(db, 'items', ITEM_COLUMNS, (row) => itemFromRow(row), tenantId, pageNumber, limit);
 }
 
-async function count(db: DuckDBConnection, table: 'items' | 'users', tenantId: string): Promise<number> {
-  const reader = await db.runAndReadAll(`SELECT count(*) FROM ${table} WHERE tenant_id = $1`, [tenantId]);
-  return Number(reader.getRowsJS()[0][0]);
+export function listUsers(db: DuckDBConnection, tenantId: string, pageNumber: number, limit: number) {
+  return page<StoredUser>(db, 'users', USER_COLUMNS, (row) => userFromRow(row), tenantId, pageNumber, limit);
 }

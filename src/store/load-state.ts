@@ -4,6 +4,7 @@ import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenan
 import type { ServingState } from '../state/tenant-state.js';
 import { HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
 import type { CredentialKind, CredentialRegistry } from '../tenants/credentials.js';
+import { ITEM_COLUMNS, USER_COLUMNS, itemFromRow, userFromRow } from './row-mapping.js';
 import type { InteractionType } from './rows.js';
 
 export const TENANT_SETTINGS_KIND = 'tenant-settings';
@@ -48,42 +49,15 @@ export async function loadState(
       if (tenant) resource.restore(tenant, JSON.parse(String(doc)));
     }
   }
-  for (const [
-    tenantId,
-    id,
-    category,
-    attributes,
-    expiresAt,
-    available,
-    feedManaged,
-    createdAt,
-    updatedAt,
-  ] of await rows(
+  for (const row of await rows(
     db,
-    `SELECT tenant_id, external_id, category, attributes, expires_at, available, feed_managed, created_at, updated_at
-       FROM items ORDER BY tenant_id, created_at, external_id`,
+    `SELECT tenant_id, ${ITEM_COLUMNS} FROM items ORDER BY tenant_id, created_at, external_id`,
   )) {
-    state.get(String(tenantId))?.catalog.upsert({
-      externalId: String(id),
-      category: category === null ? null : String(category),
-      attributes: attributes === null ? {} : (JSON.parse(String(attributes)) as Record<string, unknown>),
-      expiresAt: expiresAt === null ? null : String(expiresAt),
-      available: Boolean(available),
-      feedManaged: Boolean(feedManaged),
-      createdAt: Number(createdAt),
-      updatedAt: Number(updatedAt),
-    });
+    state.get(String(row[0]))?.catalog.upsert(itemFromRow(row, 1));
   }
-  for (const [tenantId, id, attributes, createdAt, updatedAt] of await rows(
-    db,
-    'SELECT tenant_id, external_id, attributes, created_at, updated_at FROM users',
-  )) {
-    state.get(String(tenantId))?.users.set(String(id), {
-      externalId: String(id),
-      attributes: attributes === null ? {} : (JSON.parse(String(attributes)) as Record<string, unknown>),
-      createdAt: Number(createdAt),
-      updatedAt: Number(updatedAt),
-    });
+  for (const row of await rows(db, `SELECT tenant_id, ${USER_COLUMNS} FROM users`)) {
+    const user = userFromRow(row, 1);
+    state.get(String(row[0]))?.users.set(user.externalId, user);
   }
   for (const [tenantId, total] of await rows(
     db,

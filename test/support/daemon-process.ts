@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -135,30 +135,34 @@ export function expectError(response: Response, status: number, code: string): v
 }
 
 /**
- * Posts a body the server may answer before reading it all (a 413 on Content-Length): the answer is
- * taken as soon as it arrives, and the broken pipe of the rest of the upload is expected.
+ * Announces a POST body of `contentLength` bytes and sends only its headers: a server that enforces a
+ * body limit answers from the Content-Length alone. Resolves with that answer.
  */
-export function postEarlyAnswered(
+export function postAnnouncingLength(
   base: string,
   route: string,
   headers: Record<string, string>,
-  body: string,
+  contentLength: number,
 ): Promise<Response> {
+  const url = new URL(route, base);
   return new Promise((resolve, reject) => {
-    const request = http.request(`${base}${route}`, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    const socket = net.connect(Number(url.port), url.hostname);
+    let raw = '';
+    socket.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, body] = raw.split('\r\n\r\n');
+      const status = Number(head.split(' ')[1]);
+      resolve({ status, body: body ? JSON.parse(body) : undefined, headers: new Headers() });
     });
-    request.on('response', (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      response.on('end', () =>
-        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), headers: new Headers() }),
-      );
-    });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
-    });
-    request.end(body);
+    const lines = [
+      `POST ${url.pathname} HTTP/1.1`,
+      `Host: ${url.host}`,
+      'Content-Type: application/json',
+      `Content-Length: ${contentLength}`,
+      'Connection: close',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ];
+    socket.write(`${lines.join('\r\n')}\r\n\r\n{"items":[`);
   });
 }

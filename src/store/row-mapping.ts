@@ -1,0 +1,43 @@
+import type { StoredItem, StoredUser } from './rows.js';
+
+/** The item columns, in the order `itemFromRow` reads them. */
+export const ITEM_COLUMNS =
+  'external_id, category, attributes, expires_at, available, feed_managed, created_at, updated_at';
+
+/** The user columns, in the order `userFromRow` reads them. */
+export const USER_COLUMNS = 'external_id, attributes, created_at, updated_at';
+
+function attributesOf(value: unknown): Record<string, unknown> {
+  return value === null ? {} : (JSON.parse(String(value)) as Record<string, unknown>);
+}
+
+function nullableString(value: unknown): string | null {
+  return value === null ? null : String(value);
+}
+
+/** A row of ITEM_COLUMNS (as DuckDB's JS values), starting at `offset`. */
+export function itemFromRow(row: readonly unknown[], offset = 0): StoredItem {
+  const [id, category, attributes, expiresAt, available, feedManaged, createdAt, updatedAt] =
+    row.slice(offset);
+  return {
+    externalId: String(id),
+    category: nullableString(category),
+    attributes: attributesOf(attributes),
+    expiresAt: nullableString(expiresAt),
+    available: Boolean(available),
+    feedManaged: Boolean(feedManaged),
+    createdAt: Number(createdAt),
+    updatedAt: Number(updatedAt),
+  };
+}
+
+/** A row of USER_COLUMNS, starting at `offset`. */
+export function userFromRow(row: readonly unknown[], offset = 0): StoredUser {
+  const [id, attributes, createdAt, updatedAt] = row.slice(offset);
+  return {
+    externalId: String(id),
+    attributes: attributesOf(attributes),
+    createdAt: Number(createdAt),
+    updatedAt: Number(updatedAt),
+  };
+}
