@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 
 export interface ChildServer {
   url: string;
+  /** Everything the server printed so far, stdout and stderr interleaved. */
+  output(): string;
   /** CPU time used so far by all the server's threads, or undefined where /proc is missing. */
   cpuSeconds(): number | undefined;
   /** SIGTERM, then wait for a clean exit: a `--cpu-prof` profile is only written on one. */
@@ -59,6 +61,7 @@ export async function startChildServer(
 
   return {
     url,
+    output: () => output,
     cpuSeconds: () => processCpuSeconds(child.pid!),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -76,6 +76,7 @@ async function post(pool: Pool, target: Target, batch: Batch): Promise<string | 
   }
 }
 
-function monotonicMicros(): number {
+/** The clock of a `.cpuprofile`'s timestamps, so that a run's window can be cut out of a profile. */
+export function monotonicMicros(): number {
   return Number(process.hrtime.bigint() / 1000n);
 }

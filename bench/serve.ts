@@ -1,0 +1,451 @@
+/**
+ * Serving benchmark: a daemon loaded with a generated shop answers item-to-item and user-to-item requests
+ * (filter, two boosters, diversity) under autocannon load, uncached and cached, next to a bare Fastify
+ * route answering a fixed 10-item list in the same run. Prints one JSON line per case and a summary.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { Rng } from '../fixtures/prng.js';
+import { startChildServer, type ChildServer } from './support/child-server.js';
+import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
+import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
+import { machineBusySeconds } from './support/machine-cpu.js';
+import { loadShop, postJson, type LoadedShop } from './support/shop-loader.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = path.join(ROOT, 'bin/run.js');
+const BARE_ROUTE = fileURLToPath(new URL('./support/bare-recommendations.js', import.meta.url));
+const PROFILE_DIR = path.join(ROOT, '.bench');
+const PROFILE_NAME = 'serve-daemon.cpuprofile';
+const PROFILED_CASE = 'user-to-item uncached';
+
+const TENANT_ID = 'bench';
+const CONNECTIONS = 50;
+const WARMUP_S = 2;
+const COUNT = 10;
+const PROJECTION = ['attributes.name', 'attributes.price'];
+/** Seeds the cached cases repeat: few enough that the warm-up puts every one of them in the cache. */
+const CACHED_SEEDS = 100;
+const UNCACHED_TARGET = 0.3;
+const CACHED_TARGET = 0.7;
+const P99_TARGET_MS = 20;
+/** A build over millions of interactions takes a while on a shared 2-core machine. */
+const MODEL_TIMEOUT_MS = 15 * 60_000;
+
+/** 20 events per user on average; the generator skews activity, so the heaviest have hundreds. */
+const INTERACTIONS_PER_USER = 20;
+const SESSIONS_PER_USER = 0.4;
+
+const SCENARIO_RULES = {
+  filter: `'stock' > 0`,
+  boosters: [
+    `boost by 1.5 where 'brand' in {"Linea", "Pace", "Corso", "Maison Verre"}`,
+    `boost by 1.2 where 'price' < 50`,
+  ],
+  constraints: { maxPerCategory: 3 },
+};
+
+type LogicType = 'item-to-item' | 'user-to-item';
+
+interface Case {
+  name: string;
+  logicType: LogicType;
+  cached: boolean;
+}
+
+const CASES: Case[] = [
+  { name: 'item-to-item uncached', logicType: 'item-to-item', cached: false },
+  { name: 'user-to-item uncached', logicType: 'user-to-item', cached: false },
+  { name: 'item-to-item cached', logicType: 'item-to-item', cached: true },
+  { name: 'user-to-item cached', logicType: 'user-to-item', cached: true },
+];
+
+const EXPECTED_ALGORITHM: Record<LogicType, string> = {
+  'item-to-item': 'co-occurrence',
+  'user-to-item': 'weighted-history',
+};
+
+interface Options {
+  items: number;
+  interactions: number;
+  durationS: number;
+  profile: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  // Not strict: bench/run forwards the same arguments to every benchmark.
+  const { values } = parseArgs({
+    args: argv,
+    strict: false,
+    options: {
+      items: { type: 'string', default: '100000' },
+      interactions: { type: 'string', default: '2000000' },
+      duration: { type: 'string', default: '10' },
+      profile: { type: 'boolean', default: false },
+    },
+  });
+  return {
+    items: positiveInteger('--items', values.items),
+    interactions: positiveInteger('--interactions', values.interactions),
+    durationS: positiveInteger('--duration', values.duration),
+    profile: values.profile === true,
+  };
+}
+
+function positiveInteger(flag: string, value: unknown): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`${flag} must be a positive integer`);
+  return number;
+}
+
+function startDaemon(dataDir: string, operatorKey: string, options: { logLevel: string; profile: boolean }) {
+  const profiling = options.profile
+    ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR, '--cpu-prof-name', PROFILE_NAME]
+    : [];
+  return startChildServer(
+    'daemon',
+    [...profiling, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', options.logLevel],
+    /nextrec listening on (http:\/\/\S+)/,
+    { NEXTREC_ADMIN_KEY: operatorKey },
+  );
+}
+
+/** Loads the shop and the scenarios into a fresh store; returns the tenant's headers and the seeds. */
+async function prepareStore(
+  dataDir: string,
+  operatorKey: string,
+  options: Options,
+): Promise<{ headers: Record<string, string>; shop: LoadedShop }> {
+  const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'warn', profile: false });
+  try {
+    const tenant = { tenantId: TENANT_ID };
+    const created = await postJson(`${daemon.url}/tenants`, { 'x-api-key': operatorKey }, tenant, 201);
+    const headers = { 'x-tenant-id': TENANT_ID, 'x-api-key': (created as { apiKey: string }).apiKey };
+    const started = Date.now();
+    const users = Math.max(1_000, Math.round(options.interactions / INTERACTIONS_PER_USER));
+    const shop = await loadShop(daemon.url, headers, {
+      items: options.items,
+      users,
+      sessions: Math.round(users * SESSIONS_PER_USER),
+      interactions: options.interactions,
+      // Inside the 30-day history and popularity windows for the whole run.
+      days: 29,
+      now: new Date(),
+    });
+    console.log(`serve: loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    for (const logicType of ['item-to-item', 'user-to-item'] as const) {
+      await postJson(
+        `${daemon.url}/scenarios`,
+        headers,
+        { slug: scenarioSlug(logicType), logicType, ...SCENARIO_RULES },
+        201,
+      );
+    }
+    return { headers, shop };
+  } finally {
+    await daemon.stop();
+  }
+}
+
+function scenarioSlug(logicType: LogicType): string {
+  return `bench-${logicType}`;
+}
+
+/**
+ * Resolves once the daemon logged its co-occurrence build. A restarted daemon builds each tenant's model
+ * once, over every stored interaction, and logs after the model is in place; nothing is written
+ * afterwards, so no other build runs while cases are measured and cached lists never go stale. (The
+ * answers alone can't tell: without a model, item-to-item falls back to category popularity under the same
+ * algorithm name.)
+ */
+async function waitForModel(daemon: ChildServer): Promise<{ ms: number; pairs: number }> {
+  const deadline = Date.now() + MODEL_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    // The last piece may be a line still being written.
+    for (const line of daemon.output().split('\n').slice(0, -1)) {
+      if (!line.startsWith('{')) continue;
+      const entry = JSON.parse(line) as { msg?: string; tenantId?: string; ms: number; pairs: number };
+      if (entry.tenantId !== TENANT_ID) continue;
+      if (entry.msg === 'co-occurrence build failed') throw new Error(`model build failed: ${line}`);
+      if (entry.msg !== 'co-occurrence built') continue;
+      if (entry.pairs === 0) throw new Error('the co-occurrence model is empty');
+      return entry;
+    }
+    await sleep(1_000);
+  }
+  throw new Error(`no co-occurrence model after ${MODEL_TIMEOUT_MS / 60_000} min`);
+}
+
+/** The same seeds in an order of their own, so that consecutive requests hit unrelated users or items. */
+function shuffled(ids: string[]): string[] {
+  const order = Array.from(ids.keys());
+  new Rng(7).shuffle(order);
+  return order.map((i) => ids[i]);
+}
+
+function itemToItemRequests(itemIds: string[], noCache: boolean): VaryingPart[] {
+  const query = new URLSearchParams({
+    scenario: scenarioSlug('item-to-item'),
+    count: String(COUNT),
+    includedProperties: PROJECTION.join(','),
+    ...(noCache && { noCache: 'true' }),
+  });
+  return itemIds.map((itemId) => ({
+    path: `/recommendations/item-to-item/${encodeURIComponent(itemId)}?${query}`,
+  }));
+}
+
+function userToItemRequests(userIds: string[], noCache: boolean): VaryingPart[] {
+  return userIds.map((userId) => ({
+    path: '/recommendations',
+    body: JSON.stringify({
+      scenario: scenarioSlug('user-to-item'),
+      userId,
+      count: COUNT,
+      includedProperties: PROJECTION,
+      ...(noCache && { noCache: true }),
+    }),
+  }));
+}
+
+function loadSpec(url: string, headers: Record<string, string>, shop: LoadedShop, testCase: Case): LoadSpec {
+  const seeds = (ids: string[]) => (testCase.cached ? ids.slice(0, CACHED_SEEDS) : ids);
+  const common = { url, connections: CONNECTIONS };
+  if (testCase.logicType === 'item-to-item') {
+    return {
+      ...common,
+      method: 'GET',
+      headers,
+      requests: itemToItemRequests(seeds(shop.itemIds), !testCase.cached),
+    };
+  }
+  return {
+    ...common,
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    requests: userToItemRequests(seeds(shop.userIds), !testCase.cached),
+  };
+}
+
+/** One request of the case, checked, so that a run of fast errors or empty lists can't pass for a result. */
+async function checkAnswer(spec: LoadSpec, testCase: Case): Promise<void> {
+  const { path: requestPath, body } = spec.requests[0];
+  const response = await request(`${spec.url}${requestPath}`, {
+    method: spec.method,
+    headers: spec.headers,
+    body,
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`${testCase.name}: HTTP ${response.statusCode}: ${text}`);
+  const answer = JSON.parse(text) as { count: number; algorithm: string; scenario?: string };
+  const expected = {
+    count: COUNT,
+    algorithm: EXPECTED_ALGORITHM[testCase.logicType],
+    scenario: scenarioSlug(testCase.logicType),
+  };
+  if (
+    answer.count !== expected.count ||
+    answer.algorithm !== expected.algorithm ||
+    answer.scenario !== expected.scenario
+  ) {
+    throw new Error(`${testCase.name}: unexpected answer ${text.slice(0, 500)}`);
+  }
+}
+
+interface Measurement extends LoadFigures {
+  /** CPU time over the timed run's wall time: of the server, of this process (the load generator)... */
+  serverCores?: number;
+  generatorCores: number;
+  /** ...and of everything else on the machine. */
+  otherCores?: number;
+}
+
+/** A warm-up whose figures are dropped (JIT, caches, connection setup), then the timed run. */
+async function measure(server: ChildServer, spec: LoadSpec, durationS: number): Promise<Measurement> {
+  await runLoad(spec, WARMUP_S);
+  const serverBefore = server.cpuSeconds();
+  const generatorBefore = process.cpuUsage();
+  const machineBefore = machineBusySeconds();
+  const figures = await runLoad(spec, durationS);
+  const serverAfter = server.cpuSeconds();
+  const generator = process.cpuUsage(generatorBefore);
+  const machineAfter = machineBusySeconds();
+  const seconds = (figures.endedUs - figures.startedUs) / 1e6;
+  const serverCores =
+    serverBefore === undefined || serverAfter === undefined
+      ? undefined
+      : (serverAfter - serverBefore) / seconds;
+  const generatorCores = (generator.user + generator.system) / 1e6 / seconds;
+  const machineCores =
+    machineBefore === undefined || machineAfter === undefined
+      ? undefined
+      : (machineAfter - machineBefore) / seconds;
+  return {
+    ...figures,
+    serverCores,
+    generatorCores,
+    otherCores:
+      serverCores === undefined || machineCores === undefined
+        ? undefined
+        : Math.max(0, machineCores - serverCores - generatorCores),
+  };
+}
+
+/**
+ * Every case against the loaded daemon, between two runs of the bare route: the machine is shared, so the
+ * baseline is the mean of a run before and one after, and their spread shows how steady the machine was.
+ */
+async function measureAll(
+  daemon: ChildServer,
+  headers: Record<string, string>,
+  shop: LoadedShop,
+  durationS: number,
+): Promise<{ bareRuns: Measurement[]; cases: Map<string, Measurement> }> {
+  const model = await waitForModel(daemon);
+  console.log(
+    `serve: co-occurrence model built in ${(model.ms / 1000).toFixed(1)} s, ` +
+      `${model.pairs.toLocaleString('en-US')} pairs`,
+  );
+  const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
+  try {
+    // The item-to-item requests, which the bare route answers at the same path.
+    const bareSpec: LoadSpec = {
+      url: bare.url,
+      method: 'GET',
+      headers: {},
+      requests: itemToItemRequests(shop.itemIds, true),
+      connections: CONNECTIONS,
+    };
+    const bareRuns = [await measure(bare, bareSpec, durationS)];
+    const cases = new Map<string, Measurement>();
+    for (const testCase of CASES) {
+      const spec = loadSpec(daemon.url, headers, shop, testCase);
+      await checkAnswer(spec, testCase);
+      cases.set(testCase.name, await measure(daemon, spec, durationS));
+    }
+    bareRuns.push(await measure(bare, bareSpec, durationS));
+    return { bareRuns, cases };
+  } finally {
+    await bare.stop();
+  }
+}
+
+function targetOf(testCase: Case): number {
+  return testCase.cached ? CACHED_TARGET : UNCACHED_TARGET;
+}
+
+function describe(label: string, m: Measurement, bareRps?: number): string {
+  const cells = [
+    label.padEnd(24),
+    Math.round(m.rps).toLocaleString('en-US').padStart(8),
+    String(m.p50Ms).padStart(6),
+    String(m.p99Ms).padStart(6),
+    String(Math.round(m.responseBytes)).padStart(6),
+    (bareRps === undefined ? '' : (m.rps / bareRps).toFixed(2)).padStart(6),
+    (m.serverCores?.toFixed(2) ?? '?').padStart(7),
+    m.generatorCores.toFixed(2).padStart(7),
+    (m.otherCores?.toFixed(2) ?? '?').padStart(6),
+    String(m.errors + m.non2xx).padStart(7),
+  ];
+  return cells.join('  ');
+}
+
+/** The targets a case misses, in words; empty when it meets them all. */
+function misses(testCase: Case, m: Measurement, bareRps: number): string[] {
+  const target = targetOf(testCase);
+  const ratio = m.rps / bareRps;
+  return [
+    ...(ratio < target ? [`ratio ${ratio.toFixed(2)} < ${target}`] : []),
+    ...(!testCase.cached && m.p99Ms >= P99_TARGET_MS ? [`p99 ${m.p99Ms} ms >= ${P99_TARGET_MS} ms`] : []),
+  ];
+}
+
+function report(bareRuns: Measurement[], cases: Map<string, Measurement>, options: Options): void {
+  const bareRps = bareRuns.reduce((sum, m) => sum + m.rps, 0) / bareRuns.length;
+  for (const testCase of CASES) {
+    const m = cases.get(testCase.name)!;
+    console.log(
+      JSON.stringify({
+        bench: 'serve',
+        case: testCase.name,
+        rps: Math.round(m.rps),
+        p50Ms: m.p50Ms,
+        p99Ms: m.p99Ms,
+        errors: m.errors,
+        non2xx: m.non2xx,
+        bareRps: Math.round(bareRps),
+        ratio: Number((m.rps / bareRps).toFixed(3)),
+        target: targetOf(testCase),
+        ...(!testCase.cached && { p99TargetMs: P99_TARGET_MS }),
+        connections: CONNECTIONS,
+        durationS: options.durationS,
+        items: options.items,
+        interactions: options.interactions,
+        profiled: options.profile,
+      }),
+    );
+  }
+  console.log(
+    `${'case'.padEnd(24)}     req/s  p50 ms  p99 ms   bytes   ratio  server  load-gen  others  errors`,
+  );
+  console.log(describe('bare route, before', bareRuns[0]));
+  for (const testCase of CASES) console.log(describe(testCase.name, cases.get(testCase.name)!, bareRps));
+  console.log(describe('bare route, after', bareRuns[1]));
+  console.log(
+    `(bytes: per response, headers included; ratio: req/s over the mean of the bare runs, ` +
+      `${Math.round(bareRps).toLocaleString('en-US')}; server, load-gen, others: cores busy during the ` +
+      `timed run, of ${availableParallelism()})`,
+  );
+  for (const testCase of CASES) {
+    const missed = misses(testCase, cases.get(testCase.name)!, bareRps);
+    const verdict = missed.length === 0 ? 'targets met' : `targets NOT met (${missed.join(', ')})`;
+    console.log(`${testCase.name}: ${verdict}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const workDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-'));
+  // Also on an exception or a signal (the child servers' own exit handlers kill them before this one runs).
+  process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+  const dataDir = path.join(workDir, 'data');
+  const operatorKey = randomBytes(24).toString('hex');
+  console.log(
+    `serve: loading ${options.items.toLocaleString('en-US')} items and ` +
+      `${options.interactions.toLocaleString('en-US')} interactions...`,
+  );
+  const { headers, shop } = await prepareStore(dataDir, operatorKey, options);
+  const seeds = { itemIds: shuffled(shop.itemIds), userIds: shuffled(shop.userIds) };
+
+  // Restarted, so that cases are measured on a heap without the ingestion's garbage and with one model
+  // build, over all interactions, done before the first request.
+  const profileFile = path.join(PROFILE_DIR, PROFILE_NAME);
+  // A daemon that dies without writing a profile must not leave the last run's to be summarized.
+  if (options.profile) rmSync(profileFile, { force: true });
+  const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: options.profile });
+  const { bareRuns, cases } = await measureAll(daemon, headers, seeds, options.durationS).finally(() =>
+    daemon.stop(),
+  );
+  report(bareRuns, cases, options);
+  if (options.profile) {
+    const profiled = cases.get(PROFILED_CASE)!;
+    console.log(`(the daemon ran under --cpu-prof, which slows it down; profile window: ${PROFILED_CASE})`);
+    const summary = summarizeProfile(profileFile, ROOT, profiled.startedUs, profiled.endedUs);
+    console.log(formatProfileSummary(summary, profileFile));
+  }
+  const failures = [...bareRuns, ...cases.values()].reduce((sum, m) => sum + m.errors + m.non2xx, 0);
+  if (failures > 0) {
+    console.error(`serve: the run is not valid, ${failures} requests failed`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

@@ -1,0 +1,85 @@
+import { request } from 'undici';
+import { generateInteractions, generateShop } from '../../fixtures/shop.js';
+import { postBatches, type Batch, type Target } from './load.js';
+
+export interface ShopSize {
+  items: number;
+  users: number;
+  sessions: number;
+  interactions: number;
+  /** Interactions fall in the `days` before `now`. */
+  days: number;
+  now: Date;
+}
+
+/** The ids that interactions mention: seeds with a history or neighbours, as real traffic mostly asks. */
+export interface LoadedShop {
+  itemIds: string[];
+  userIds: string[];
+}
+
+const BATCH_SIZE = 5_000;
+const CONCURRENCY = 4;
+
+/** Posts the generated catalog, then its interactions, through the ingestion routes of `url`. */
+export async function loadShop(
+  url: string,
+  headers: Record<string, string>,
+  size: ShopSize,
+): Promise<LoadedShop> {
+  const { items } = generateShop({ ...size, interactions: 0 });
+  for (let start = 0; start < items.length; start += BATCH_SIZE) {
+    const batch = items.slice(start, start + BATCH_SIZE);
+    const answer = await postJson(`${url}/ingestion/items`, headers, { items: batch }, 200);
+    if ((answer as { upserted: number }).upserted !== batch.length) {
+      throw new Error(`items upsert answered ${JSON.stringify(answer)} for ${batch.length} items`);
+    }
+  }
+
+  // In time order, as a live stream or an exported backfill arrives: the generator interleaves sessions
+  // from the whole window, and the daemon's windowed counters insert an out-of-order event by walking
+  // back from the newest, which is quadratic over millions of shuffled events.
+  const events = Array.from(generateInteractions(size)).sort((a, b) =>
+    a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0,
+  );
+  const userIds = new Set<string>();
+  const itemIds = new Set<string>();
+  const batches: Batch[] = [];
+  for (let start = 0; start < events.length; start += BATCH_SIZE) {
+    const batch = events.slice(start, start + BATCH_SIZE);
+    for (const event of batch) {
+      if (event.userId !== undefined) userIds.add(event.userId);
+      itemIds.add(event.itemId);
+    }
+    batches.push({ body: Buffer.from(JSON.stringify({ interactions: batch })), events: batch.length });
+  }
+  const target: Target = {
+    url,
+    path: '/ingestion/interactions',
+    headers: { ...headers, 'content-type': 'application/json' },
+  };
+  const result = await postBatches(target, batches, CONCURRENCY);
+  if (result.failures > 0) {
+    throw new Error(`${result.failures} interaction batches failed, first: ${result.firstFailure}`);
+  }
+  return { itemIds: [...itemIds], userIds: [...userIds] };
+}
+
+/** POSTs a JSON body and returns the parsed answer, which must have the expected status. */
+export async function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  expectedStatus: number,
+): Promise<unknown> {
+  const response = await request(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== expectedStatus) {
+    throw new Error(`POST ${url} answered ${response.statusCode}: ${text.slice(0, 500)}`);
+  }
+  return JSON.parse(text);
+}
