@@ -7,6 +7,8 @@ export class CandidatePool {
   scores: Float64Array;
   fill: Uint8Array;
   length = 0;
+  /** How many leading entries `rankPrefix` has put in final order. */
+  private ranked = 0;
 
   constructor(capacity = 128) {
     this.ids = new Int32Array(capacity);
@@ -20,6 +22,7 @@ export class CandidatePool {
     this.scores[this.length] = score;
     this.fill[this.length] = fill ? 1 : 0;
     this.length++;
+    this.ranked = 0;
   }
 
   append(other: CandidatePool): void {
@@ -37,15 +40,79 @@ export class CandidatePool {
       kept++;
     }
     this.length = kept;
+    this.ranked = 0;
     return this;
   }
 
   /** Stable: equal scores keep their order, so earlier candidates (the algorithm's) stay ahead. */
   sortByScore(): this {
+    if (this.isSorted()) return this;
     const order = Array.from({ length: this.length }, (_, i) => i);
     const scores = this.scores;
     order.sort((a, b) => scores[b] - scores[a] || a - b);
     return this.reorder(order);
+  }
+
+  private isSorted(): boolean {
+    for (let i = 1; i < this.length; i++) if (this.scores[i] > this.scores[i - 1]) return false;
+    return true;
+  }
+
+  /**
+   * Makes the first `k` entries the best `k` by score (ties: lower id first), in order, leaving the rest
+   * unordered: an algorithm can produce thousands of candidates of which a request reads a few hundred.
+   * Entries before `ranked` are already final; calling again with a larger `k` extends the prefix.
+   */
+  rankPrefix(k: number): void {
+    const end = Math.min(k, this.length);
+    if (end <= this.ranked) return;
+    let low = this.ranked;
+    let high = this.length - 1;
+    // Quickselect: partition until position end-1 holds its final entry.
+    while (low < high) {
+      const pivot = this.partition(low, high, (low + high) >> 1);
+      if (pivot === end - 1) break;
+      if (pivot < end - 1) low = pivot + 1;
+      else high = pivot - 1;
+    }
+    const segment = Array.from({ length: end - this.ranked }, (_, i) => this.ranked + i);
+    segment.sort((a, b) => this.before(a, b));
+    const ids = segment.map((i) => this.ids[i]);
+    const scores = segment.map((i) => this.scores[i]);
+    const fill = segment.map((i) => this.fill[i]);
+    for (let i = 0; i < segment.length; i++) {
+      this.ids[this.ranked + i] = ids[i];
+      this.scores[this.ranked + i] = scores[i];
+      this.fill[this.ranked + i] = fill[i];
+    }
+    this.ranked = end;
+  }
+
+  /** Negative when entry a ranks before entry b. */
+  private before(a: number, b: number): number {
+    return this.scores[b] - this.scores[a] || this.ids[a] - this.ids[b];
+  }
+
+  private partition(low: number, high: number, pivotIndex: number): number {
+    this.swap(pivotIndex, high);
+    let store = low;
+    for (let i = low; i < high; i++) {
+      if (this.before(i, high) < 0) this.swap(i, store++);
+    }
+    this.swap(store, high);
+    return store;
+  }
+
+  private swap(a: number, b: number): void {
+    const id = this.ids[a];
+    this.ids[a] = this.ids[b];
+    this.ids[b] = id;
+    const score = this.scores[a];
+    this.scores[a] = this.scores[b];
+    this.scores[b] = score;
+    const fill = this.fill[a];
+    this.fill[a] = this.fill[b];
+    this.fill[b] = fill;
   }
 
   /** Rearranges the entries into `order` (a list of current indexes; entries not listed are dropped). */
@@ -62,11 +129,13 @@ export class CandidatePool {
     this.scores = scores;
     this.fill = fill;
     this.length = order.length;
+    this.ranked = 0;
     return this;
   }
 
   truncate(length: number): this {
     this.length = Math.min(this.length, length);
+    this.ranked = Math.min(this.ranked, this.length);
     return this;
   }
 

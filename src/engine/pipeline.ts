@@ -24,9 +24,6 @@ export interface RankedList {
   filterRelaxation?: FilterRelaxation;
 }
 
-/** Candidates pulled per step while filters reject much. */
-const MIN_BATCH = 256;
-
 /**
  * Stages 3-6 over the candidate sequence until the pool holds poolSize survivors (or the sequence ends):
  * a selective filter reaches further down the popularity fill instead of returning a short list.
@@ -38,13 +35,16 @@ function gather(
 ): CandidatePool {
   source.restart();
   const pool = new CandidatePool(context.poolSize);
+  let step = context.poolSize;
   while (pool.length < context.poolSize) {
-    const batch = source.next(Math.max(context.poolSize - pool.length, MIN_BATCH));
+    const batch = source.next(step);
     if (batch.length === 0) break;
     availability(batch, context);
     geoLift(batch, context);
     filters(batch, context, filter);
     pool.append(batch);
+    // A filter that rejects much gets geometrically larger steps down the sequence.
+    step *= 2;
   }
   return boosters(pool, context);
 }

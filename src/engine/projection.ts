@@ -1,6 +1,4 @@
-import { itemDocument } from '../contract/catalog.js';
 import { ApiError } from '../contract/errors.js';
-import type { StoredItem } from '../store/rows.js';
 import type { Projection } from './request.js';
 
 const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype', 'toString', 'valueOf']);
@@ -42,7 +40,11 @@ export function checkGetLimits(projection: Projection, requestTarget: string): v
 }
 
 /** Copies the value at `path` of `source` into `target`, creating the objects on the way. */
-function copyPath(source: Record<string, unknown>, target: Record<string, unknown>, path: string[]): void {
+function copyPath(
+  source: Readonly<Record<string, unknown>>,
+  target: Record<string, unknown>,
+  path: string[],
+): void {
   let from: unknown = source;
   for (const segment of path) {
     if (from === null || typeof from !== 'object' || Array.isArray(from) || !Object.hasOwn(from, segment))
@@ -58,15 +60,15 @@ function copyPath(source: Record<string, unknown>, target: Record<string, unknow
   to[path[path.length - 1]] = from;
 }
 
+/** One response item from the item's raw document (as `GET /catalog/items/:id` shows it). */
 export function projectItem(
-  item: StoredItem,
+  document: Readonly<Record<string, unknown>>,
   score: number | undefined,
   mode: ProjectionMode,
 ): Record<string, unknown> {
-  const head: Record<string, unknown> = { itemId: item.externalId };
+  const head: Record<string, unknown> = { itemId: document.externalId };
   if (score !== undefined) head.score = score;
   if (mode.mode === 'lean') return head;
-  const document = itemDocument(item);
   if (mode.mode === 'full') return { ...head, ...document };
   for (const path of mode.paths) copyPath(document, head, path);
   return head;

@@ -31,8 +31,8 @@ export class Recommender {
     const list = this.rankedList(tenant, request, now);
     const items: Record<string, unknown>[] = [];
     for (let i = 0; i < list.ids.length; i++) {
-      const item = tenant.catalog.document(list.ids[i]);
-      if (item) items.push(projectItem(item, list.scores?.[i], mode));
+      const document = tenant.catalog.rawDocument(list.ids[i]);
+      if (document) items.push(projectItem(document, list.scores?.[i], mode));
     }
     return {
       items,

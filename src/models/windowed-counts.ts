@@ -2,15 +2,15 @@ import { ensureCapacity } from '../state/growable.js';
 
 /**
  * Interaction counts per item over a sliding time window, globally and (optionally) per country.
- * Events sit in a time-ordered queue; those that leave the window are subtracted as time advances,
- * so reads are always current without rescanning histories.
+ * Events wait in a min-heap by time; those that leave the window are subtracted as time advances, so
+ * reads are always current without rescanning histories, and events arriving in any time order cost
+ * O(log n) each.
  */
 export class WindowedCounts {
-  private queueTs = new Float64Array(1024);
-  private queueItems = new Int32Array(1024);
-  private queueCountries = new Uint16Array(1024);
-  private head = 0;
-  private tail = 0;
+  private heapTs = new Float64Array(1024);
+  private heapItems = new Int32Array(1024);
+  private heapCountries = new Uint16Array(1024);
+  private heapSize = 0;
   /** Per item, all countries together. */
   global = new Float64Array(64);
   globalTotal = 0;
@@ -27,7 +27,7 @@ export class WindowedCounts {
   add(item: number, country: number, ts: number, now: number): void {
     this.advance(now);
     if (now - ts > this.windowMs) return;
-    this.insert(item, country, ts);
+    this.push(item, country, ts);
     this.global = ensureCapacity(this.global, item + 1, Float64Array);
     this.global[item]++;
     this.globalTotal++;
@@ -48,16 +48,16 @@ export class WindowedCounts {
   advance(now: number): void {
     const since = now - this.windowMs;
     let changed = false;
-    while (this.head < this.tail && this.queueTs[this.head] < since) {
-      const item = this.queueItems[this.head];
-      const country = this.queueCountries[this.head];
+    while (this.heapSize > 0 && this.heapTs[0] < since) {
+      const item = this.heapItems[0];
+      const country = this.heapCountries[0];
       this.global[item]--;
       this.globalTotal--;
       if (this.byCountry && country !== 0) {
         this.perCountry.get(country)![item]--;
         this.countryTotals.set(country, this.countryTotals.get(country)! - 1);
       }
-      this.head++;
+      this.popOldest();
       changed = true;
     }
     if (changed) this.version++;
@@ -76,45 +76,46 @@ export class WindowedCounts {
     return this.countryTotals.get(country) ?? 0;
   }
 
-  countryCounts(country: number): Float64Array | undefined {
-    return this.perCountry.get(country);
+  private push(item: number, country: number, ts: number): void {
+    const needed = this.heapSize + 1;
+    this.heapTs = ensureCapacity(this.heapTs, needed, Float64Array);
+    this.heapItems = ensureCapacity(this.heapItems, needed, Int32Array);
+    this.heapCountries = ensureCapacity(this.heapCountries, needed, Uint16Array);
+    let at = this.heapSize++;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (this.heapTs[parent] <= ts) break;
+      this.move(parent, at);
+      at = parent;
+    }
+    this.heapTs[at] = ts;
+    this.heapItems[at] = item;
+    this.heapCountries[at] = country;
   }
 
-  /** Keeps the queue in time order; a late event is moved into place from the end. */
-  private insert(item: number, country: number, ts: number): void {
-    if (this.tail === this.queueTs.length) this.makeRoom();
-    let at = this.tail;
-    while (at > this.head && this.queueTs[at - 1] > ts) at--;
-    if (at < this.tail) {
-      this.queueTs.copyWithin(at + 1, at, this.tail);
-      this.queueItems.copyWithin(at + 1, at, this.tail);
-      this.queueCountries.copyWithin(at + 1, at, this.tail);
+  private popOldest(): void {
+    const last = --this.heapSize;
+    if (last === 0) return;
+    const ts = this.heapTs[last];
+    const item = this.heapItems[last];
+    const country = this.heapCountries[last];
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= last) break;
+      if (child + 1 < last && this.heapTs[child + 1] < this.heapTs[child]) child++;
+      if (this.heapTs[child] >= ts) break;
+      this.move(child, at);
+      at = child;
     }
-    this.queueTs[at] = ts;
-    this.queueItems[at] = item;
-    this.queueCountries[at] = country;
-    this.tail++;
+    this.heapTs[at] = ts;
+    this.heapItems[at] = item;
+    this.heapCountries[at] = country;
   }
 
-  private makeRoom(): void {
-    const live = this.tail - this.head;
-    if (this.head > 0 && live <= this.queueTs.length / 2) {
-      this.queueTs.copyWithin(0, this.head, this.tail);
-      this.queueItems.copyWithin(0, this.head, this.tail);
-      this.queueCountries.copyWithin(0, this.head, this.tail);
-    } else {
-      const size = this.queueTs.length * 2;
-      const ts = new Float64Array(size);
-      const items = new Int32Array(size);
-      const countries = new Uint16Array(size);
-      ts.set(this.queueTs.subarray(this.head, this.tail));
-      items.set(this.queueItems.subarray(this.head, this.tail));
-      countries.set(this.queueCountries.subarray(this.head, this.tail));
-      this.queueTs = ts;
-      this.queueItems = items;
-      this.queueCountries = countries;
-    }
-    this.head = 0;
-    this.tail = live;
+  private move(from: number, to: number): void {
+    this.heapTs[to] = this.heapTs[from];
+    this.heapItems[to] = this.heapItems[from];
+    this.heapCountries[to] = this.heapCountries[from];
   }
 }

@@ -1,3 +1,4 @@
+import { itemDocument } from '../contract/catalog.js';
 import type { StoredItem } from '../store/rows.js';
 import { ensureCapacity } from './growable.js';
 
@@ -19,12 +20,18 @@ export class ItemCatalog {
   readonly createdAtIso: (string | null)[] = [];
   readonly available: boolean[] = [];
   readonly feedManaged: boolean[] = [];
+  /** Categories as small integers (-1: none), so per-category counting needs no string keys. */
+  categoryCodes = new Int32Array(16);
+  readonly categoryNames: string[] = [];
+  private readonly categoryIndex = new Map<string, number>();
   createdAt = new Float64Array(16);
   updatedAt = new Float64Array(16);
   inCatalog = new Uint8Array(16);
   /** Bumps on every change, so derived per-column data can be cached against it. */
   version = 0;
   private readonly attributeColumns = new Map<string, unknown[]>();
+  /** The API form of each item, built on first use: responses read it many times between changes. */
+  private readonly rawDocuments: (Readonly<Record<string, unknown>> | undefined)[] = [];
   /** Keys no item had, with the version at which that was seen. */
   private readonly absentKeys = new Map<string, number>();
 
@@ -51,6 +58,8 @@ export class ItemCatalog {
     this.createdAt = ensureCapacity(this.createdAt, this.count, Float64Array);
     this.updatedAt = ensureCapacity(this.updatedAt, this.count, Float64Array);
     this.inCatalog = ensureCapacity(this.inCatalog, this.count, Uint8Array);
+    this.categoryCodes = ensureCapacity(this.categoryCodes, this.count, Int32Array);
+    this.categoryCodes[id] = -1;
     this.externalIds.push(externalId);
     this.categories.push(null);
     this.attributes.push(undefined);
@@ -83,11 +92,21 @@ export class ItemCatalog {
     };
   }
 
+  /** The stored item as the API shows it (shared: never mutate it), or undefined for a placeholder. */
+  rawDocument(id: number): Readonly<Record<string, unknown>> | undefined {
+    const cached = this.rawDocuments[id];
+    if (cached) return cached;
+    const item = this.document(id);
+    if (!item) return undefined;
+    return (this.rawDocuments[id] = itemDocument(item));
+  }
+
   upsert(item: StoredItem): number {
     const id = this.ensureId(item.externalId);
     if (!this.inCatalog[id]) this.catalogCount++;
     this.inCatalog[id] = 1;
     this.categories[id] = item.category;
+    this.categoryCodes[id] = item.category === null ? -1 : this.categoryCode(item.category);
     this.attributes[id] = item.attributes;
     this.expiresAt[id] = item.expiresAt;
     this.available[id] = item.available;
@@ -96,8 +115,19 @@ export class ItemCatalog {
     this.createdAtIso[id] = new Date(item.createdAt).toISOString();
     this.updatedAt[id] = item.updatedAt;
     for (const [key, column] of this.attributeColumns) column[id] = item.attributes[key];
+    this.rawDocuments[id] = undefined;
     this.version++;
     return id;
+  }
+
+  private categoryCode(name: string): number {
+    let code = this.categoryIndex.get(name);
+    if (code === undefined) {
+      code = this.categoryNames.length;
+      this.categoryNames.push(name);
+      this.categoryIndex.set(name, code);
+    }
+    return code;
   }
 
   field(name: ItemField): ArrayLike<unknown> {

@@ -38,10 +38,14 @@ export function deriveToken(
   return `${PREFIX[kind]}${mac}`;
 }
 
+const MAX_VERIFIED = 10_000;
+
 /** In-memory lookup from a presented secret to its tenant and kind. */
 export class CredentialRegistry {
   private readonly byHash = new Map<string, CredentialRecord>();
   private readonly byTenantKind = new Map<string, CredentialRecord>();
+  /** Secrets seen to verify, so a client's every request does not hash its key again. */
+  private readonly verified = new Map<string, CredentialRecord>();
 
   set(record: CredentialRecord): void {
     const key = `${record.tenantId}:${record.kind}`;
@@ -49,11 +53,21 @@ export class CredentialRegistry {
     if (previous) this.byHash.delete(previous.secretHash);
     this.byTenantKind.set(key, record);
     this.byHash.set(record.secretHash, record);
+    // A rotated secret must stop working at once.
+    this.verified.clear();
   }
 
   /** The credential a presented secret belongs to, if any. Lookup by hash needs no constant-time compare. */
   verify(secret: string): CredentialRecord | undefined {
-    return this.byHash.get(sha256(secret));
+    const known = this.verified.get(secret);
+    if (known) return known;
+    const record = this.byHash.get(sha256(secret));
+    // Only valid secrets are remembered, so unknown ones cannot crowd the map; it is bounded all the same.
+    if (record) {
+      if (this.verified.size >= MAX_VERIFIED) this.verified.clear();
+      this.verified.set(secret, record);
+    }
+    return record;
   }
 
   get(tenantId: string, kind: CredentialKind): CredentialRecord | undefined {

@@ -7,7 +7,8 @@ const excluded = new IdMarks();
 
 /**
  * Sums weighted neighbour lists: score(n) = Σ_seed weight(seed) × similarity(seed, n).
- * Seeds themselves are never candidates. Returns the candidates best first.
+ * Seeds themselves are never candidates. The pool comes back unordered: the candidate source ranks as
+ * much of it as a request reads (CandidatePool.rankPrefix).
  */
 export function scoreNeighbours(
   model: ItemNeighbours,
@@ -28,5 +29,5 @@ export function scoreNeighbours(
   const { ids, score } = accumulator.entries();
   const pool = new CandidatePool(Math.max(ids.length, 16));
   for (const id of ids) pool.push(id, score(id));
-  return pool.sortByScore();
+  return pool;
 }

@@ -7,6 +7,9 @@ import { scoreNeighbours } from './neighbour-scores.js';
 /** A history event counts half as much a week later. */
 const HALF_LIFE_MS = 7 * DAY_MS;
 
+/** Only the user's strongest items are expanded: the rest add little but cost 50 neighbours each. */
+const MAX_SEEDS = 50;
+
 /**
  * The user's 30-day history, each event weighted by its type's weight and its recency, expanded through
  * the items' co-occurrence neighbours; popularity fills the rest.
@@ -28,7 +31,9 @@ export const weightedHistory: Algorithm = {
       const item = history.items[i];
       weights.set(item, (weights.get(item) ?? 0) + history.weights[i] * recency);
     }
-    const seeds = [...weights.keys()];
+    const seeds = [...weights.keys()]
+      .sort((a, b) => weights.get(b)! - weights.get(a)! || a - b)
+      .slice(0, MAX_SEEDS);
     const pool = scoreNeighbours(
       tenant.neighbours,
       seeds,

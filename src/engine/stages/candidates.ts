@@ -6,6 +6,9 @@ import { popularityRanking } from '../popularity.js';
 /** Fill candidates score below the algorithm's own: at most this share of its lowest score. */
 const FILL_CEILING = 0.5;
 
+/** One request at a time runs the (synchronous) pipeline, so the sources share one "seen" set. */
+const seen = new IdMarks();
+
 /**
  * The candidates of a request in the order stages 3-6 take them: the algorithm's own first, then the
  * catalog in geo-aware popularity order, so filters can always reach further when they reject much.
@@ -13,7 +16,7 @@ const FILL_CEILING = 0.5;
  */
 export class CandidateSource {
   private readonly own: CandidatePool;
-  private readonly marks = new IdMarks();
+  private readonly marks = seen;
   private position = 0;
   private fillPosition = 0;
   private readonly fillBase: number;
@@ -36,6 +39,7 @@ export class CandidateSource {
   /** Up to `size` more candidates, or an empty pool when the sequence is exhausted. */
   next(size: number): CandidatePool {
     const batch = new CandidatePool(size);
+    this.own.rankPrefix(this.position + size);
     while (batch.length < size && this.position < this.own.length) {
       const id = this.own.ids[this.position];
       if (this.marks.mark(id)) batch.push(id, this.own.scores[this.position]);

@@ -42,18 +42,22 @@ export function constraintsForRound(constraints: Constraints, round: RelaxRound)
   };
 }
 
+/** Per-category counts of the request being ranked; reset through the list of codes touched. */
+let perCategory = new Int32Array(64);
+
 /** At most `max` items per category, best first; items without a category are not capped. */
 function diversity(pool: CandidatePool, context: PipelineContext, max: number | undefined): void {
   if (max === undefined) return;
-  const { categories } = context.tenant.catalog;
-  const perCategory = new Map<string, number>();
+  const { categoryCodes, categoryNames } = context.tenant.catalog;
+  if (perCategory.length < categoryNames.length) perCategory = new Int32Array(categoryNames.length * 2);
+  const touched: number[] = [];
   pool.sortByScore().retain((i) => {
-    const category = categories[pool.ids[i]];
-    if (category === null) return true;
-    const seen = perCategory.get(category) ?? 0;
-    perCategory.set(category, seen + 1);
-    return seen < max;
+    const code = categoryCodes[pool.ids[i]];
+    if (code < 0) return true;
+    if (perCategory[code]++ === 0) touched.push(code);
+    return perCategory[code] <= max;
   });
+  for (const code of touched) perCategory[code] = 0;
 }
 
 /** Items newer than the window (by the tenant's freshness date, else createdAt) get score × 1.5. */

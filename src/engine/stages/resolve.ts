@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { ApiError } from '../../contract/errors.js';
 import type { Constraints, LogicType, Rule, Scenario } from '../../contract/scenarios.js';
 import { geoLiftFor } from '../../models/geo-lift.js';
@@ -8,6 +9,15 @@ import type { EffectiveConfig, PipelineContext } from '../context.js';
 import type { RecommendationRequest } from '../request.js';
 
 const DEFAULT_COUNT = 10;
+
+/** Filters split into clauses once per text: the same few filters arrive with every request. */
+const clauses = new LRUCache<string, string[]>({ max: 1000 });
+
+function clausesOf(filter: string): string[] {
+  let split = clauses.get(filter);
+  if (!split) clauses.set(filter, (split = splitFilterClauses(filter)));
+  return split;
+}
 
 /** The seed each logic type needs (CONTRACT "Codes": a missing one is 400 MISSING_SEED). */
 function requireSeeds(logicType: LogicType, request: RecommendationRequest): void {
@@ -110,7 +120,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     algorithm,
     count,
     minItems: scenario?.minItems ?? 0,
-    filterClauses: filters.flatMap(splitFilterClauses),
+    filterClauses: filters.flatMap(clausesOf),
     boosters: algorithm.scored ? boosterTexts.map(compileBooster) : [],
     constraints: effectiveConstraints(tenant, scenario),
     autoRelaxFilters: pick(overrides.autoRelaxFilters, scenario?.autoRelaxFilters ?? false),

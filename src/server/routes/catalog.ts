@@ -21,9 +21,10 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
     { config: readers, schema: { params: z.strictObject({ externalId: NON_EMPTY_ID }) } },
     async (request) => {
       const { externalId } = request.params as { externalId: string };
-      const item = request.tenant.catalog.get(externalId);
-      if (!item) throw new ApiError('NOT_FOUND', `item '${externalId}' does not exist`);
-      return itemDocument(item);
+      const { catalog } = request.tenant;
+      const document = catalog.rawDocument(catalog.idOf(externalId));
+      if (!document) throw new ApiError('NOT_FOUND', `item '${externalId}' does not exist`);
+      return document;
     },
   );
 

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { checkGetLimits, projectionMode, projectItem } from '../../../src/engine/projection.js';
+import { itemDocument } from '../../../src/contract/catalog.js';
 import { apiErrorOf, item } from '../../support/tenant-fixture.js';
 
-const stored = item('sku-1', {
+const storedItem = item('sku-1', {
   category: 'shoes',
   attributes: { name: 'Runner', price: 80, size: { eu: 42, us: '9' }, tags: ['a', 'b'], nothing: null },
   createdAt: Date.parse('2026-01-02T03:04:05Z'),
 });
+const stored = itemDocument(storedItem);
 
 describe('projectionMode', () => {
   it('full when returnProperties and includedProperties are omitted, or only returnProperties=true', () => {

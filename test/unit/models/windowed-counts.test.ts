@@ -26,6 +26,22 @@ describe('WindowedCounts', () => {
     expect(counts.globalTotal).toBe(2);
   });
 
+  it('takes events in any time order without slowing down, and expires them in time order', () => {
+    const counts = new WindowedCounts(1000, false);
+    const now = 1_000_000;
+    // 200,000 events in shuffled time order: a sorted-insert queue would be quadratic here.
+    const times = Array.from({ length: 200_000 }, (_, i) => now - (i % 2000));
+    for (let i = times.length - 1; i > 0; i--) {
+      const j = (i * 7919) % (i + 1);
+      [times[i], times[j]] = [times[j], times[i]];
+    }
+    for (const ts of times) counts.add(ts % 3, 0, ts, now);
+    expect(counts.globalTotal).toBe(100_100);
+    counts.advance(now + 500);
+    // Left: ts >= now - 500, i.e. offsets 0..500 of each of the 100 rounds.
+    expect(counts.globalTotal).toBe(50_100);
+  });
+
   it('stays exact through queue growth and compaction', () => {
     const counts = new WindowedCounts(1000, false);
     let now = 0;
