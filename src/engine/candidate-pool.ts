@@ -1,3 +1,5 @@
+import { sortEntries } from './score-sort.js';
+
 /**
  * Candidates of one request as parallel typed arrays: dense item ids, scores, and whether a candidate
  * came from the popularity fill rather than from the algorithm itself.
@@ -46,11 +48,9 @@ export class CandidatePool {
 
   /** Stable: equal scores keep their order, so earlier candidates (the algorithm's) stay ahead. */
   sortByScore(): this {
-    if (this.isSorted()) return this;
-    const order = Array.from({ length: this.length }, (_, i) => i);
-    const scores = this.scores;
-    order.sort((a, b) => scores[b] - scores[a] || a - b);
-    return this.reorder(order);
+    if (!this.isSorted()) sortEntries(this.ids, this.scores, this.fill, 0, this.length, false);
+    this.ranked = 0;
+    return this;
   }
 
   private isSorted(): boolean {
@@ -75,29 +75,18 @@ export class CandidatePool {
       if (pivot < end - 1) low = pivot + 1;
       else high = pivot - 1;
     }
-    const segment = Array.from({ length: end - this.ranked }, (_, i) => this.ranked + i);
-    segment.sort((a, b) => this.before(a, b));
-    const ids = segment.map((i) => this.ids[i]);
-    const scores = segment.map((i) => this.scores[i]);
-    const fill = segment.map((i) => this.fill[i]);
-    for (let i = 0; i < segment.length; i++) {
-      this.ids[this.ranked + i] = ids[i];
-      this.scores[this.ranked + i] = scores[i];
-      this.fill[this.ranked + i] = fill[i];
-    }
+    sortEntries(this.ids, this.scores, this.fill, this.ranked, end, true);
     this.ranked = end;
-  }
-
-  /** Negative when entry a ranks before entry b. */
-  private before(a: number, b: number): number {
-    return this.scores[b] - this.scores[a] || this.ids[a] - this.ids[b];
   }
 
   private partition(low: number, high: number, pivotIndex: number): number {
     this.swap(pivotIndex, high);
+    const pivotScore = this.scores[high];
+    const pivotId = this.ids[high];
     let store = low;
     for (let i = low; i < high; i++) {
-      if (this.before(i, high) < 0) this.swap(i, store++);
+      const score = this.scores[i];
+      if (score > pivotScore || (score === pivotScore && this.ids[i] < pivotId)) this.swap(i, store++);
     }
     this.swap(store, high);
     return store;

@@ -38,13 +38,16 @@ function gather(
   let step = context.poolSize;
   while (pool.length < context.poolSize) {
     const batch = source.next(step);
-    if (batch.length === 0) break;
+    const taken = batch.length;
+    if (taken === 0) break;
     availability(batch, context);
     geoLift(batch, context);
     filters(batch, context, filter);
     pool.append(batch);
-    // A filter that rejects much gets geometrically larger steps down the sequence.
-    step *= 2;
+    // The next step is sized by how many candidates survived this one, so a filter that rejects much
+    // reaches further at once and one that keeps most does not overshoot the pool size.
+    const survival = Math.max(batch.length / taken, 1 / 64);
+    step = Math.ceil((context.poolSize - pool.length) / survival) + 8;
   }
   return boosters(pool, context);
 }

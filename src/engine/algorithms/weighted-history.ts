@@ -8,7 +8,7 @@ import { scoreNeighbours } from './neighbour-scores.js';
 const HALF_LIFE_MS = 7 * DAY_MS;
 
 /** Only the user's strongest items are expanded: the rest add little but cost 50 neighbours each. */
-const MAX_SEEDS = 50;
+const MAX_SEEDS = 20;
 
 /**
  * The user's 30-day history, each event weighted by its type's weight and its recency, expanded through

@@ -41,7 +41,17 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
   app.decorateRequest('tenant', null as unknown as TenantState);
   app.decorateRequest('caller', null as unknown as Caller);
 
-  app.addHook('onRequest', async (request) => {
+  // Callback style: an async hook would cost a promise on every request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      authenticate(request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+
+  function authenticate(request: FastifyRequest): void {
     if (request.is404) return;
     const access = request.routeOptions.config.access ?? 'tenant';
     if (access === 'public') return;
@@ -71,5 +81,5 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
     }
     request.tenant = tenant;
     request.caller = { tenantId, kind: credential.kind };
-  });
+  }
 });

@@ -14,7 +14,9 @@ export const connectionDrainingPlugin = fp(async (app: FastifyInstance) => {
     sweeper.unref();
   });
   app.addHook('onClose', async () => clearInterval(sweeper));
-  app.addHook('onSend', async (_request, reply) => {
+  // Callback style: an async hook would cost a promise on every response.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 });

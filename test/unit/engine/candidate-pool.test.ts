@@ -1,0 +1,55 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CandidatePool } from '../../../src/engine/candidate-pool.js';
+
+function poolOf(entries: [id: number, score: number][]): CandidatePool {
+  const pool = new CandidatePool(4);
+  entries.forEach(([id, score], i) => pool.push(id, score, i % 3 === 0));
+  return pool;
+}
+
+function entries(pool: CandidatePool): [number, number, number][] {
+  return Array.from({ length: pool.length }, (_, i) => [pool.ids[i], pool.scores[i], pool.fill[i]]);
+}
+
+const entryLists = fc.array(fc.tuple(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 8 })), {
+  maxLength: 300,
+});
+
+describe('CandidatePool ordering', () => {
+  it('sortByScore is a stable descending sort, carrying ids and fill along', () => {
+    fc.assert(
+      fc.property(entryLists, (list) => {
+        const pool = poolOf(list);
+        const expected = entries(pool)
+          .map((entry, position) => ({ entry, position }))
+          .sort((a, b) => b.entry[1] - a.entry[1] || a.position - b.position)
+          .map(({ entry }) => entry);
+        expect(entries(pool.sortByScore())).toEqual(expected);
+      }),
+    );
+  });
+
+  it('rankPrefix puts the best k first, by score then id, and keeps every entry', () => {
+    fc.assert(
+      fc.property(
+        entryLists,
+        fc.integer({ min: 0, max: 320 }),
+        fc.integer({ min: 0, max: 320 }),
+        (list, k1, k2) => {
+          const pool = poolOf(list);
+          const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+          pool.rankPrefix(k1);
+          pool.rankPrefix(Math.max(k1, k2));
+          const k = Math.min(Math.max(k1, k2), pool.length);
+          expect(
+            entries(pool)
+              .slice(0, k)
+              .map(([id, score]) => [id, score]),
+          ).toEqual(all.slice(0, k).map(([id, score]) => [id, score]));
+          expect(entries(pool).sort()).toEqual(all.sort());
+        },
+      ),
+    );
+  });
+});
