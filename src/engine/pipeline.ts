@@ -34,7 +34,8 @@ function gather(
   filter: CompiledFilter | undefined,
 ): CandidatePool {
   source.restart();
-  const pool = new CandidatePool(context.poolSize);
+  // Steps may overshoot the pool size a little; room for that avoids growing the arrays.
+  const pool = new CandidatePool(context.poolSize * 2);
   let step = context.poolSize;
   while (pool.length < context.poolSize) {
     const batch = source.next(step);

@@ -20,6 +20,7 @@ export class CandidateSource {
   private position = 0;
   private fillPosition = 0;
   private readonly fillBase: number;
+  private readonly batch = new CandidatePool(256);
 
   constructor(private readonly context: PipelineContext) {
     this.own = context.config.algorithm.candidates(context);
@@ -36,9 +37,13 @@ export class CandidateSource {
     for (const seed of this.context.seeds) this.marks.mark(seed);
   }
 
-  /** Up to `size` more candidates, or an empty pool when the sequence is exhausted. */
+  /**
+   * Up to `size` more candidates, or an empty pool when the sequence is exhausted. The pool is reused by
+   * the next call: take what it holds before asking again.
+   */
   next(size: number): CandidatePool {
-    const batch = new CandidatePool(size);
+    const batch = this.batch;
+    batch.length = 0;
     this.own.rankPrefix(this.position + size);
     while (batch.length < size && this.position < this.own.length) {
       const id = this.own.ids[this.position];

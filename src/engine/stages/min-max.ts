@@ -15,7 +15,9 @@ export function minMax(
 ): CandidatePool {
   const { count, minItems, autoRelaxConstraints } = context.config;
   const floor = Math.min(minItems, count);
-  let list = rank(candidates.copy(), 0).truncate(count);
+  // The ranking stages change the pool in place; keep the candidates only if a relax round may need them.
+  const mayRelax = autoRelaxConstraints && floor > 0;
+  let list = rank(mayRelax ? candidates.copy() : candidates, 0).truncate(count);
   for (let round = 1 as RelaxRound; list.length < floor && autoRelaxConstraints && round <= 2; round++) {
     list = rank(candidates.copy(), round).truncate(count);
   }
