@@ -15,6 +15,8 @@ export interface ModelSchedule {
   staleShare: number;
   /** ...or when this much time passed with any new interaction. */
   intervalMs: number;
+  /** A larger tenant's builds are at least this far apart, so a bulk load is not slowed by rebuilds. */
+  largeTenantSpacingMs: number;
 }
 
 export const DEFAULT_SCHEDULE: ModelSchedule = {
@@ -22,6 +24,7 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
   debounceMs: 1_000,
   staleShare: 0.1,
   intervalMs: 10 * 60_000,
+  largeTenantSpacingMs: 30_000,
 };
 
 /**
@@ -67,10 +70,16 @@ export class ModelScheduler {
     const small = tenant.interactionTotal < this.schedule.smallTenantInteractions;
     const stale = tenant.interactionTotal - modelCount > this.schedule.staleShare * modelCount;
     if (!small && !stale) return;
+    const delay = small
+      ? this.schedule.debounceMs
+      : Math.max(
+          this.schedule.debounceMs,
+          tenant.neighbours.builtAt + this.schedule.largeTenantSpacingMs - Date.now(),
+        );
     const timer = setTimeout(() => {
       this.timers.delete(tenant.tenantId);
       this.enqueue(tenant.tenantId);
-    }, this.schedule.debounceMs);
+    }, delay);
     timer.unref();
     this.timers.set(tenant.tenantId, timer);
   }

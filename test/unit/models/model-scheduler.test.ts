@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appendInteractions } from '../../../src/ingestion/events.js';
+import { DEFAULT_SCHEDULE, ModelScheduler } from '../../../src/models/model-scheduler.js';
+import { openRuntime, type Runtime } from '../../../src/runtime.js';
+import { createTenant } from '../../../src/tenants/tenant-service.js';
+
+let runtime: Runtime;
+let scheduler: ModelScheduler;
+let dir: string;
+
+const quiet = { debug: () => undefined, error: () => undefined };
+const views = (who: string, items: string[]) =>
+  items.map((itemId) => ({ userId: who, itemId, type: 'view' as const }));
+
+async function setUp(schedule: Partial<typeof DEFAULT_SCHEDULE>) {
+  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-scheduler-'));
+  runtime = await openRuntime(dir);
+  await createTenant(runtime, 'shop');
+  scheduler = new ModelScheduler(runtime, { ...DEFAULT_SCHEDULE, debounceMs: 20, ...schedule });
+  // The scheduler of the runtime stays idle; this one is told about commits by hand.
+  scheduler.start(quiet);
+  return runtime.state.get('shop')!;
+}
+
+async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+afterEach(async () => {
+  await scheduler.stop();
+  await runtime.store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ModelScheduler', () => {
+  it('rebuilds a small tenant shortly after its interactions are committed', async () => {
+    const shop = await setUp({});
+    await appendInteractions(runtime, shop, views('u1', ['a', 'b']));
+    scheduler.interactionsCommitted(shop);
+    await until(() => shop.neighbours.neighbours.length === 2);
+    await appendInteractions(runtime, shop, views('u2', ['a', 'c']));
+    scheduler.interactionsCommitted(shop);
+    await until(() => shop.neighbours.interactionCount === 4);
+    const [start, end] = shop.neighbours.range(shop.catalog.idOf('a'));
+    expect(end - start).toBe(2);
+  });
+
+  it('rebuilds a large tenant only when new interactions exceed the stale share, spaced apart', async () => {
+    const shop = await setUp({ smallTenantInteractions: 0, staleShare: 0.5, largeTenantSpacingMs: 300 });
+    await appendInteractions(runtime, shop, views('u1', ['a', 'b', 'c', 'd']));
+    scheduler.interactionsCommitted(shop); // the empty model is stale: build
+    await until(() => shop.neighbours.interactionCount === 4);
+    const firstBuild = shop.neighbours.builtAt;
+
+    await appendInteractions(runtime, shop, views('u2', ['a']));
+    scheduler.interactionsCommitted(shop); // 1 new of 4: under half, no build
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(shop.neighbours.builtAt).toBe(firstBuild);
+
+    await appendInteractions(runtime, shop, views('u2', ['b', 'c']));
+    scheduler.interactionsCommitted(shop); // 3 new of 4: stale, built no sooner than 300 ms after the last
+    await until(() => shop.neighbours.interactionCount === 7);
+    expect(shop.neighbours.builtAt - firstBuild).toBeGreaterThanOrEqual(300);
+  });
+});
