@@ -9,6 +9,7 @@ import { generateInteractions, type ShopInteraction } from '../fixtures/shop.js'
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { postBatches, type Batch, type LoadResult, type Target } from './support/load.js';
+import { positiveInteger } from './support/options.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/run.js');
@@ -47,12 +48,6 @@ function parseOptions(argv: string[]): Options {
     concurrency: positiveInteger('--concurrency', values.concurrency),
     profile: values.profile === true,
   };
-}
-
-function positiveInteger(flag: string, value: unknown): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new Error(`${flag} must be a positive integer`);
-  return number;
 }
 
 /** Serializes the events once, before any timing, so that sending costs the load generator little. */

@@ -17,6 +17,7 @@ import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js
 import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
 import { machineBusySeconds } from './support/machine-cpu.js';
 import { loadShop, postJson, type LoadedShop } from './support/shop-loader.js';
+import { positiveInteger } from './support/options.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/run.js');
@@ -96,12 +97,6 @@ function parseOptions(argv: string[]): Options {
     durationS: positiveInteger('--duration', values.duration),
     profile: values.profile === true,
   };
-}
-
-function positiveInteger(flag: string, value: unknown): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new Error(`${flag} must be a positive integer`);
-  return number;
 }
 
 function startDaemon(dataDir: string, operatorKey: string, options: { logLevel: string; profile: boolean }) {
