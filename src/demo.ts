@@ -50,7 +50,7 @@ export function demoInstructions(credentials: TenantCredentials, baseUrl: string
     JSON.stringify(credentials, null, 2),
     `try:`,
     `  curl -s ${auth} '${baseUrl}/catalog/items?page=1&limit=2'`,
-    `  curl -s ${auth} '${baseUrl}/catalog/items/${itemId}'`,
+    `  curl -s ${auth} '${baseUrl}/recommendations/item-to-item/${itemId}?count=5&returnProperties=false'`,
     `  curl -s ${auth} -H 'Content-Type: application/json' -X POST ${baseUrl}/ingestion/interactions \\`,
     `       -d '{"interactions":[{"userId":"user-00001","itemId":"${itemId}","type":"view","country":"US"}]}'`,
   ].join('\n');
