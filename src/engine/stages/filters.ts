@@ -1,6 +1,9 @@
 import { compileFilter, joinFilterClauses, type CompiledFilter } from '../../nextql/index.js';
 import type { CandidatePool } from '../candidate-pool.js';
 import type { FilterRelaxation, PipelineContext } from '../context.js';
+import { forEachKept } from '../match-bits.js';
+
+let keptFlags = new Uint8Array(256);
 
 /** Stage 5: the scenario filter and filter rules (one joined filter) remove non-matching items. */
 export function filters(
@@ -9,16 +12,16 @@ export function filters(
   filter: CompiledFilter | undefined,
 ): CandidatePool {
   if (!filter || pool.length === 0) return pool;
-  const kept = filter.filterIds(context.tenant.catalog, pool.idView(), { now: context.now });
-  // filterIds keeps order, so the kept ids are a subsequence of the pool's.
-  let next = 0;
-  return pool.retain((i) => {
-    if (next < kept.length && kept[next] === pool.ids[i]) {
-      next++;
-      return true;
-    }
-    return false;
-  });
+  if (keptFlags.length < pool.length) keptFlags = new Uint8Array(pool.length * 2);
+  const flags = keptFlags;
+  forEachKept(
+    filter,
+    context.tenant.catalog,
+    pool.idView(),
+    context.now,
+    (i, kept) => (flags[i] = kept ? 1 : 0),
+  );
+  return pool.retain((i) => flags[i] === 1);
 }
 
 export interface Gathered {
