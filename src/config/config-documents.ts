@@ -23,7 +23,7 @@ export interface ConfigDocumentsOptions<K extends string, T extends Record<K, st
 export class ConfigDocuments<K extends string, T extends Record<K, string>> {
   readonly kind: string;
   readonly keyField: K;
-  private readonly schema: z.ZodType<T>;
+  readonly schema: z.ZodType<T>;
   private readonly documentsOf: (config: TenantConfig) => Map<string, T>;
 
   constructor(options: ConfigDocumentsOptions<K, T>) {

@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ConfigDocuments } from '../../config/config-documents.js';
+
+// The private token may manage configuration too (CONTRACT.md: everything but user export/delete and settings).
+export const CONFIG_ROUTE = { kinds: ['api' as const, 'private' as const] };
+
+export function keyOf(request: FastifyRequest): string {
+  return (request.params as { key: string }).key;
+}
+
+/**
+ * The five routes every configuration resource has: POST and GET on `path`, and GET, PUT (whole
+ * replacement; the key may be omitted from the body) and DELETE on `path/:key`.
+ */
+export function registerConfigResource<K extends string, T extends Record<K, string>>(
+  app: FastifyInstance,
+  path: string,
+  resource: ConfigDocuments<K, T>,
+): void {
+  const config = CONFIG_ROUTE;
+  const schema = { body: resource.schema };
+
+  app.post(path, { config, schema }, async (request, reply) =>
+    reply.code(201).send(await resource.create(app.runtime, request.tenant, request.body as T)),
+  );
+
+  app.get(path, { config }, async (request) => ({ data: resource.list(request.tenant) }));
+
+  app.get(`${path}/:key`, { config }, async (request) => resource.get(request.tenant, keyOf(request)));
+
+  app.put(
+    `${path}/:key`,
+    {
+      config,
+      schema,
+      preValidation: async (request) => {
+        request.body = resource.withPathKey(request.body, keyOf(request));
+      },
+    },
+    async (request) => resource.replace(app.runtime, request.tenant, request.body as T),
+  );
+
+  app.delete(`${path}/:key`, { config }, async (request, reply) => {
+    await resource.remove(app.runtime, request.tenant, keyOf(request));
+    return reply.code(204).send();
+  });
+}
