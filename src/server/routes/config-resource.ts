@@ -4,20 +4,23 @@ import type { ConfigDocuments } from '../../config/config-documents.js';
 // The private token may manage configuration too (CONTRACT.md: everything but user export/delete and settings).
 export const CONFIG_ROUTE = { kinds: ['api' as const, 'private' as const] };
 
-export function keyOf(request: FastifyRequest): string {
-  return (request.params as { key: string }).key;
+/** The path parameter naming one resource: the resource's key, as its URL shows it. */
+export function keyOf(request: FastifyRequest, param: string): string {
+  return (request.params as Record<string, string>)[param];
 }
 
 /**
  * The five routes every configuration resource has: POST and GET on `path`, and GET, PUT (whole
- * replacement; the key may be omitted from the body) and DELETE on `path/:key`.
+ * replacement; the key may be omitted from the body) and DELETE on `path/:<param>`.
  */
 export function registerConfigResource<K extends string, T extends Record<K, string>>(
   app: FastifyInstance,
   path: string,
   resource: ConfigDocuments<K, T>,
+  param: string,
 ): void {
   const config = CONFIG_ROUTE;
+  const one = `${path}/:${param}`;
   const schema = { body: resource.schema };
 
   app.post(path, { config, schema }, async (request, reply) =>
@@ -26,22 +29,22 @@ export function registerConfigResource<K extends string, T extends Record<K, str
 
   app.get(path, { config }, async (request) => ({ data: resource.list(request.tenant) }));
 
-  app.get(`${path}/:key`, { config }, async (request) => resource.get(request.tenant, keyOf(request)));
+  app.get(one, { config }, async (request) => resource.get(request.tenant, keyOf(request, param)));
 
   app.put(
-    `${path}/:key`,
+    one,
     {
       config,
       schema,
       preValidation: async (request) => {
-        request.body = resource.withPathKey(request.body, keyOf(request));
+        request.body = resource.withPathKey(request.body, keyOf(request, param));
       },
     },
     async (request) => resource.replace(app.runtime, request.tenant, request.body as T),
   );
 
-  app.delete(`${path}/:key`, { config }, async (request, reply) => {
-    await resource.remove(app.runtime, request.tenant, keyOf(request));
+  app.delete(one, { config }, async (request, reply) => {
+    await resource.remove(app.runtime, request.tenant, keyOf(request, param));
     return reply.code(204).send();
   });
 }

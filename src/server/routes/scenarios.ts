@@ -3,5 +3,5 @@ import { scenarios } from '../../config/resources.js';
 import { registerConfigResource } from './config-resource.js';
 
 export async function scenarioRoutes(app: FastifyInstance): Promise<void> {
-  registerConfigResource(app, '/scenarios', scenarios);
+  registerConfigResource(app, '/scenarios', scenarios, 'slug');
 }

@@ -11,7 +11,7 @@ const VALIDATE_EXPRESSION_BODY = z.strictObject({
 });
 
 export async function segmentationRoutes(app: FastifyInstance): Promise<void> {
-  registerConfigResource(app, '/segmentations', segmentations);
+  registerConfigResource(app, '/segmentations', segmentations, 'id');
 
   // The router matches static segments before parameters, so this is never read as a segmentation id.
   app.post(
@@ -23,7 +23,7 @@ export async function segmentationRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get('/segmentations/:key/segments', { config: CONFIG_ROUTE }, async (request) => ({
-    data: countSegments(segmentations.get(request.tenant, keyOf(request)), request.tenant.catalog),
+  app.get('/segmentations/:id/segments', { config: CONFIG_ROUTE }, async (request) => ({
+    data: countSegments(segmentations.get(request.tenant, keyOf(request, 'id')), request.tenant.catalog),
   }));
 }
