@@ -1,6 +1,7 @@
 import { itemDocument } from '../contract/catalog.js';
 import type { StoredItem } from '../store/rows.js';
 import { ensureCapacity } from './growable.js';
+import { NameTable } from './name-table.js';
 
 export type ItemField = 'externalId' | 'category' | 'available' | 'feedManaged' | 'createdAt' | 'expiresAt';
 
@@ -20,10 +21,9 @@ export class ItemCatalog {
   readonly createdAtIso: (string | null)[] = [];
   readonly available: boolean[] = [];
   readonly feedManaged: boolean[] = [];
-  /** Categories as small integers (-1: none), so per-category counting needs no string keys. */
+  /** Categories as codes of `categoryTable` (0: none), for per-category counting without string keys. */
   categoryCodes = new Int32Array(16);
-  readonly categoryNames: string[] = [];
-  private readonly categoryIndex = new Map<string, number>();
+  readonly categoryTable = new NameTable();
   createdAt = new Float64Array(16);
   updatedAt = new Float64Array(16);
   inCatalog = new Uint8Array(16);
@@ -59,7 +59,6 @@ export class ItemCatalog {
     this.updatedAt = ensureCapacity(this.updatedAt, this.count, Float64Array);
     this.inCatalog = ensureCapacity(this.inCatalog, this.count, Uint8Array);
     this.categoryCodes = ensureCapacity(this.categoryCodes, this.count, Int32Array);
-    this.categoryCodes[id] = -1;
     this.externalIds.push(externalId);
     this.categories.push(null);
     this.attributes.push(undefined);
@@ -106,7 +105,7 @@ export class ItemCatalog {
     if (!this.inCatalog[id]) this.catalogCount++;
     this.inCatalog[id] = 1;
     this.categories[id] = item.category;
-    this.categoryCodes[id] = item.category === null ? -1 : this.categoryCode(item.category);
+    this.categoryCodes[id] = this.categoryTable.codeOf(item.category);
     this.attributes[id] = item.attributes;
     this.expiresAt[id] = item.expiresAt;
     this.available[id] = item.available;
@@ -118,16 +117,6 @@ export class ItemCatalog {
     this.rawDocuments[id] = undefined;
     this.version++;
     return id;
-  }
-
-  private categoryCode(name: string): number {
-    let code = this.categoryIndex.get(name);
-    if (code === undefined) {
-      code = this.categoryNames.length;
-      this.categoryNames.push(name);
-      this.categoryIndex.set(name, code);
-    }
-    return code;
   }
 
   field(name: ItemField): ArrayLike<unknown> {

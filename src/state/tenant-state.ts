@@ -1,6 +1,6 @@
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
 import type { StoredInteraction, StoredUser } from '../store/rows.js';
-import { CountryTable } from './country-table.js';
+import { NameTable } from './name-table.js';
 import { TenantConfig } from './tenant-config.js';
 import { ItemCatalog } from './item-catalog.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
@@ -13,7 +13,8 @@ export const GEO_WINDOW_MS = 7 * DAY_MS;
 export class TenantState {
   readonly catalog = new ItemCatalog();
   readonly histories = new UserHistories();
-  readonly countries = new CountryTable();
+  /** Country codes of the histories and geo counters; 0 is global. */
+  readonly countries = new NameTable();
   readonly config = new TenantConfig();
   readonly users = new Map<string, StoredUser>();
   readonly interactionEventIds = new Set<string>();
@@ -36,7 +37,7 @@ export class TenantState {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
     const item = this.catalog.ensureId(event.itemId);
-    const country = this.countries.indexOf(event.country);
+    const country = this.countries.codeOf(event.country);
     this.geoCounts.add(item, country, event.ts, now);
     this.recentCounts.add(item, country, event.ts, now);
     const identity = event.userId ?? event.sessionId;

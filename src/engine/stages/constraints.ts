@@ -48,12 +48,12 @@ let perCategory = new Int32Array(64);
 /** At most `max` items per category, best first; items without a category are not capped. */
 function diversity(pool: CandidatePool, context: PipelineContext, max: number | undefined): void {
   if (max === undefined) return;
-  const { categoryCodes, categoryNames } = context.tenant.catalog;
-  if (perCategory.length < categoryNames.length) perCategory = new Int32Array(categoryNames.length * 2);
+  const { categoryCodes, categoryTable } = context.tenant.catalog;
+  if (perCategory.length < categoryTable.size) perCategory = new Int32Array(categoryTable.size * 2);
   const touched: number[] = [];
   pool.sortByScore().retain((i) => {
     const code = categoryCodes[pool.ids[i]];
-    if (code < 0) return true;
+    if (code === 0) return true;
     if (perCategory[code]++ === 0) touched.push(code);
     return perCategory[code] <= max;
   });

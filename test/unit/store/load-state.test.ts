@@ -56,7 +56,7 @@ describe('serving state rebuilt from the store', () => {
       const kept = Array.from({ length: history.length }, (_, i) => [
         restored.catalog.externalIds[history.items[i]],
         history.types[i],
-        restored.countries.codeOf(history.countries[i]),
+        restored.countries.nameOf(history.countries[i]),
       ]);
       // The 45-day view and the 120-day purchase fell out of their windows.
       expect(kept).toEqual([
