@@ -1,16 +1,9 @@
 import { parseIsoTimestamp } from '../contract/common.js';
 import { walkPath } from '../nextql/keys.js';
-import type { ItemField } from '../state/item-catalog.js';
+import { ITEM_FIELDS, type ItemField } from '../state/item-catalog.js';
 import type { TenantState } from '../state/tenant-state.js';
 
-const FIELDS = new Set<string>([
-  'externalId',
-  'category',
-  'available',
-  'feedManaged',
-  'createdAt',
-  'expiresAt',
-]);
+const FIELDS: ReadonlySet<string> = new Set(ITEM_FIELDS);
 
 function instant(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;

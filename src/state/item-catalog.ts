@@ -3,7 +3,15 @@ import type { StoredItem } from '../store/rows.js';
 import { ensureCapacity } from './growable.js';
 import { NameTable } from './name-table.js';
 
-export type ItemField = 'externalId' | 'category' | 'available' | 'feedManaged' | 'createdAt' | 'expiresAt';
+export const ITEM_FIELDS = [
+  'externalId',
+  'category',
+  'available',
+  'feedManaged',
+  'createdAt',
+  'expiresAt',
+] as const;
+export type ItemField = (typeof ITEM_FIELDS)[number];
 
 /**
  * A tenant's items in memory, column by column, under dense integer ids. Ids are also given to items
