@@ -10,6 +10,8 @@ import type { EvaluationOptions } from './runtime.js';
 export interface CompiledFilter {
   readonly text: string;
   readonly ast: Condition;
+  /** Whether it reads now(), so that its answers may change with time alone. */
+  readonly readsNow: boolean;
   /** Whether the filter keeps this item. */
   matches(item: NextqlItem, options?: EvaluationOptions): boolean;
   /** The ids the filter keeps, in their input order; ids outside 0..size-1 are dropped. */
@@ -22,6 +24,10 @@ export interface CompiledBooster {
   readonly text: string;
   readonly ast: Booster;
   readonly factor: number;
+  /** Whether it reads now(), so that its answers may change with time alone. */
+  readonly readsNow: boolean;
+  /** The ids it applies to, in their input order; ids outside 0..size-1 are dropped. */
+  matchingIds(columns: ItemColumns, ids: Int32Array, options?: EvaluationOptions): Int32Array;
   /** Whether the booster applies to this item. */
   matches(item: NextqlItem, options?: EvaluationOptions): boolean;
   /** `factor` when the booster applies to the item, else 1. */
@@ -55,11 +61,9 @@ function createFilter(text: string): CompiledFilter {
   return {
     text,
     ast,
+    readsNow: condition.usesNow,
     matches: (item, options) => condition.matches(item, options),
-    filterIds: (columns, ids, options) => {
-      const { selection, count } = validIds(columns, ids);
-      return selection.slice(0, condition.select(columns, selection, count, options));
-    },
+    filterIds: (columns, ids, options) => selectIds(condition, columns, ids, options),
     filterAll: (columns, options) => {
       const selection = new Int32Array(columns.size);
       const kept = condition.selectAll(columns, selection, options);
@@ -70,6 +74,16 @@ function createFilter(text: string): CompiledFilter {
   };
 }
 
+function selectIds(
+  condition: ConditionEvaluator,
+  columns: ItemColumns,
+  ids: Int32Array,
+  options: EvaluationOptions | undefined,
+): Int32Array {
+  const { selection, count } = validIds(columns, ids);
+  return selection.slice(0, condition.select(columns, selection, count, options));
+}
+
 function createBooster(text: string): CompiledBooster {
   const ast = parseBooster(text);
   const factor = ast.factor.value as number;
@@ -78,7 +92,9 @@ function createBooster(text: string): CompiledBooster {
     text,
     ast,
     factor,
+    readsNow: condition.usesNow,
     matches: (item, options) => condition.matches(item, options),
+    matchingIds: (columns, ids, options) => selectIds(condition, columns, ids, options),
     factorFor: (item, options) => (condition.matches(item, options) ? factor : 1),
     applyToScores: (columns, ids, scores, options) => {
       const { selection, count } = validIds(columns, ids);

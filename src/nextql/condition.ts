@@ -13,7 +13,8 @@ interface BoundSelector {
 /** A planned condition with its two evaluation paths: per document, and over item columns. */
 export class ConditionEvaluator {
   private readonly predicate: DocumentPredicate;
-  private readonly usesNow: boolean;
+  /** Whether the expression reads now(): its answers then depend on the time of evaluation. */
+  readonly usesNow: boolean;
   private readonly bound = new WeakMap<ItemColumns, BoundSelector>();
 
   constructor(private readonly plan: ConditionPlan) {
