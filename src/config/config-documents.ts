@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
+import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
 import type { RowBuffer } from '../store/rows.js';
 import type { TenantConfig } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
@@ -68,10 +69,7 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
     return runtime.store.writes.submit((rows, scratch) => {
       if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
       scratch.set(this.claim(tenant, key), null);
-      rows.statements.push({
-        sql: 'DELETE FROM config_documents WHERE tenant_id = $1 AND kind = $2 AND key = $3',
-        params: [tenant.tenantId, this.kind, key],
-      });
+      rows.statements.push(deleteConfigDocument(tenant.tenantId, this.kind, key));
       return () => {
         this.documentsOf(tenant.config).delete(key);
         tenant.config.version++;
@@ -117,10 +115,7 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
     document: T,
   ): () => T {
     scratch.set(this.claim(tenant, key), document);
-    rows.statements.push({
-      sql: 'INSERT OR REPLACE INTO config_documents VALUES ($1, $2, $3, $4, $5)',
-      params: [tenant.tenantId, this.kind, key, JSON.stringify(document), Date.now()],
-    });
+    rows.statements.push(saveConfigDocument(tenant.tenantId, this.kind, key, document));
     return () => {
       this.documentsOf(tenant.config).set(key, document);
       tenant.config.version++;

@@ -30,21 +30,15 @@ export async function loadState(
       salt: String(salt),
     });
   }
-  for (const [tenantId, doc] of await rows(
-    db,
-    'SELECT tenant_id, doc FROM config_documents WHERE kind = $1',
-    [TENANT_SETTINGS_KIND],
-  )) {
+  const documents = (kind: string) =>
+    rows(db, 'SELECT tenant_id, doc FROM config_documents WHERE kind = $1', [kind]);
+  for (const [tenantId, doc] of await documents(TENANT_SETTINGS_KIND)) {
     const tenant = state.get(String(tenantId));
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
     if (tenant && parsed.success) tenant.settings = { ...defaultTenantSettings(), ...parsed.data };
   }
   for (const resource of CONFIG_RESOURCES) {
-    for (const [tenantId, doc] of await rows(
-      db,
-      'SELECT tenant_id, doc FROM config_documents WHERE kind = $1',
-      [resource.kind],
-    )) {
+    for (const [tenantId, doc] of await documents(resource.kind)) {
       const tenant = state.get(String(tenantId));
       if (tenant) resource.restore(tenant, JSON.parse(String(doc)));
     }

@@ -1,5 +1,6 @@
 import type { TenantSettings, TenantSettingsUpdate } from '../contract/tenant-settings.js';
 import type { Runtime } from '../runtime.js';
+import { saveConfigDocument } from '../store/config-statements.js';
 import { TENANT_SETTINGS_KIND } from '../store/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';
 
@@ -14,10 +15,7 @@ export function updateTenantSettings(
     for (const [field, value] of Object.entries(update)) {
       if (value !== undefined) Object.assign(settings, { [field]: value });
     }
-    rows.statements.push({
-      sql: 'INSERT OR REPLACE INTO config_documents VALUES ($1, $2, $3, $4, $5)',
-      params: [tenant.tenantId, TENANT_SETTINGS_KIND, '', JSON.stringify(settings), Date.now()],
-    });
+    rows.statements.push(saveConfigDocument(tenant.tenantId, TENANT_SETTINGS_KIND, '', settings));
     return () => {
       tenant.settings = settings;
       return settings;
