@@ -4,7 +4,7 @@
  * route answering a fixed 10-item list in the same run. Prints one JSON line per case and a summary.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +24,8 @@ const BIN = path.join(ROOT, 'bin/run.js');
 const BARE_ROUTE = fileURLToPath(new URL('./support/bare-recommendations.js', import.meta.url));
 const PROFILE_DIR = path.join(ROOT, '.bench');
 const PROFILE_NAME = 'serve-daemon.cpuprofile';
-const PROFILED_CASE = 'user-to-item uncached';
+/** Written next to a kept store: what a later run needs to reuse it. */
+const KEPT_STORE_FILE = 'bench-store.json';
 
 const TENANT_ID = 'bench';
 const CONNECTIONS = 50;
@@ -76,7 +77,12 @@ interface Options {
   items: number;
   interactions: number;
   durationS: number;
-  profile: boolean;
+  /** The case whose window the daemon's CPU profile summary covers, if profiling. */
+  profile?: string;
+  /** Only the cases whose names contain this. */
+  cases?: string;
+  /** A data dir kept between runs: loaded once, reused while its sizes match. */
+  store?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -88,14 +94,23 @@ function parseOptions(argv: string[]): Options {
       items: { type: 'string', default: '100000' },
       interactions: { type: 'string', default: '2000000' },
       duration: { type: 'string', default: '10' },
-      profile: { type: 'boolean', default: false },
+      profile: { type: 'string' },
+      cases: { type: 'string' },
+      store: { type: 'string' },
     },
   });
+  const text = (value: string | boolean | undefined) => (typeof value === 'string' ? value : undefined);
+  const profile = text(values.profile);
+  if (profile !== undefined && !CASES.some((c) => c.name === profile)) {
+    throw new Error(`--profile takes a case name: ${CASES.map((c) => c.name).join(', ')}`);
+  }
   return {
     items: positiveInteger('--items', values.items),
     interactions: positiveInteger('--interactions', values.interactions),
     durationS: positiveInteger('--duration', values.duration),
-    profile: values.profile === true,
+    profile,
+    cases: text(values.cases),
+    store: text(values.store),
   };
 }
 
@@ -300,6 +315,7 @@ async function measureAll(
   daemon: ChildServer,
   headers: Record<string, string>,
   shop: LoadedShop,
+  selected: Case[],
   durationS: number,
 ): Promise<{ bareRuns: Measurement[]; cases: Map<string, Measurement> }> {
   const model = await waitForModel(daemon);
@@ -319,7 +335,7 @@ async function measureAll(
     };
     const bareRuns = [await measure(bare, bareSpec, durationS)];
     const cases = new Map<string, Measurement>();
-    for (const testCase of CASES) {
+    for (const testCase of selected) {
       const spec = loadSpec(daemon.url, headers, shop, testCase);
       await checkAnswer(spec, testCase);
       cases.set(testCase.name, await measure(daemon, spec, durationS));
@@ -361,9 +377,14 @@ function misses(testCase: Case, m: Measurement, bareRps: number): string[] {
   ];
 }
 
-function report(bareRuns: Measurement[], cases: Map<string, Measurement>, options: Options): void {
+function report(
+  bareRuns: Measurement[],
+  selected: Case[],
+  cases: Map<string, Measurement>,
+  options: Options,
+): void {
   const bareRps = bareRuns.reduce((sum, m) => sum + m.rps, 0) / bareRuns.length;
-  for (const testCase of CASES) {
+  for (const testCase of selected) {
     const m = cases.get(testCase.name)!;
     console.log(
       JSON.stringify({
@@ -382,7 +403,7 @@ function report(bareRuns: Measurement[], cases: Map<string, Measurement>, option
         durationS: options.durationS,
         items: options.items,
         interactions: options.interactions,
-        profiled: options.profile,
+        profiled: options.profile !== undefined,
       }),
     );
   }
@@ -390,50 +411,84 @@ function report(bareRuns: Measurement[], cases: Map<string, Measurement>, option
     `${'case'.padEnd(24)}     req/s  p50 ms  p99 ms   bytes   ratio  server  load-gen  others  errors`,
   );
   console.log(describe('bare route, before', bareRuns[0]));
-  for (const testCase of CASES) console.log(describe(testCase.name, cases.get(testCase.name)!, bareRps));
+  for (const testCase of selected) console.log(describe(testCase.name, cases.get(testCase.name)!, bareRps));
   console.log(describe('bare route, after', bareRuns[1]));
   console.log(
     `(bytes: per response, headers included; ratio: req/s over the mean of the bare runs, ` +
       `${Math.round(bareRps).toLocaleString('en-US')}; server, load-gen, others: cores busy during the ` +
       `timed run, of ${availableParallelism()})`,
   );
-  for (const testCase of CASES) {
+  for (const testCase of selected) {
     const missed = misses(testCase, cases.get(testCase.name)!, bareRps);
     const verdict = missed.length === 0 ? 'targets met' : `targets NOT met (${missed.join(', ')})`;
     console.log(`${testCase.name}: ${verdict}`);
   }
 }
 
+interface PreparedStore {
+  dataDir: string;
+  operatorKey: string;
+  headers: Record<string, string>;
+  shop: LoadedShop;
+}
+
+/** A fresh store in a temporary dir, or the kept one of `--store` (loaded on its first use). */
+async function preparedStore(options: Options): Promise<PreparedStore> {
+  const load = async (dataDir: string, operatorKey: string) => {
+    console.log(
+      `serve: loading ${options.items.toLocaleString('en-US')} items and ` +
+        `${options.interactions.toLocaleString('en-US')} interactions...`,
+    );
+    return { dataDir, operatorKey, ...(await prepareStore(dataDir, operatorKey, options)) };
+  };
+  if (options.store === undefined) {
+    const workDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-'));
+    // Also on an exception or a signal (the child servers' own exit handlers kill them first).
+    process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
+    return load(path.join(workDir, 'data'), randomBytes(24).toString('hex'));
+  }
+  const description = path.join(options.store, KEPT_STORE_FILE);
+  const sizes = { items: options.items, interactions: options.interactions };
+  if (existsSync(description)) {
+    const kept = JSON.parse(readFileSync(description, 'utf8')) as PreparedStore & { sizes: typeof sizes };
+    if (kept.sizes.items === sizes.items && kept.sizes.interactions === sizes.interactions) {
+      console.log(`serve: reusing the store in ${options.store}`);
+      return kept;
+    }
+  }
+  rmSync(options.store, { recursive: true, force: true });
+  mkdirSync(options.store, { recursive: true });
+  const prepared = await load(path.join(options.store, 'data'), randomBytes(24).toString('hex'));
+  writeFileSync(description, JSON.stringify({ ...prepared, sizes }));
+  return prepared;
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  const workDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-'));
-  // Also on an exception or a signal (the child servers' own exit handlers kill them before this one runs).
-  process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+  const selected = CASES.filter((c) => options.cases === undefined || c.name.includes(options.cases));
+  if (options.profile !== undefined && !selected.some((c) => c.name === options.profile)) {
+    throw new Error(`the profiled case ${options.profile} is not among those selected`);
+  }
 
-  const dataDir = path.join(workDir, 'data');
-  const operatorKey = randomBytes(24).toString('hex');
-  console.log(
-    `serve: loading ${options.items.toLocaleString('en-US')} items and ` +
-      `${options.interactions.toLocaleString('en-US')} interactions...`,
-  );
-  const { headers, shop } = await prepareStore(dataDir, operatorKey, options);
+  const { dataDir, operatorKey, headers, shop } = await preparedStore(options);
   const seeds = { itemIds: shuffled(shop.itemIds), userIds: shuffled(shop.userIds) };
 
   // Restarted, so that cases are measured on a heap without the ingestion's garbage and with one model
   // build, over all interactions, done before the first request.
   const profileFile = path.join(PROFILE_DIR, PROFILE_NAME);
+  const profiled = options.profile !== undefined;
   // A daemon that dies without writing a profile must not leave the last run's to be summarized.
-  if (options.profile) rmSync(profileFile, { force: true });
-  const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: options.profile });
-  const { bareRuns, cases } = await measureAll(daemon, headers, seeds, options.durationS).finally(() =>
-    daemon.stop(),
+  if (profiled) rmSync(profileFile, { force: true });
+  const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: profiled });
+  const { bareRuns, cases } = await measureAll(daemon, headers, seeds, selected, options.durationS).finally(
+    () => daemon.stop(),
   );
-  report(bareRuns, cases, options);
-  if (options.profile) {
-    const profiled = cases.get(PROFILED_CASE)!;
-    console.log(`(the daemon ran under --cpu-prof, which slows it down; profile window: ${PROFILED_CASE})`);
-    const summary = summarizeProfile(profileFile, ROOT, profiled.startedUs, profiled.endedUs);
+  report(bareRuns, selected, cases, options);
+  if (options.profile !== undefined) {
+    const window = cases.get(options.profile)!;
+    console.log(`(the daemon ran under --cpu-prof, which slows it down; profile window: ${options.profile})`);
+    const summary = summarizeProfile(profileFile, ROOT, window.startedUs, window.endedUs);
     console.log(formatProfileSummary(summary, profileFile));
   }
   const failures = [...bareRuns, ...cases.values()].reduce((sum, m) => sum + m.errors + m.non2xx, 0);

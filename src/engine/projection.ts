@@ -26,6 +26,11 @@ export function projectionMode(projection: Projection): ProjectionMode {
   return { mode: 'selective', paths };
 }
 
+/** One text per distinct projection: rendered items and cached bodies are remembered under it. */
+export function projectionKey(mode: ProjectionMode): string {
+  return mode.mode === 'selective' ? `selective:${JSON.stringify(mode.paths)}` : mode.mode;
+}
+
 /** Limits of signed browser GETs: at most 20 paths and a request target of at most 2048 characters. */
 export function checkGetLimits(projection: Projection, requestTarget: string): void {
   if (requestTarget.length > MAX_REQUEST_TARGET) {
@@ -60,14 +65,12 @@ function copyPath(
   to[path[path.length - 1]] = from;
 }
 
-/** One response item from the item's raw document (as `GET /catalog/items/:id` shows it). */
+/** One response item, without its score, from the item's raw document (as `GET /catalog/items/:id` shows it). */
 export function projectItem(
   document: Readonly<Record<string, unknown>>,
-  score: number | undefined,
   mode: ProjectionMode,
 ): Record<string, unknown> {
   const head: Record<string, unknown> = { itemId: document.externalId };
-  if (score !== undefined) head.score = score;
   if (mode.mode === 'lean') return head;
   if (mode.mode === 'full') return { ...head, ...document };
   for (const path of mode.paths) copyPath(document, head, path);

@@ -1,23 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { TenantState } from '../state/tenant-state.js';
-import type { FilterRelaxation } from './context.js';
-import { recommendList, type RankedList } from './pipeline.js';
-import { projectItem, projectionMode } from './projection.js';
+import { recommendList } from './pipeline.js';
+import { projectionKey, projectionMode } from './projection.js';
 import type { RecommendationRequest } from './request.js';
+import { renderList, withRecommId, type Projection } from './response-body.js';
 import { ResultCache, type ResultCacheOptions } from './result-cache.js';
-
-export interface RecommendationResponse {
-  items: Record<string, unknown>[];
-  count: number;
-  algorithm: string;
-  scenario?: string;
-  filterRelaxation?: FilterRelaxation;
-  recommId: string;
-}
 
 export const DEFAULT_CACHE: ResultCacheOptions = { maxBytes: 64 * 1024 * 1024, ttlMs: 60_000 };
 
-/** Serves recommendation requests: the cached or freshly ranked list, projected as the request asks. */
+/** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
 export class Recommender {
   private readonly cache: ResultCache;
 
@@ -25,32 +15,25 @@ export class Recommender {
     this.cache = new ResultCache(options);
   }
 
-  recommend(tenant: TenantState, request: RecommendationRequest, now = Date.now()): RecommendationResponse {
+  recommend(tenant: TenantState, request: RecommendationRequest, now = Date.now()): string {
     // Projection errors are the request's, so they come before any work.
     const mode = projectionMode(request.projection);
-    const list = this.rankedList(tenant, request, now);
-    const items: Record<string, unknown>[] = [];
-    for (let i = 0; i < list.ids.length; i++) {
-      const document = tenant.catalog.rawDocument(list.ids[i]);
-      if (document) items.push(projectItem(document, list.scores?.[i], mode));
-    }
-    return {
-      items,
-      count: items.length,
-      algorithm: list.algorithm,
-      ...(list.scenario !== undefined && { scenario: list.scenario }),
-      ...(list.filterRelaxation && { filterRelaxation: list.filterRelaxation }),
-      recommId: randomUUID(),
-    };
+    return withRecommId(this.body(tenant, request, { mode, key: projectionKey(mode) }, now));
   }
 
-  private rankedList(tenant: TenantState, request: RecommendationRequest, now: number): RankedList {
-    if (request.noCache) return recommendList(tenant, request, now);
-    const key = this.cache.key(tenant, request);
+  private body(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    projection: Projection,
+    now: number,
+  ): string {
+    const rendered = () => renderList(tenant.catalog, recommendList(tenant, request, now), projection);
+    if (request.noCache) return rendered();
+    const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.get(key, tenant, now);
-    if (cached) return cached;
-    const list = recommendList(tenant, request, now);
-    this.cache.set(key, tenant, request.userId, list, now);
-    return list;
+    if (cached !== undefined) return cached;
+    const body = rendered();
+    this.cache.set(key, tenant, request.userId, body, now);
+    return body;
   }
 }

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { normalizeCountry } from '../geo/countries.js';
 import type { TenantState } from '../state/tenant-state.js';
-import type { RankedList } from './pipeline.js';
 import type { RecommendationRequest } from './request.js';
 
 interface Entry {
-  list: RankedList;
+  /** The rendered answer, without its recommId. */
+  body: string;
   createdAt: number;
   geoVersion: number;
   catalogVersion: number;
@@ -30,9 +30,10 @@ export interface ResultCacheOptions {
 }
 
 /**
- * Ranked lists by request (spec "Caching"): the key has the country segment (the ISO code or `_global_`,
- * none for recently-viewed) and, when the request overrides anything, a hash of the overrides. An entry
- * is stale once the tenant's catalog, configuration or model changed, or the requesting user's history.
+ * Answers by request (spec "Caching"): the key has the country segment (the ISO code or `_global_`, none
+ * for recently-viewed) and, when the request overrides anything, a hash of the overrides; also the
+ * projection, since an entry is the rendered answer. An entry is stale once the tenant's catalog,
+ * configuration or model changed, or the requesting user's history.
  */
 export class ResultCache {
   private readonly lru: LRUCache<string, Entry>;
@@ -41,11 +42,11 @@ export class ResultCache {
     this.lru = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
       ttl: options.ttlMs,
-      sizeCalculation: (entry, key) => 256 + key.length * 2 + entry.list.ids.length * 12,
+      sizeCalculation: (entry, key) => 256 + (key.length + entry.body.length) * 2,
     });
   }
 
-  key(tenant: TenantState, request: RecommendationRequest): string {
+  key(tenant: TenantState, request: RecommendationRequest, projection: string): string {
     const logic = request.scenario ? `s:${request.scenario}` : `l:${request.logicType}`;
     const logicType = request.scenario
       ? tenant.config.scenarios.get(request.scenario)?.logicType
@@ -56,10 +57,10 @@ export class ResultCache {
       ? createHash('sha1').update(JSON.stringify(request.overrides)).digest('base64url')
       : '';
     const seeds = JSON.stringify([request.userId ?? null, request.itemId ?? null, request.itemIds ?? null]);
-    return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${country}\u0000${overrides}`;
+    return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${projection}\u0000${country}\u0000${overrides}`;
   }
 
-  get(key: string, tenant: TenantState, now: number): RankedList | undefined {
+  get(key: string, tenant: TenantState, now: number): string | undefined {
     const entry = this.lru.get(key);
     if (!entry) return undefined;
     const history = entry.identity === undefined ? undefined : tenant.histories.get(entry.identity);
@@ -70,14 +71,14 @@ export class ResultCache {
       entry.neighbours === tenant.neighbours &&
       entry.historyVersion === (history?.version ?? 0) &&
       (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < GEO_STALENESS_MS);
-    if (fresh) return entry.list;
+    if (fresh) return entry.body;
     this.lru.delete(key);
     return undefined;
   }
 
-  set(key: string, tenant: TenantState, identity: string | undefined, list: RankedList, now: number): void {
+  set(key: string, tenant: TenantState, identity: string | undefined, body: string, now: number): void {
     this.lru.set(key, {
-      list,
+      body,
       createdAt: now,
       geoVersion: tenant.geoCounts.version,
       catalogVersion: tenant.catalog.version,

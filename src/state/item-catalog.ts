@@ -40,6 +40,9 @@ export class ItemCatalog {
   private readonly attributeColumns = new Map<string, unknown[]>();
   /** The API form of each item, built on first use: responses read it many times between changes. */
   private readonly rawDocuments: (Readonly<Record<string, unknown>> | undefined)[] = [];
+  /** Each item's JSON under the projection last asked for (`renderedKeys`), built on first use. */
+  private readonly renderedKeys: (string | undefined)[] = [];
+  private readonly rendered: string[] = [];
   /** Keys no item had, with the version at which that was seen. */
   private readonly absentKeys = new Map<string, number>();
 
@@ -74,6 +77,11 @@ export class ItemCatalog {
     this.createdAtIso.push(null);
     this.available.push(false);
     this.feedManaged.push(false);
+    // Pushed rather than assigned on first use: an array written at scattered indexes turns into a slow
+    // dictionary.
+    this.rawDocuments.push(undefined);
+    this.renderedKeys.push(undefined);
+    this.rendered.push('');
     for (const column of this.attributeColumns.values()) column.push(undefined);
     return id;
   }
@@ -108,6 +116,23 @@ export class ItemCatalog {
     return (this.rawDocuments[id] = itemDocument(item));
   }
 
+  /**
+   * The item's raw document rendered by `render`, which must depend on nothing but the document and `key`;
+   * remembered until the item changes or another key is asked for, since responses render the same items
+   * under the same projection again and again. Undefined for a placeholder.
+   */
+  renderedDocument(
+    id: number,
+    key: string,
+    render: (document: Readonly<Record<string, unknown>>) => string,
+  ): string | undefined {
+    if (this.renderedKeys[id] === key) return this.rendered[id];
+    const document = this.rawDocument(id);
+    if (!document) return undefined;
+    this.renderedKeys[id] = key;
+    return (this.rendered[id] = render(document));
+  }
+
   upsert(item: StoredItem): number {
     const id = this.ensureId(item.externalId);
     if (!this.inCatalog[id]) this.catalogCount++;
@@ -123,6 +148,7 @@ export class ItemCatalog {
     this.updatedAt[id] = item.updatedAt;
     for (const [key, column] of this.attributeColumns) column[id] = item.attributes[key];
     this.rawDocuments[id] = undefined;
+    this.renderedKeys[id] = undefined;
     this.version++;
     return id;
   }

@@ -96,6 +96,7 @@ describe('POST /recommendations', () => {
   it('answers item-to-item from co-occurrence, best neighbour first, padded by popularity', async () => {
     const response = await post('/recommendations', { logicType: 'item-to-item', itemId: 's1', count: 4 });
     expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.body).toMatchObject({
       count: 4,
       algorithm: 'co-occurrence',
@@ -111,6 +112,14 @@ describe('POST /recommendations', () => {
       attributes: { name: 'Shoe 2' },
     });
     expect(response.body.scenario).toBeUndefined();
+  });
+
+  it('gives every answer, cached or not, a recommId of its own', async () => {
+    const body = { logicType: 'item-to-item', itemId: 's1', count: 3, returnProperties: false };
+    const answers = [await post('/recommendations', body), await post('/recommendations', body)];
+    answers.push(await post('/recommendations', { ...body, noCache: true }));
+    expect(answers.map((answer) => answer.body.items)).toEqual(Array(3).fill(answers[0].body.items));
+    expect(new Set(answers.map((answer) => answer.body.recommId)).size).toBe(3);
   });
 
   it('defaults count to 10 and never returns more items than the catalog has', async () => {

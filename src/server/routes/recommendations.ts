@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   ALGORITHM_PARAMS,
@@ -26,11 +26,14 @@ const USER_PARAMS = z.strictObject({ userId: z.string().min(1).max(512) });
 const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });
 
 export async function recommendationRoutes(app: FastifyInstance): Promise<void> {
-  const serve = (request: FastifyRequest, recommendation: RecommendationRequest) =>
-    app.recommender.recommend(request.tenant, recommendation);
+  // The recommender answers JSON text; with this content type Fastify sends it as it is.
+  const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) =>
+    reply
+      .type('application/json; charset=utf-8')
+      .send(app.recommender.recommend(request.tenant, recommendation));
 
-  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, async (request) =>
-    serve(request, fromBody(request.body as RecommendationBody)),
+  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, async (request, reply) =>
+    serve(request, reply, fromBody(request.body as RecommendationBody)),
   );
 
   const legacyGet = (path: string, logicType: LogicType, seed: 'userId' | 'itemId') => {
@@ -40,7 +43,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
         config,
         schema: { params: seed === 'userId' ? USER_PARAMS : ITEM_PARAMS, querystring: LEGACY_QUERY },
       },
-      async (request) => {
+      async (request, reply) => {
         const params = request.params as Record<typeof seed, string>;
         const recommendation = fromLegacyQuery(
           logicType,
@@ -48,7 +51,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
           request.query as LegacyQuery,
         );
         checkGetLimits(recommendation.projection, request.url);
-        return serve(request, recommendation);
+        return serve(request, reply, recommendation);
       },
     );
   };
@@ -60,8 +63,8 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
   app.post(
     '/recommendations/items-to-items',
     { config, schema: { body: ITEMS_TO_ITEMS_BODY, querystring: LEGACY_QUERY } },
-    async (request) =>
-      serve(request, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery)),
+    async (request, reply) =>
+      serve(request, reply, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery)),
   );
 
   app.get('/recommendations/algorithms', { config }, async () => ({ data: describeAlgorithms() }));

@@ -55,15 +55,13 @@ describe('projectionMode', () => {
 });
 
 describe('projectItem', () => {
-  it('lean: itemId, plus score when computed', () => {
-    expect(projectItem(stored, 0.5, { mode: 'lean' })).toEqual({ itemId: 'sku-1', score: 0.5 });
-    expect(projectItem(stored, undefined, { mode: 'lean' })).toEqual({ itemId: 'sku-1' });
+  it('lean: itemId only', () => {
+    expect(projectItem(stored, { mode: 'lean' })).toEqual({ itemId: 'sku-1' });
   });
 
   it('full: identity keys and the raw stored document', () => {
-    expect(projectItem(stored, 0.5, { mode: 'full' })).toEqual({
+    expect(projectItem(stored, { mode: 'full' })).toEqual({
       itemId: 'sku-1',
-      score: 0.5,
       externalId: 'sku-1',
       category: 'shoes',
       attributes: stored.attributes,
@@ -75,40 +73,37 @@ describe('projectItem', () => {
     });
   });
 
-  const selective = (score: number | undefined, ...paths: string[]) => {
-    const mode = projectionMode({ includedProperties: paths });
-    return projectItem(stored, score, mode);
-  };
+  const selective = (...paths: string[]) =>
+    projectItem(stored, projectionMode({ includedProperties: paths }));
 
-  it('selective: itemId, score when computed, and exactly the requested raw paths', () => {
-    expect(selective(0.5, 'attributes.name', 'attributes.size.eu', 'category')).toEqual({
+  it('selective: itemId and exactly the requested raw paths', () => {
+    expect(selective('attributes.name', 'attributes.size.eu', 'category')).toEqual({
       itemId: 'sku-1',
-      score: 0.5,
       attributes: { name: 'Runner', size: { eu: 42 } },
       category: 'shoes',
     });
-    expect(selective(undefined, 'attributes.price')).toEqual({ itemId: 'sku-1', attributes: { price: 80 } });
+    expect(selective('attributes.price')).toEqual({ itemId: 'sku-1', attributes: { price: 80 } });
   });
 
   it('paths are literal: `name` is not `attributes.name`', () => {
-    expect(selective(0.5, 'name')).toEqual({ itemId: 'sku-1', score: 0.5 });
+    expect(selective('name')).toEqual({ itemId: 'sku-1' });
   });
 
   it('a safe path missing from the item is omitted silently (arrays are not walked)', () => {
     expect(
-      selective(0.5, 'attributes.color', 'attributes.size.cm', 'attributes.tags.0', 'attributes.name.x'),
-    ).toEqual({ itemId: 'sku-1', score: 0.5 });
+      selective('attributes.color', 'attributes.size.cm', 'attributes.tags.0', 'attributes.name.x'),
+    ).toEqual({ itemId: 'sku-1' });
   });
 
   it('null values and whole objects are copied as they are', () => {
-    expect(selective(undefined, 'attributes.nothing', 'attributes.size', 'attributes.tags')).toEqual({
+    expect(selective('attributes.nothing', 'attributes.size', 'attributes.tags')).toEqual({
       itemId: 'sku-1',
       attributes: { nothing: null, size: { eu: 42, us: '9' }, tags: ['a', 'b'] },
     });
   });
 
   it('createdAt is the ISO string of the raw document', () => {
-    expect(selective(undefined, 'createdAt')).toEqual({
+    expect(selective('createdAt')).toEqual({
       itemId: 'sku-1',
       createdAt: '2026-01-02T03:04:05.000Z',
     });
@@ -116,8 +111,8 @@ describe('projectItem', () => {
 
   it('projecting never changes the stored item', () => {
     const before = structuredClone(stored);
-    selective(1, 'attributes', 'attributes.size.eu', 'attributes.size');
-    projectItem(stored, 1, { mode: 'full' });
+    selective('attributes', 'attributes.size.eu', 'attributes.size');
+    projectItem(stored, { mode: 'full' });
     expect(stored).toEqual(before);
   });
 });

@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { RankedList } from '../../../src/engine/pipeline.js';
 import { ResultCache } from '../../../src/engine/result-cache.js';
 import { ItemNeighbours } from '../../../src/models/item-neighbours.js';
 import { addEvents, buildTenant, item, request, type RequestBody } from '../../support/tenant-fixture.js';
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
 
-function list(...ids: number[]): RankedList {
-  return { ids: Int32Array.from(ids), scores: Float64Array.from(ids), algorithm: 'co-occurrence' };
+/** A rendered answer of `length` characters. */
+function body(length = 40): string {
+  return `{"items":[${'0'.repeat(length - 10)}]`;
 }
 
 function tenantOf() {
@@ -25,7 +25,7 @@ function tenantOf() {
 describe('ResultCache.key', () => {
   const tenant = tenantOf();
   const cache = new ResultCache(OPTIONS);
-  const key = (body: RequestBody) => cache.key(tenant, request(body));
+  const key = (body: RequestBody, projection = 'full') => cache.key(tenant, request(body), projection);
   const segments = (body: RequestBody) => key(body).split('\u0000');
   const pdp: RequestBody = { scenario: 'pdp', itemId: 'a' };
 
@@ -79,20 +79,19 @@ describe('ResultCache.key', () => {
     expect(key({ ...pdp, filter: `'price' < 10` })).toBe(key({ ...pdp, filter: `'price' < 10` }));
   });
 
-  it('differs by tenant, placement, seeds and count, but not by projection or noCache', () => {
+  it('differs by tenant, placement, seeds, count and projection, but not by noCache', () => {
     const other = buildTenant({
       tenantId: 't2',
       items: ['a'],
       scenarios: [{ slug: 'pdp', logicType: 'item-to-item' }],
     });
-    expect(cache.key(other, request(pdp))).not.toBe(key(pdp));
+    expect(cache.key(other, request(pdp), 'full')).not.toBe(key(pdp));
     expect(key({ logicType: 'item-to-item', itemId: 'a' })).not.toBe(key(pdp));
     expect(key({ ...pdp, itemId: 'b' })).not.toBe(key(pdp));
     expect(key({ ...pdp, userId: 'u' })).not.toBe(key(pdp));
     expect(key({ ...pdp, count: 3 })).not.toBe(key(pdp));
-    expect(key({ ...pdp, returnProperties: false, includedProperties: ['category'], noCache: true })).toBe(
-      key(pdp),
-    );
+    expect(key(pdp, 'lean')).not.toBe(key(pdp));
+    expect(key({ ...pdp, noCache: true })).toBe(key(pdp));
   });
 });
 
@@ -102,7 +101,7 @@ describe('ResultCache entries', () => {
   it('returns the stored list while nothing it depends on changed', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
-    const stored = list(1, 0);
+    const stored = body();
     cache.set('k', tenant, undefined, stored, NOW);
     expect(cache.get('k', tenant, NOW)).toBe(stored);
     expect(cache.get('other', tenant, NOW)).toBeUndefined();
@@ -118,7 +117,7 @@ describe('ResultCache entries', () => {
   ])('is stale once %s', (_change, identity, change) => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
-    cache.set('k', tenant, identity, list(1), NOW);
+    cache.set('k', tenant, identity, body(), NOW);
     change(tenant);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
@@ -126,7 +125,7 @@ describe('ResultCache entries', () => {
   it("outlives other users' events (geo counters, popularity) by at most a second", () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
-    const stored = list(1);
+    const stored = body();
     cache.set('k', tenant, 'u', stored, NOW);
     cache.set('anonymous', tenant, undefined, stored, NOW);
     addEvents(tenant, [{ item: 'b', user: 'someone-else' }, { item: 'b' }]);
@@ -139,7 +138,7 @@ describe('ResultCache entries', () => {
   it('stays fresh past a second when no counter changed', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
-    const stored = list(1);
+    const stored = body();
     cache.set('k', tenant, undefined, stored, NOW);
     expect(cache.get('k', tenant, NOW + 30_000)).toBe(stored);
   });
@@ -147,16 +146,16 @@ describe('ResultCache entries', () => {
   it('entries expire after ttlMs', async () => {
     const tenant = tenantOf();
     const cache = new ResultCache({ maxBytes: OPTIONS.maxBytes, ttlMs: 20 });
-    cache.set('k', tenant, undefined, list(1), NOW);
+    cache.set('k', tenant, undefined, body(), NOW);
     await sleep(60);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
 
   it('the least recently used entries go when maxBytes is exceeded', () => {
     const tenant = tenantOf();
-    // Each entry weighs 256 + 2 × key length + 12 per id: 256 + 2 + 120 = 378 bytes.
+    // Each entry weighs 256 + 2 × (key length + body length): 256 + 2 × (1 + 60) = 378 bytes.
     const cache = new ResultCache({ maxBytes: 1000, ttlMs: 60_000 });
-    const ten = list(...Array.from({ length: 10 }, (_, i) => i));
+    const ten = body(60);
     cache.set('a', tenant, undefined, ten, NOW);
     cache.set('b', tenant, undefined, ten, NOW);
     cache.get('a', tenant, NOW);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Recommender } from '../../../src/engine/recommender.js';
+import type { RecommendationRequest } from '../../../src/engine/request.js';
 import { ResultCache } from '../../../src/engine/result-cache.js';
 import {
   apiErrorOf,
@@ -18,6 +19,7 @@ import {
   request,
   type RequestBody,
 } from '../../support/tenant-fixture.js';
+import type { TenantState } from '../../../src/state/tenant-state.js';
 
 /**
  * Seed s (shoes). Its co-occurrence neighbours: gone .75 (unavailable), ghost .6 (events only), a .5,
@@ -268,12 +270,31 @@ describe('SPEC "Recommendation pipeline" table', () => {
   });
 });
 
+/** The answer's JSON body, parsed. */
+interface Answer {
+  items: ({ itemId: string; score?: number } & Record<string, unknown>)[];
+  count: number;
+  algorithm: string;
+  scenario?: string;
+  recommId: string;
+}
+
+function answer(
+  recommender: Recommender,
+  tenant: TenantState,
+  recommendation: RecommendationRequest,
+  at: number,
+): Answer {
+  return JSON.parse(recommender.recommend(tenant, recommendation, at)) as Answer;
+}
+
 const UNIFIED_REQUEST: Row[] = [
   [
     'scenario',
     'Scenario slug; resolves logicType, filter, boosters, constraints.',
     () => {
-      const response = new Recommender().recommend(
+      const response = answer(
+        new Recommender(),
         tenant,
         request({ scenario: 'pdp-filtered', itemId: 's' }),
         NOW,
@@ -288,7 +309,8 @@ const UNIFIED_REQUEST: Row[] = [
     'Required when no scenario is given.',
     () => {
       expect(apiErrorOf(() => rank(tenant, { itemId: 's' })).code).toBe('MISSING_SEED');
-      const response = new Recommender().recommend(
+      const response = answer(
+        new Recommender(),
         tenant,
         request({ logicType: 'item-to-item', itemId: 's' }),
         NOW,
@@ -347,7 +369,8 @@ const UNIFIED_REQUEST: Row[] = [
       });
       expect(rank(wide, { logicType: 'item-to-item', itemId: 'i0' }).ids.length).toBe(10);
       expect(rank(wide, { scenario: 'five', itemId: 'i0', count: 12 }).ids.length).toBe(5);
-      const response = new Recommender().recommend(
+      const response = answer(
+        new Recommender(),
         wide,
         request({ logicType: 'item-to-item', itemId: 'i0' }),
         NOW,
@@ -364,7 +387,7 @@ const UNIFIED_REQUEST: Row[] = [
       for (const country of ['OTH', 'XX', 'deu'])
         expect(scoresOf({ ...pdp, country })).toEqual(scoresOf(pdp));
       const cache = new ResultCache({ maxBytes: 1 << 20, ttlMs: 60_000 });
-      const keyOf = (body: RequestBody) => cache.key(tenant, request(body)).split('\u0000');
+      const keyOf = (body: RequestBody) => cache.key(tenant, request(body), 'full').split('\u0000');
       expect(keyOf({ ...pdp, country: 'de' })).toContain('DE');
       expect(keyOf({ ...pdp, country: 'OTH' })).toContain('_global_');
       expect(keyOf({ scenario: 'history', userId: 'u', country: 'DE' })).toEqual(
@@ -378,9 +401,10 @@ const UNIFIED_REQUEST: Row[] = [
     'Default true. false returns identity-only items.',
     () => {
       const recommender = new Recommender();
-      const lean = recommender.recommend(tenant, request({ ...pdp, count: 1, returnProperties: false }), NOW);
+      const lean = answer(recommender, tenant, request({ ...pdp, count: 1, returnProperties: false }), NOW);
       expect(lean.items).toEqual([{ itemId: 'a', score: 0.5 }]);
-      const recent = recommender.recommend(
+      const recent = answer(
+        recommender,
         tenant,
         request({
           scenario: 'history',
@@ -391,7 +415,7 @@ const UNIFIED_REQUEST: Row[] = [
         NOW,
       );
       expect(recent.items).toEqual([{ itemId: 'c' }, { itemId: 'a' }]);
-      const full = recommender.recommend(tenant, request({ ...pdp, count: 1 }), NOW);
+      const full = answer(recommender, tenant, request({ ...pdp, count: 1 }), NOW);
       expect(full.items[0]).toMatchObject({
         itemId: 'a',
         score: 0.5,
@@ -412,16 +436,12 @@ const UNIFIED_REQUEST: Row[] = [
         count: 2,
         includedProperties: ['attributes.name', 'name', 'category'],
       };
-      expect(recommender.recommend(tenant, request(body), NOW).items).toEqual([
+      expect(answer(recommender, tenant, request(body), NOW).items).toEqual([
         { itemId: 'a', score: 0.5, attributes: { name: 'Alpha' }, category: 'shoes' },
         { itemId: 'b', score: 0.25, attributes: { name: 'Beta' }, category: 'shoes' },
       ]);
       const error = apiErrorOf(() =>
-        recommender.recommend(
-          tenant,
-          request({ ...pdp, includedProperties: ['attributes.constructor'] }),
-          NOW,
-        ),
+        answer(recommender, tenant, request({ ...pdp, includedProperties: ['attributes.constructor'] }), NOW),
       );
       expect([error.code, error.statusCode]).toEqual(['UNSAFE_PATH', 400]);
     },
@@ -436,7 +456,7 @@ const UNIFIED_REQUEST: Row[] = [
       const recommender = new Recommender();
       const later = NOW + 6 * DAY;
       const scoreOfC = (body: RequestBody, at: number) =>
-        recommender.recommend(own, request(body), at).items.find((entry) => entry.itemId === 'c')?.score;
+        answer(recommender, own, request(body), at).items.find((entry) => entry.itemId === 'c')?.score;
       const diverse: RequestBody = { scenario: 'pdp-diverse', itemId: 's', returnProperties: false };
       expect(scoreOfC({ ...diverse, noCache: true }, NOW)).toBe(0.125 * 1.5);
       expect(scoreOfC(diverse, later)).toBe(0.125); // the noCache request wrote nothing
@@ -582,10 +602,10 @@ describe('SPEC "Caching"', () => {
   it('a request with an override is never answered from the cache entry of the plain request', () => {
     const recommender = new Recommender();
     const ids = (body: RequestBody) =>
-      recommender.recommend(tenant, request(body), NOW).items.map((i) => i.itemId);
+      answer(recommender, tenant, request(body), NOW).items.map((i) => i.itemId);
     expect(ids(pdp)).toEqual(BASE);
     expect(ids({ ...pdp, filter: `'price' < 25` })).toEqual(['a', 'e', 'f']);
-    const scoreOfA = (body: RequestBody) => recommender.recommend(tenant, request(body), NOW).items[0].score;
+    const scoreOfA = (body: RequestBody) => answer(recommender, tenant, request(body), NOW).items[0].score;
     expect(scoreOfA({ ...pdp, country: 'DE' })).not.toBe(scoreOfA(pdp));
   });
 });

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { ItemCatalog } from '../state/item-catalog.js';
+import type { RankedList } from './pipeline.js';
+import { projectItem, type ProjectionMode } from './projection.js';
+
+/** A projection and its key (`projectionKey`). */
+export interface Projection {
+  mode: ProjectionMode;
+  key: string;
+}
+
+/** JSON has no Infinity or NaN; JSON.stringify writes them as null, and so does this. */
+function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
+}
+
+/**
+ * The JSON response of a ranked list, written as text rather than serialized from objects: each item's
+ * projected document is rendered once and remembered by the catalog, so a response costs a few string
+ * joins. Ends before the recommId (see `withRecommId`), which is the only part a cached body lacks.
+ */
+export function renderList(catalog: ItemCatalog, list: RankedList, projection: Projection): string {
+  const render = (document: Readonly<Record<string, unknown>>) =>
+    JSON.stringify(projectItem(document, projection.mode));
+  const items: string[] = [];
+  for (let i = 0; i < list.ids.length; i++) {
+    const item = catalog.renderedDocument(list.ids[i], projection.key, render);
+    if (item === undefined) continue;
+    // The score goes last, into the rendered object's closing brace.
+    items.push(list.scores ? `${item.slice(0, -1)},"score":${jsonNumber(list.scores[i])}}` : item);
+  }
+  let body = `{"items":[${items.join(',')}],"count":${items.length},"algorithm":${JSON.stringify(list.algorithm)}`;
+  if (list.scenario !== undefined) body += `,"scenario":${JSON.stringify(list.scenario)}`;
+  if (list.filterRelaxation) body += `,"filterRelaxation":${JSON.stringify(list.filterRelaxation)}`;
+  return body;
+}
+
+/** Completes a body of `renderList` with a recommId of its own: every answer has one, cached or not. */
+export function withRecommId(body: string): string {
+  return `${body},"recommId":"${randomUUID()}"}`;
+}

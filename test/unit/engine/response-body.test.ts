@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import type { RankedList } from '../../../src/engine/pipeline.js';
+import { projectionKey, projectionMode, projectItem } from '../../../src/engine/projection.js';
+import { renderList, withRecommId, type Projection } from '../../../src/engine/response-body.js';
+import { ItemCatalog } from '../../../src/state/item-catalog.js';
+import { item } from '../../support/tenant-fixture.js';
+
+function catalogOf(): ItemCatalog {
+  const catalog = new ItemCatalog();
+  catalog.upsert(item('a', { category: 'shoes', attributes: { name: 'Alpha "quoted"', price: 20 } }));
+  catalog.upsert(item('b', { attributes: { name: 'Beta\u2028', nested: { deep: [1, null] } } }));
+  catalog.ensureId('placeholder');
+  return catalog;
+}
+
+function projectionOf(request: Parameters<typeof projectionMode>[0]): Projection {
+  const mode = projectionMode(request);
+  return { mode, key: projectionKey(mode) };
+}
+
+const PROJECTIONS: [string, Projection][] = [
+  ['full', projectionOf({})],
+  ['lean', projectionOf({ returnProperties: false })],
+  ['selective', projectionOf({ includedProperties: ['attributes.name', 'category', 'attributes.nested'] })],
+];
+
+function scored(...entries: [number, number][]): RankedList & { scores: Float64Array } {
+  return {
+    ids: Int32Array.from(entries.map(([id]) => id)),
+    scores: Float64Array.from(entries.map(([, score]) => score)),
+    algorithm: 'co-occurrence',
+  };
+}
+
+describe('renderList', () => {
+  it.each(PROJECTIONS)('%s: the same JSON as serializing the projected items', (_name, projection) => {
+    const catalog = catalogOf();
+    const list = { ...scored([1, 0.5], [0, 1 / 3]), scenario: 'pdp' };
+    const rendered = JSON.parse(`${renderList(catalog, list, projection)}}`) as unknown;
+    const expected = [1, 0].map((id, i) => ({
+      ...projectItem(catalog.rawDocument(id)!, projection.mode),
+      score: list.scores[i],
+    }));
+    expect(rendered).toEqual({ items: expected, count: 2, algorithm: 'co-occurrence', scenario: 'pdp' });
+  });
+
+  it('unscored lists have no score; placeholders (no document) are left out of items and count', () => {
+    const catalog = catalogOf();
+    const list: RankedList = { ids: Int32Array.of(2, 0), algorithm: 'recently-viewed' };
+    expect(JSON.parse(`${renderList(catalog, list, PROJECTIONS[1][1])}}`)).toEqual({
+      items: [{ itemId: 'a' }],
+      count: 1,
+      algorithm: 'recently-viewed',
+    });
+  });
+
+  it('a score that is not finite is null, as JSON.stringify writes it', () => {
+    const body = renderList(catalogOf(), scored([0, Infinity], [1, NaN]), PROJECTIONS[1][1]);
+    expect((JSON.parse(`${body}}`) as { items: unknown[] }).items).toEqual([
+      { itemId: 'a', score: null },
+      { itemId: 'b', score: null },
+    ]);
+  });
+
+  it('carries filterRelaxation when the list has one', () => {
+    const filterRelaxation = {
+      droppedClauses: [`'price' < 5`],
+      effectiveFilter: null,
+      droppedEntireFilter: false,
+      originalFilter: `'price' < 5`,
+    };
+    const body = renderList(catalogOf(), { ...scored([0, 1]), filterRelaxation }, PROJECTIONS[1][1]);
+    expect(JSON.parse(`${body}}`)).toMatchObject({ filterRelaxation });
+  });
+
+  it('an item rendered earlier shows its new document once it changes', () => {
+    const catalog = catalogOf();
+    const names = () =>
+      (
+        JSON.parse(`${renderList(catalog, scored([0, 1]), PROJECTIONS[2][1])}}`) as {
+          items: { attributes: { name: string } }[];
+        }
+      ).items[0].attributes.name;
+    expect(names()).toBe('Alpha "quoted"');
+    catalog.upsert(item('a', { attributes: { name: 'Renamed' } }));
+    expect(names()).toBe('Renamed');
+  });
+
+  it('items rendered under one projection are not reused for another', () => {
+    const catalog = catalogOf();
+    const render = (projection: Projection) =>
+      JSON.parse(`${renderList(catalog, scored([0, 1]), projection)}}`) as { items: object[] };
+    expect(render(PROJECTIONS[2][1]).items[0]).toHaveProperty('attributes');
+    expect(render(PROJECTIONS[1][1]).items[0]).toEqual({ itemId: 'a', score: 1 });
+    expect(render(PROJECTIONS[0][1]).items[0]).toHaveProperty('createdAt');
+  });
+});
+
+describe('withRecommId', () => {
+  it('closes the body with a new UUID each time', () => {
+    const body = renderList(catalogOf(), scored([0, 1]), PROJECTIONS[1][1]);
+    const first = JSON.parse(withRecommId(body)) as { recommId: string; count: number };
+    const second = JSON.parse(withRecommId(body)) as { recommId: string };
+    expect(first.count).toBe(1);
+    expect(first.recommId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second.recommId).not.toBe(first.recommId);
+  });
+});
