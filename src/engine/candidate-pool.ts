@@ -128,10 +128,24 @@ export class CandidatePool {
     return this;
   }
 
+  /** A copy in a pool of the request's arena. */
   copy(): CandidatePool {
-    const copy = new CandidatePool(Math.max(this.length, 16));
+    const copy = requestPools.take(this.length);
     copy.append(this);
     return copy;
+  }
+
+  /** Empties the pool, making room for `capacity` entries without keeping the old ones. */
+  clear(capacity: number): this {
+    this.length = 0;
+    this.ranked = 0;
+    if (this.ids.length < capacity) {
+      const grown = Math.max(capacity, this.ids.length * 2);
+      this.ids = new Int32Array(grown);
+      this.scores = new Float64Array(grown);
+      this.fill = new Uint8Array(grown);
+    }
+    return this;
   }
 
   /** The live ids, as a view (valid until the pool changes). */
@@ -151,3 +165,24 @@ export class CandidatePool {
     this.fill = fill;
   }
 }
+
+/**
+ * The candidate pools of the request being ranked, recycled by the next request: the pipeline is
+ * synchronous, and a few typed arrays allocated per stage and request cost more than the stages' work.
+ * A pool taken here is valid until `recycle`, which only `recommendList` calls, as a request begins.
+ */
+export class PoolArena {
+  private readonly pools: CandidatePool[] = [];
+  private used = 0;
+
+  take(capacity: number): CandidatePool {
+    if (this.used === this.pools.length) this.pools.push(new CandidatePool(Math.max(capacity, 256)));
+    return this.pools[this.used++].clear(capacity);
+  }
+
+  recycle(): void {
+    this.used = 0;
+  }
+}
+
+export const requestPools = new PoolArena();

@@ -1,6 +1,6 @@
 import type { CompiledFilter } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { CandidatePool } from './candidate-pool.js';
+import { requestPools, type CandidatePool } from './candidate-pool.js';
 import type { FilterRelaxation } from './context.js';
 import type { RecommendationRequest } from './request.js';
 import { availability } from './stages/availability.js';
@@ -35,7 +35,7 @@ function gather(
 ): CandidatePool {
   source.restart();
   // Steps may overshoot the pool size a little; room for that avoids growing the arrays.
-  const pool = new CandidatePool(context.poolSize * 2);
+  const pool = requestPools.take(context.poolSize * 2);
   let step = context.poolSize;
   while (pool.length < context.poolSize) {
     const batch = source.next(step);
@@ -55,6 +55,7 @@ function gather(
 
 /** The spec's pipeline, stage by stage, for one request. */
 export function recommendList(tenant: TenantState, request: RecommendationRequest, now: number): RankedList {
+  requestPools.recycle();
   const context = resolve(tenant, request, now); // 1
   const source = candidates(context); // 2
   const { pool, relaxation } = withFilterRelaxation(context, (filter) => gather(source, context, filter)); // 3-6

@@ -59,7 +59,7 @@ function sortOrder(n: number, ids: Int32Array, scores: Float64Array, tieById: bo
     }
     [source, target] = [target, source];
   }
-  if (source !== order) order.set(source.subarray(0, n));
+  if (source !== order) for (let i = 0; i < n; i++) order[i] = source[i];
 }
 
 /** Sorts entries [from, to) in place; ties keep their order, or go by id when `tieById`. */
@@ -82,7 +82,9 @@ export function sortEntries(
     scoresCopy[i] = scores[entry];
     fillCopy[i] = fill[entry];
   }
-  ids.set(idsCopy.subarray(0, n), from);
-  scores.set(scoresCopy.subarray(0, n), from);
-  fill.set(fillCopy.subarray(0, n), from);
+  for (let i = 0; i < n; i++) {
+    ids[from + i] = idsCopy[i];
+    scores[from + i] = scoresCopy[i];
+    fill[from + i] = fillCopy[i];
+  }
 }

@@ -1,4 +1,4 @@
-import { CandidatePool } from '../candidate-pool.js';
+import { requestPools, type CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
 import { IdMarks } from '../id-marks.js';
 import { popularityRanking } from '../popularity.js';
@@ -17,7 +17,7 @@ export function categoryCandidates(context: PipelineContext, seeds: readonly num
     const category = catalog.categories[seed];
     if (category !== null) categories.add(category);
   }
-  const pool = new CandidatePool(context.poolSize);
+  const pool = requestPools.take(context.poolSize);
   if (categories.size === 0) return pool;
   categoriesSeen.begin(catalog.size);
   for (const seed of seeds) categoriesSeen.mark(seed);
@@ -43,7 +43,7 @@ export const categoryPopularity: Algorithm = {
   candidates(context) {
     if (context.seeds.length > 0) return categoryCandidates(context, context.seeds);
     const history = context.history;
-    if (!history) return new CandidatePool(16);
+    if (!history) return requestPools.take(0);
     const recent = Array.from(history.items.subarray(history.windowStart(context.now), history.length));
     return categoryCandidates(context, recent);
   },

@@ -11,7 +11,7 @@ export const coOccurrence: Algorithm = {
   scored: true,
   candidates(context) {
     const { tenant, seeds } = context;
-    const pool = scoreNeighbours(tenant.neighbours, seeds, [1], tenant.catalog.size);
+    const pool = scoreNeighbours(tenant.neighbours, seeds, [1]);
     return pool.length > 0 ? pool : categoryCandidates(context, seeds);
   },
 };
@@ -29,7 +29,6 @@ export const multiSeedCoOccurrence: Algorithm = {
       tenant.neighbours,
       seeds,
       seeds.map(() => 1),
-      tenant.catalog.size,
     );
     return pool.length > 0 ? pool : categoryCandidates(context, seeds);
   },

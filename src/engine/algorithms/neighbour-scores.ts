@@ -1,9 +1,8 @@
 import type { ItemNeighbours } from '../../models/item-neighbours.js';
-import { CandidatePool } from '../candidate-pool.js';
-import { IdMarks, ScoreAccumulator } from '../id-marks.js';
+import { requestPools, type CandidatePool } from '../candidate-pool.js';
+import { ScoreAccumulator } from '../id-marks.js';
 
 const accumulator = new ScoreAccumulator();
-const excluded = new IdMarks();
 
 /**
  * Sums weighted neighbour lists: score(n) = Σ_seed weight(seed) × similarity(seed, n).
@@ -14,20 +13,24 @@ export function scoreNeighbours(
   model: ItemNeighbours,
   seeds: readonly number[],
   seedWeights: readonly number[],
-  itemCount: number,
 ): CandidatePool {
-  accumulator.begin(itemCount);
-  excluded.begin(itemCount);
-  for (const seed of seeds) excluded.mark(seed);
-  seeds.forEach((seed, index) => {
+  const { neighbours, weights } = model;
+  let expected = seeds.length;
+  for (const seed of seeds) {
     const [start, end] = model.range(seed);
-    for (let k = start; k < end; k++) {
-      const neighbour = model.neighbours[k];
-      if (!excluded.has(neighbour)) accumulator.add(neighbour, seedWeights[index] * model.weights[k]);
-    }
-  });
-  const { ids, score } = accumulator.entries();
-  const pool = new CandidatePool(Math.max(ids.length, 16));
-  for (const id of ids) pool.push(id, score(id));
+    expected += end - start;
+  }
+  accumulator.begin(expected);
+  for (const seed of seeds) accumulator.exclude(seed);
+  for (let s = 0; s < seeds.length; s++) {
+    const [start, end] = model.range(seeds[s]);
+    const weight = seedWeights[s];
+    for (let k = start; k < end; k++) accumulator.add(neighbours[k], weight * weights[k]);
+  }
+  const pool = requestPools.take(accumulator.size);
+  for (let k = 0; k < accumulator.size; k++) {
+    const sum = accumulator.sumAt(k);
+    if (sum !== -Infinity) pool.push(accumulator.idAt(k), sum);
+  }
   return pool;
 }

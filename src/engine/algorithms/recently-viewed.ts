@@ -1,5 +1,5 @@
 import { TYPE_CODES } from '../../state/user-histories.js';
-import { CandidatePool } from '../candidate-pool.js';
+import { requestPools } from '../candidate-pool.js';
 import { IdMarks } from '../id-marks.js';
 import type { Algorithm } from './algorithm.js';
 
@@ -15,7 +15,7 @@ export const recentlyViewed: Algorithm = {
   scored: false,
   candidates(context) {
     const { history, now } = context;
-    const pool = new CandidatePool(32);
+    const pool = requestPools.take(32);
     if (!history) return pool;
     seen.begin(context.tenant.catalog.size);
     const start = history.windowStart(now);

@@ -1,5 +1,6 @@
 import { DAY_MS } from '../../state/user-histories.js';
-import { CandidatePool } from '../candidate-pool.js';
+import { requestPools } from '../candidate-pool.js';
+import { ScoreAccumulator } from '../id-marks.js';
 import type { Algorithm } from './algorithm.js';
 import { categoryCandidates } from './category-popularity.js';
 import { scoreNeighbours } from './neighbour-scores.js';
@@ -9,6 +10,8 @@ const HALF_LIFE_MS = 7 * DAY_MS;
 
 /** Only the user's strongest items are expanded: the rest add little but cost 50 neighbours each. */
 const MAX_SEEDS = 20;
+
+const itemWeights = new ScoreAccumulator();
 
 /**
  * The user's 30-day history, each event weighted by its type's weight and its recency, expanded through
@@ -24,21 +27,22 @@ export const weightedHistory: Algorithm = {
   scored: true,
   candidates(context) {
     const { history, tenant, now } = context;
-    if (!history) return new CandidatePool(16);
-    const weights = new Map<number, number>();
-    for (let i = history.windowStart(now); i < history.length; i++) {
+    if (!history) return requestPools.take(0);
+    const start = history.windowStart(now);
+    itemWeights.begin(history.length - start);
+    for (let i = start; i < history.length; i++) {
       const recency = Math.pow(0.5, Math.max(0, now - history.ts[i]) / HALF_LIFE_MS);
-      const item = history.items[i];
-      weights.set(item, (weights.get(item) ?? 0) + history.weights[i] * recency);
+      itemWeights.add(history.items[i], history.weights[i] * recency);
     }
-    const seeds = [...weights.keys()]
-      .sort((a, b) => weights.get(b)! - weights.get(a)! || a - b)
-      .slice(0, MAX_SEEDS);
+    // Strongest first; equal weights by lower id.
+    const strongest = requestPools.take(itemWeights.size);
+    for (let k = 0; k < itemWeights.size; k++) strongest.push(itemWeights.idAt(k), itemWeights.sumAt(k));
+    strongest.rankPrefix(MAX_SEEDS);
+    const seeds = Array.from(strongest.ids.subarray(0, Math.min(MAX_SEEDS, strongest.length)));
     const pool = scoreNeighbours(
       tenant.neighbours,
       seeds,
-      seeds.map((seed) => weights.get(seed)!),
-      tenant.catalog.size,
+      Array.from(strongest.scores.subarray(0, seeds.length)),
     );
     return pool.length > 0 ? pool : categoryCandidates(context, seeds);
   },

@@ -1,4 +1,4 @@
-import { CandidatePool } from '../candidate-pool.js';
+import { requestPools, type CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
 import { IdMarks } from '../id-marks.js';
 import { popularityRanking } from '../popularity.js';
@@ -20,7 +20,7 @@ export class CandidateSource {
   private position = 0;
   private fillPosition = 0;
   private readonly fillBase: number;
-  private readonly batch = new CandidatePool(256);
+  private readonly batch = requestPools.take(256);
 
   constructor(private readonly context: PipelineContext) {
     this.own = context.config.algorithm.candidates(context);

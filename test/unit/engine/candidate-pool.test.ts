@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CandidatePool } from '../../../src/engine/candidate-pool.js';
+import { CandidatePool, PoolArena } from '../../../src/engine/candidate-pool.js';
 
 function poolOf(entries: [id: number, score: number][]): CandidatePool {
   const pool = new CandidatePool(4);
@@ -51,5 +51,24 @@ describe('CandidatePool ordering', () => {
         },
       ),
     );
+  });
+});
+
+describe('PoolArena', () => {
+  it('hands out distinct empty pools until recycled, then the same pools again, emptied', () => {
+    const arena = new PoolArena();
+    const first = arena.take(10);
+    first.push(1, 1);
+    const second = arena.take(1_000);
+    expect(second).not.toBe(first);
+    expect(second.ids.length).toBeGreaterThanOrEqual(1_000);
+    second.push(2, 2);
+    arena.recycle();
+    const again = arena.take(3_000);
+    expect(again).toBe(first);
+    expect(again.length).toBe(0);
+    expect(again.ids.length).toBeGreaterThanOrEqual(3_000);
+    expect(arena.take(0)).toBe(second);
+    expect(arena.take(0)).not.toBe(second);
   });
 });
