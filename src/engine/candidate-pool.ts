@@ -79,14 +79,27 @@ export class CandidatePool {
     this.ranked = end;
   }
 
+  /** Lomuto partition of [low, high] around the entry at pivotIndex; returns the pivot's final place. */
   private partition(low: number, high: number, pivotIndex: number): number {
+    const { ids, scores, fill } = this;
     this.swap(pivotIndex, high);
-    const pivotScore = this.scores[high];
-    const pivotId = this.ids[high];
+    const pivotScore = scores[high];
+    const pivotId = ids[high];
     let store = low;
     for (let i = low; i < high; i++) {
-      const score = this.scores[i];
-      if (score > pivotScore || (score === pivotScore && this.ids[i] < pivotId)) this.swap(i, store++);
+      const score = scores[i];
+      if (!(score > pivotScore || (score === pivotScore && ids[i] < pivotId))) continue;
+      if (i !== store) {
+        const id = ids[i];
+        ids[i] = ids[store];
+        ids[store] = id;
+        scores[i] = scores[store];
+        scores[store] = score;
+        const flag = fill[i];
+        fill[i] = fill[store];
+        fill[store] = flag;
+      }
+      store++;
     }
     this.swap(store, high);
     return store;
