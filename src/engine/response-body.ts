@@ -11,7 +11,7 @@ export interface Projection {
 
 /** JSON has no Infinity or NaN; JSON.stringify writes them as null, and so does this. */
 function jsonNumber(value: number): string {
-  return Number.isFinite(value) ? String(value) : 'null';
+  return Number.isFinite(value) ? `${value}` : 'null';
 }
 
 /**
@@ -22,14 +22,16 @@ function jsonNumber(value: number): string {
 export function renderList(catalog: ItemCatalog, list: RankedList, projection: Projection): string {
   const render = (document: Readonly<Record<string, unknown>>) =>
     JSON.stringify(projectItem(document, projection.mode));
-  const items: string[] = [];
+  let items = '';
+  let count = 0;
   for (let i = 0; i < list.ids.length; i++) {
     const item = catalog.renderedDocument(list.ids[i], projection.key, render);
     if (item === undefined) continue;
+    if (count++ > 0) items += ',';
     // The score goes last, into the rendered object's closing brace.
-    items.push(list.scores ? `${item.slice(0, -1)},"score":${jsonNumber(list.scores[i])}}` : item);
+    items += list.scores ? `${item.slice(0, -1)},"score":${jsonNumber(list.scores[i])}}` : item;
   }
-  let body = `{"items":[${items.join(',')}],"count":${items.length},"algorithm":${JSON.stringify(list.algorithm)}`;
+  let body = `{"items":[${items}],"count":${count},"algorithm":${JSON.stringify(list.algorithm)}`;
   if (list.scenario !== undefined) body += `,"scenario":${JSON.stringify(list.scenario)}`;
   if (list.filterRelaxation) body += `,"filterRelaxation":${JSON.stringify(list.filterRelaxation)}`;
   return body;

@@ -32,7 +32,9 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
       .type('application/json; charset=utf-8')
       .send(app.recommender.recommend(request.tenant, recommendation));
 
-  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, async (request, reply) =>
+  // Handlers are synchronous (a thrown error still reaches the error handler): a promise per request
+  // costs more than the cached path's own work.
+  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, (request, reply) =>
     serve(request, reply, fromBody(request.body as RecommendationBody)),
   );
 
@@ -43,7 +45,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
         config,
         schema: { params: seed === 'userId' ? USER_PARAMS : ITEM_PARAMS, querystring: LEGACY_QUERY },
       },
-      async (request, reply) => {
+      (request, reply) => {
         const params = request.params as Record<typeof seed, string>;
         const recommendation = fromLegacyQuery(
           logicType,
@@ -63,7 +65,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
   app.post(
     '/recommendations/items-to-items',
     { config, schema: { body: ITEMS_TO_ITEMS_BODY, querystring: LEGACY_QUERY } },
-    async (request, reply) =>
+    (request, reply) =>
       serve(request, reply, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery)),
   );
 
