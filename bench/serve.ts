@@ -307,9 +307,21 @@ async function measure(server: ChildServer, spec: LoadSpec, durationS: number): 
   };
 }
 
+type Method = LoadSpec['method'];
+
+/** The method of a case's requests: the user-to-item case posts bodies to the unified endpoint. */
+function methodOf(testCase: Case): Method {
+  return testCase.logicType === 'item-to-item' ? 'GET' : 'POST';
+}
+
+/** Runs of the bare route by method, each answering the same fixed list. */
+type BareRuns = Record<Method, Measurement[]>;
+
 /**
- * Every case against the loaded daemon, between two runs of the bare route: the machine is shared, so the
- * baseline is the mean of a run before and one after, and their spread shows how steady the machine was.
+ * Every case against the loaded daemon, between two runs of the bare route for each method: the machine
+ * is shared, so a baseline is the mean of a run before and one after, and their spread shows how steady
+ * the machine was. A case is compared with the bare route of its own method, since reading and parsing a
+ * request body costs the same to both.
  */
 async function measureAll(
   daemon: ChildServer,
@@ -317,7 +329,7 @@ async function measureAll(
   shop: LoadedShop,
   selected: Case[],
   durationS: number,
-): Promise<{ bareRuns: Measurement[]; cases: Map<string, Measurement> }> {
+): Promise<{ bareRuns: BareRuns; cases: Map<string, Measurement> }> {
   const model = await waitForModel(daemon);
   console.log(
     `serve: co-occurrence model built in ${(model.ms / 1000).toFixed(1)} s, ` +
@@ -325,22 +337,26 @@ async function measureAll(
   );
   const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
   try {
-    // The item-to-item requests, which the bare route answers at the same path.
-    const bareSpec: LoadSpec = {
-      url: bare.url,
-      method: 'GET',
-      headers: {},
-      requests: itemToItemRequests(shop.itemIds, true),
-      connections: CONNECTIONS,
+    // The cases' own requests, which the bare route answers at the same paths.
+    const uncached = (logicType: LogicType) => CASES.find((c) => c.logicType === logicType && !c.cached)!;
+    const bareSpecs: Record<Method, LoadSpec> = {
+      GET: loadSpec(bare.url, {}, shop, uncached('item-to-item')),
+      POST: loadSpec(bare.url, {}, shop, uncached('user-to-item')),
     };
-    const bareRuns = [await measure(bare, bareSpec, durationS)];
+    const bareRuns: BareRuns = { GET: [], POST: [] };
+    const measureBare = async () => {
+      for (const method of ['GET', 'POST'] as const) {
+        bareRuns[method].push(await measure(bare, bareSpecs[method], durationS));
+      }
+    };
+    await measureBare();
     const cases = new Map<string, Measurement>();
     for (const testCase of selected) {
       const spec = loadSpec(daemon.url, headers, shop, testCase);
       await checkAnswer(spec, testCase);
       cases.set(testCase.name, await measure(daemon, spec, durationS));
     }
-    bareRuns.push(await measure(bare, bareSpec, durationS));
+    await measureBare();
     return { bareRuns, cases };
   } finally {
     await bare.stop();
@@ -351,14 +367,20 @@ function targetOf(testCase: Case): number {
   return testCase.cached ? CACHED_TARGET : UNCACHED_TARGET;
 }
 
-function describe(label: string, m: Measurement, bareRps?: number): string {
+function meanRps(runs: Measurement[]): number {
+  return runs.reduce((sum, m) => sum + m.rps, 0) / runs.length;
+}
+
+function describe(label: string, m: Measurement, bareRps?: number, bareGetRps?: number): string {
+  const ratio = (baseline?: number) => (baseline === undefined ? '' : (m.rps / baseline).toFixed(2));
   const cells = [
     label.padEnd(24),
     Math.round(m.rps).toLocaleString('en-US').padStart(8),
     String(m.p50Ms).padStart(6),
     String(m.p99Ms).padStart(6),
     String(Math.round(m.responseBytes)).padStart(6),
-    (bareRps === undefined ? '' : (m.rps / bareRps).toFixed(2)).padStart(6),
+    ratio(bareRps).padStart(6),
+    ratio(bareGetRps).padStart(6),
     (m.serverCores?.toFixed(2) ?? '?').padStart(7),
     m.generatorCores.toFixed(2).padStart(7),
     (m.otherCores?.toFixed(2) ?? '?').padStart(6),
@@ -378,25 +400,28 @@ function misses(testCase: Case, m: Measurement, bareRps: number): string[] {
 }
 
 function report(
-  bareRuns: Measurement[],
+  bareRuns: BareRuns,
   selected: Case[],
   cases: Map<string, Measurement>,
   options: Options,
 ): void {
-  const bareRps = bareRuns.reduce((sum, m) => sum + m.rps, 0) / bareRuns.length;
+  const bareRps = { GET: meanRps(bareRuns.GET), POST: meanRps(bareRuns.POST) };
   for (const testCase of selected) {
     const m = cases.get(testCase.name)!;
+    const baseline = bareRps[methodOf(testCase)];
     console.log(
       JSON.stringify({
         bench: 'serve',
         case: testCase.name,
+        method: methodOf(testCase),
         rps: Math.round(m.rps),
         p50Ms: m.p50Ms,
         p99Ms: m.p99Ms,
         errors: m.errors,
         non2xx: m.non2xx,
-        bareRps: Math.round(bareRps),
-        ratio: Number((m.rps / bareRps).toFixed(3)),
+        bareRps: Math.round(baseline),
+        ratio: Number((m.rps / baseline).toFixed(3)),
+        ratioToBareGet: Number((m.rps / bareRps.GET).toFixed(3)),
         target: targetOf(testCase),
         ...(!testCase.cached && { p99TargetMs: P99_TARGET_MS }),
         connections: CONNECTIONS,
@@ -408,18 +433,26 @@ function report(
     );
   }
   console.log(
-    `${'case'.padEnd(24)}     req/s  p50 ms  p99 ms   bytes   ratio  server  load-gen  others  errors`,
+    `${'case'.padEnd(24)}     req/s  p50 ms  p99 ms   bytes   ratio  vs GET  server  load-gen  others  errors`,
   );
-  console.log(describe('bare route, before', bareRuns[0]));
-  for (const testCase of selected) console.log(describe(testCase.name, cases.get(testCase.name)!, bareRps));
-  console.log(describe('bare route, after', bareRuns[1]));
+  for (const method of ['GET', 'POST'] as const) {
+    console.log(describe(`bare route ${method}, before`, bareRuns[method][0]));
+  }
+  for (const testCase of selected) {
+    const m = cases.get(testCase.name)!;
+    console.log(describe(testCase.name, m, bareRps[methodOf(testCase)], bareRps.GET));
+  }
+  for (const method of ['GET', 'POST'] as const) {
+    console.log(describe(`bare route ${method}, after`, bareRuns[method][1]));
+  }
   console.log(
-    `(bytes: per response, headers included; ratio: req/s over the mean of the bare runs, ` +
-      `${Math.round(bareRps).toLocaleString('en-US')}; server, load-gen, others: cores busy during the ` +
-      `timed run, of ${availableParallelism()})`,
+    `(bytes: per response, headers included; ratio: req/s over the mean of the bare runs of the case's ` +
+      `method, GET ${Math.round(bareRps.GET).toLocaleString('en-US')}, POST ` +
+      `${Math.round(bareRps.POST).toLocaleString('en-US')}; vs GET: over the bare GET route; server, ` +
+      `load-gen, others: cores busy during the timed run, of ${availableParallelism()})`,
   );
   for (const testCase of selected) {
-    const missed = misses(testCase, cases.get(testCase.name)!, bareRps);
+    const missed = misses(testCase, cases.get(testCase.name)!, bareRps[methodOf(testCase)]);
     const verdict = missed.length === 0 ? 'targets met' : `targets NOT met (${missed.join(', ')})`;
     console.log(`${testCase.name}: ${verdict}`);
   }
@@ -491,7 +524,8 @@ async function main(): Promise<void> {
     const summary = summarizeProfile(profileFile, ROOT, window.startedUs, window.endedUs);
     console.log(formatProfileSummary(summary, profileFile));
   }
-  const failures = [...bareRuns, ...cases.values()].reduce((sum, m) => sum + m.errors + m.non2xx, 0);
+  const runs = [...bareRuns.GET, ...bareRuns.POST, ...cases.values()];
+  const failures = runs.reduce((sum, m) => sum + m.errors + m.non2xx, 0);
   if (failures > 0) {
     console.error(`serve: the run is not valid, ${failures} requests failed`);
     process.exitCode = 1;

@@ -1,9 +1,10 @@
 import Fastify from 'fastify';
 
 /**
- * The serving benchmark's baseline: a plain Fastify route at the daemon's item-to-item path answering a
- * fixed list shaped like the daemon's (10 items projected to name and price), serialized per request as
- * the daemon's is. Run as its own process; prints the line bench/serve waits for.
+ * The serving benchmark's baselines: plain Fastify routes at the daemon's item-to-item path (GET) and at
+ * its unified endpoint (POST, the JSON body parsed as Fastify parses every body) answering a fixed list
+ * shaped like the daemon's (10 items projected to name and price), serialized per request. Run as its own
+ * process; prints the line bench/serve waits for.
  */
 const RESPONSE = {
   items: Array.from({ length: 10 }, (_, i) => ({
@@ -19,6 +20,7 @@ const RESPONSE = {
 
 const app = Fastify();
 app.get('/recommendations/item-to-item/:itemId', async () => RESPONSE);
+app.post('/recommendations', async () => RESPONSE);
 
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`bare route listening on ${url}`);
