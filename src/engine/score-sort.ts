@@ -1,49 +1,58 @@
 /**
  * Sorting of candidate entries (parallel id, score and fill arrays) by score, descending, without
  * allocating per call: the pipeline sorts a few hundred entries several times per request, and a
- * comparator-driven Array sort plus copies cost more than the rest of a stage.
+ * comparator-driven Array sort plus copies cost more than the rest of a stage. Scores are copied next to
+ * entry indexes and sorted together, so comparisons read adjacent memory rather than through an index.
  */
-let order = new Int32Array(256);
-let scratch = new Int32Array(256);
+let keys = new Float64Array(256);
+let entries = new Int32Array(256);
+let keysScratch = new Float64Array(256);
+let entriesScratch = new Int32Array(256);
 let idsCopy = new Int32Array(256);
-let scoresCopy = new Float64Array(256);
 let fillCopy = new Uint8Array(256);
 
 function reserve(size: number): void {
-  if (order.length >= size) return;
-  const capacity = Math.max(size, order.length * 2);
-  order = new Int32Array(capacity);
-  scratch = new Int32Array(capacity);
+  if (keys.length >= size) return;
+  const capacity = Math.max(size, keys.length * 2);
+  keys = new Float64Array(capacity);
+  entries = new Int32Array(capacity);
+  keysScratch = new Float64Array(capacity);
+  entriesScratch = new Int32Array(capacity);
   idsCopy = new Int32Array(capacity);
-  scoresCopy = new Float64Array(capacity);
   fillCopy = new Uint8Array(capacity);
 }
 
-/** Whether entry a goes before entry b: higher score first, then lower id or earlier position. */
-function before(a: number, b: number, ids: Int32Array, scores: Float64Array, tieById: boolean): boolean {
-  const sa = scores[a];
-  const sb = scores[b];
-  if (sa !== sb) return sa > sb;
-  return tieById ? ids[a] < ids[b] : a < b;
+/**
+ * Whether (score a, entry a) goes before (score b, entry b): higher score first; on equal scores lower
+ * id (`ids` given) or else earlier entry.
+ */
+function before(scoreA: number, entryA: number, scoreB: number, entryB: number, ids?: Int32Array): boolean {
+  if (scoreA !== scoreB) return scoreA > scoreB;
+  return ids ? ids[entryA] < ids[entryB] : entryA < entryB;
 }
 
-/** Stable merge sort of order[0..n) (entry indexes); insertion sort for short runs. */
-function sortOrder(n: number, ids: Int32Array, scores: Float64Array, tieById: boolean): void {
+/** Stable merge sort of (keys, entries)[0..n); insertion sort for short runs. */
+function sortKeys(n: number, ids?: Int32Array): void {
   const RUN = 16;
   for (let start = 0; start < n; start += RUN) {
     const end = Math.min(start + RUN, n);
     for (let i = start + 1; i < end; i++) {
-      const entry = order[i];
+      const key = keys[i];
+      const entry = entries[i];
       let j = i - 1;
-      while (j >= start && before(entry, order[j], ids, scores, tieById)) {
-        order[j + 1] = order[j];
+      while (j >= start && before(key, entry, keys[j], entries[j], ids)) {
+        keys[j + 1] = keys[j];
+        entries[j + 1] = entries[j];
         j--;
       }
-      order[j + 1] = entry;
+      keys[j + 1] = key;
+      entries[j + 1] = entry;
     }
   }
-  let source = order;
-  let target = scratch;
+  let fromKeys = keys;
+  let fromEntries = entries;
+  let toKeys = keysScratch;
+  let toEntries = entriesScratch;
   for (let width = RUN; width < n; width *= 2) {
     for (let left = 0; left < n; left += 2 * width) {
       const middle = Math.min(left + width, n);
@@ -52,14 +61,29 @@ function sortOrder(n: number, ids: Int32Array, scores: Float64Array, tieById: bo
       let j = middle;
       let k = left;
       while (i < middle && j < right) {
-        target[k++] = before(source[j], source[i], ids, scores, tieById) ? source[j++] : source[i++];
+        const takeRight = before(fromKeys[j], fromEntries[j], fromKeys[i], fromEntries[i], ids);
+        const from = takeRight ? j++ : i++;
+        toKeys[k] = fromKeys[from];
+        toEntries[k++] = fromEntries[from];
       }
-      while (i < middle) target[k++] = source[i++];
-      while (j < right) target[k++] = source[j++];
+      for (; i < middle; i++, k++) {
+        toKeys[k] = fromKeys[i];
+        toEntries[k] = fromEntries[i];
+      }
+      for (; j < right; j++, k++) {
+        toKeys[k] = fromKeys[j];
+        toEntries[k] = fromEntries[j];
+      }
     }
-    [source, target] = [target, source];
+    [fromKeys, toKeys] = [toKeys, fromKeys];
+    [fromEntries, toEntries] = [toEntries, fromEntries];
   }
-  if (source !== order) for (let i = 0; i < n; i++) order[i] = source[i];
+  if (fromKeys !== keys) {
+    for (let i = 0; i < n; i++) {
+      keys[i] = fromKeys[i];
+      entries[i] = fromEntries[i];
+    }
+  }
 }
 
 /** Sorts entries [from, to) in place; ties keep their order, or go by id when `tieById`. */
@@ -74,17 +98,18 @@ export function sortEntries(
   const n = to - from;
   if (n < 2) return;
   reserve(n);
-  for (let i = 0; i < n; i++) order[i] = from + i;
-  sortOrder(n, ids, scores, tieById);
   for (let i = 0; i < n; i++) {
-    const entry = order[i];
-    idsCopy[i] = ids[entry];
-    scoresCopy[i] = scores[entry];
-    fillCopy[i] = fill[entry];
+    keys[i] = scores[from + i];
+    entries[i] = from + i;
+  }
+  sortKeys(n, tieById ? ids : undefined);
+  for (let i = 0; i < n; i++) {
+    idsCopy[i] = ids[entries[i]];
+    fillCopy[i] = fill[entries[i]];
   }
   for (let i = 0; i < n; i++) {
     ids[from + i] = idsCopy[i];
-    scores[from + i] = scoresCopy[i];
+    scores[from + i] = keys[i];
     fill[from + i] = fillCopy[i];
   }
 }

@@ -3,10 +3,11 @@ import { ApiError } from '../../contract/errors.js';
 import type { Constraints, LogicType, Rule, Scenario } from '../../contract/scenarios.js';
 import { geoLiftFor } from '../../models/geo-lift.js';
 import { compileBooster, splitFilterClauses } from '../../nextql/index.js';
+import type { TenantConfig } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
 import type { EffectiveConfig, PipelineContext } from '../context.js';
-import type { RecommendationRequest } from '../request.js';
+import type { Overrides, RecommendationRequest } from '../request.js';
 
 const DEFAULT_COUNT = 10;
 
@@ -86,21 +87,17 @@ function pick<T>(override: T | undefined, fallback: T): T {
   return override === undefined ? fallback : override;
 }
 
-/** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
-export function resolve(tenant: TenantState, request: RecommendationRequest, now: number): PipelineContext {
-  let scenario: Scenario | undefined;
-  if (request.scenario !== undefined) {
-    scenario = tenant.config.scenarios.get(request.scenario);
-    if (!scenario) throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${request.scenario}' does not exist`);
-  }
-  const logicType = scenario?.logicType ?? request.logicType;
-  if (!logicType) throw new ApiError('MISSING_SEED', 'a logicType is required when no scenario is given');
-  requireSeeds(logicType, request);
-  const seeds = seedIds(tenant, logicType, request);
+/** The effective configuration but for count, which every request sets. */
+type PlacementConfig = Omit<EffectiveConfig, 'count'>;
 
+function placementConfig(
+  tenant: TenantState,
+  scenario: Scenario | undefined,
+  logicType: LogicType,
+  overrides: Overrides,
+): PlacementConfig {
   const named = scenario?.algorithm ? findAlgorithm(scenario.algorithm) : undefined;
   const algorithm = named && named.logicTypes.includes(logicType) ? named : defaultAlgorithm(logicType);
-  const { overrides } = request;
 
   const rules = linkedRules(tenant, pick(overrides.rulesSlugs, scenario?.rulesSlugs ?? null) ?? []);
   const filters = rules.filter((rule) => rule.type === 'filter').map((rule) => rule.expression!);
@@ -112,13 +109,11 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
   const segmentationId = pick(overrides.segmentationId, scenario?.segmentationId ?? null);
   const itemsPerSegment =
     overrides.itemsPerSegment === null ? 1 : pick(overrides.itemsPerSegment, scenario?.itemsPerSegment);
-  const count = Math.min(request.count ?? DEFAULT_COUNT, scenario?.maxItems ?? Infinity);
 
-  const config: EffectiveConfig = {
+  return {
     scenario,
     logicType,
     algorithm,
-    count,
     minItems: scenario?.minItems ?? 0,
     filterClauses: filters.flatMap(clausesOf),
     boosters: algorithm.scored ? boosterTexts.map(compileBooster) : [],
@@ -133,6 +128,53 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     itemsPerSegment,
     autoExpandSegments: scenario?.autoExpandSegments ?? true,
   };
+}
+
+/**
+ * Placement configurations of requests without overrides (most of them), by tenant configuration and
+ * scenario or logic type, until that configuration changes: resolving rules, constraints and expressions
+ * anew cost as much as a stage.
+ */
+const plainConfigs = new WeakMap<
+  TenantConfig,
+  { version: number; byPlacement: Map<string, PlacementConfig> }
+>();
+
+function plainPlacementConfig(
+  tenant: TenantState,
+  scenario: Scenario | undefined,
+  logicType: LogicType,
+): PlacementConfig {
+  let memo = plainConfigs.get(tenant.config);
+  if (!memo || memo.version !== tenant.config.version) {
+    memo = { version: tenant.config.version, byPlacement: new Map() };
+    plainConfigs.set(tenant.config, memo);
+  }
+  const key = scenario ? `s:${scenario.slug}` : `l:${logicType}`;
+  let config = memo.byPlacement.get(key);
+  if (!config) memo.byPlacement.set(key, (config = placementConfig(tenant, scenario, logicType, {})));
+  return config;
+}
+
+/** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
+export function resolve(tenant: TenantState, request: RecommendationRequest, now: number): PipelineContext {
+  let scenario: Scenario | undefined;
+  if (request.scenario !== undefined) {
+    scenario = tenant.config.scenarios.get(request.scenario);
+    if (!scenario) throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${request.scenario}' does not exist`);
+  }
+  const logicType = scenario?.logicType ?? request.logicType;
+  if (!logicType) throw new ApiError('MISSING_SEED', 'a logicType is required when no scenario is given');
+  requireSeeds(logicType, request);
+  const seeds = seedIds(tenant, logicType, request);
+
+  const { overrides } = request;
+  const placement =
+    Object.keys(overrides).length === 0
+      ? plainPlacementConfig(tenant, scenario, logicType)
+      : placementConfig(tenant, scenario, logicType, overrides);
+  const count = Math.min(request.count ?? DEFAULT_COUNT, scenario?.maxItems ?? Infinity);
+  const config: EffectiveConfig = { ...placement, count };
   const identity = request.userId;
   return {
     tenant,

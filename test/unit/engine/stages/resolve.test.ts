@@ -327,3 +327,35 @@ describe('resolve: identity and geo', () => {
     expect(contextOf(tenant, { logicType: 'item-to-item', itemId: 'a' }).identity).toBeUndefined();
   });
 });
+
+describe('resolve: configuration changes', () => {
+  it('a request without overrides sees a scenario or rule change as soon as the configuration version moves', () => {
+    const own = buildTenant({
+      items: ['a'],
+      rules: [{ slug: 'cheap', type: 'filter', expression: `'price' < 50` }],
+      scenarios: [{ slug: 'pdp', logicType: 'item-to-item', filter: `'stock' > 0`, rulesSlugs: ['cheap'] }],
+    });
+    const body: RequestBody = { scenario: 'pdp', itemId: 'a' };
+    expect(contextOf(own, body).config.filterClauses).toEqual([`'price' < 50`, `'stock' > 0`]);
+    own.config.scenarios.set('pdp', { ...own.config.scenarios.get('pdp')!, filter: `'stock' > 5` });
+    own.config.version++;
+    expect(contextOf(own, body).config.filterClauses).toEqual([`'price' < 50`, `'stock' > 5`]);
+    own.config.rules.set('cheap', { ...own.config.rules.get('cheap')!, expression: `'price' < 9` });
+    own.config.version++;
+    expect(contextOf(own, body).config.filterClauses).toEqual([`'price' < 9`, `'stock' > 5`]);
+  });
+
+  it('overrides of one request never reach the next plain request, and count is per request', () => {
+    const own = buildTenant({
+      items: ['a'],
+      scenarios: [{ slug: 'pdp', logicType: 'item-to-item', filter: `'stock' > 0` }],
+    });
+    const plain: RequestBody = { scenario: 'pdp', itemId: 'a' };
+    expect(contextOf(own, { ...plain, filter: `'price' < 3`, count: 4 }).config).toMatchObject({
+      filterClauses: [`'price' < 3`],
+      count: 4,
+    });
+    expect(contextOf(own, plain).config).toMatchObject({ filterClauses: [`'stock' > 0`], count: 10 });
+    expect(contextOf(own, { ...plain, count: 2 }).config.count).toBe(2);
+  });
+});
