@@ -16,9 +16,9 @@ import { segments } from './stages/segments.js';
 import type { PipelineContext } from './context.js';
 
 export interface RankedList {
-  ids: Int32Array;
+  ids: number[];
   /** Absent for algorithms without scores (recently-viewed). */
-  scores?: Float64Array;
+  scores?: number[];
   algorithm: string;
   scenario?: string;
   filterRelaxation?: FilterRelaxation;
@@ -65,9 +65,16 @@ export function recommendList(tenant: TenantState, request: RecommendationReques
     return applyPurchaseCap(ranked, context); // 9
   }); // 10
   const { algorithm, scenario } = context.config;
+  // Plain arrays: a list is a few entries, where typed arrays cost an allocation each outside the heap.
+  const ids: number[] = [];
+  const scores: number[] = [];
+  for (let i = 0; i < list.length; i++) {
+    ids.push(list.ids[i]);
+    scores.push(list.scores[i]);
+  }
   return {
-    ids: list.ids.slice(0, list.length),
-    scores: algorithm.scored ? list.scores.slice(0, list.length) : undefined,
+    ids,
+    scores: algorithm.scored ? scores : undefined,
     algorithm: algorithm.name,
     scenario: scenario?.slug,
     filterRelaxation: relaxation,

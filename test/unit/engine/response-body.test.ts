@@ -24,10 +24,10 @@ const PROJECTIONS: [string, Projection][] = [
   ['selective', projectionOf({ includedProperties: ['attributes.name', 'category', 'attributes.nested'] })],
 ];
 
-function scored(...entries: [number, number][]): RankedList & { scores: Float64Array } {
+function scored(...entries: [number, number][]): RankedList & { scores: number[] } {
   return {
-    ids: Int32Array.from(entries.map(([id]) => id)),
-    scores: Float64Array.from(entries.map(([, score]) => score)),
+    ids: entries.map(([id]) => id),
+    scores: entries.map(([, score]) => score),
     algorithm: 'co-occurrence',
   };
 }
@@ -46,7 +46,7 @@ describe('renderList', () => {
 
   it('unscored lists have no score; placeholders (no document) are left out of items and count', () => {
     const catalog = catalogOf();
-    const list: RankedList = { ids: Int32Array.of(2, 0), algorithm: 'recently-viewed' };
+    const list: RankedList = { ids: [2, 0], algorithm: 'recently-viewed' };
     expect(JSON.parse(`${renderList(catalog, list, PROJECTIONS[1][1])}}`)).toEqual({
       items: [{ itemId: 'a' }],
       count: 1,

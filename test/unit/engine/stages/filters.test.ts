@@ -202,6 +202,6 @@ describe('stage 5, filter auto-relax', () => {
   });
 });
 
-function externalIds(ids: Int32Array): string[] {
+function externalIds(ids: ArrayLike<number>): string[] {
   return Array.from(ids, (id) => relaxing.catalog.externalIds[id]);
 }
