@@ -9,8 +9,10 @@ export class CandidatePool {
   scores: Float64Array;
   fill: Uint8Array;
   length = 0;
-  /** How many leading entries `rankPrefix` has put in final order. */
+  /** How many leading entries `rankPrefix` has put in final order... */
   private ranked = 0;
+  /** ...and how many are the best ones, in no particular order after `ranked`. */
+  private selected = 0;
 
   constructor(capacity = 128) {
     this.ids = new Int32Array(capacity);
@@ -24,7 +26,7 @@ export class CandidatePool {
     this.scores[this.length] = score;
     this.fill[this.length] = fill ? 1 : 0;
     this.length++;
-    this.ranked = 0;
+    this.ranked = this.selected = 0;
   }
 
   append(other: CandidatePool): void {
@@ -42,14 +44,14 @@ export class CandidatePool {
       kept++;
     }
     this.length = kept;
-    this.ranked = 0;
+    this.ranked = this.selected = 0;
     return this;
   }
 
   /** Stable: equal scores keep their order, so earlier candidates (the algorithm's) stay ahead. */
   sortByScore(): this {
     if (!this.isSorted()) sortEntries(this.ids, this.scores, this.fill, 0, this.length, false);
-    this.ranked = 0;
+    this.ranked = this.selected = 0;
     return this;
   }
 
@@ -61,22 +63,31 @@ export class CandidatePool {
   /**
    * Makes the first `k` entries the best `k` by score (ties: lower id first), in order, leaving the rest
    * unordered: an algorithm can produce thousands of candidates of which a request reads a few hundred.
-   * Entries before `ranked` are already final; calling again with a larger `k` extends the prefix.
+   * Entries before `ranked` are already final; calling again with a larger `k` extends the prefix. Each
+   * extension beyond the best entries selected so far selects twice as many, so the whole pool is
+   * partitioned a few times at most, and only what is asked for is sorted.
    */
   rankPrefix(k: number): void {
     const end = Math.min(k, this.length);
     if (end <= this.ranked) return;
+    if (end > this.selected) {
+      this.selected = Math.min(this.length, Math.max(end, 2 * this.selected));
+      this.select(this.selected, this.length - 1);
+    }
+    if (end < this.selected) this.select(end, this.selected - 1);
+    sortEntries(this.ids, this.scores, this.fill, this.ranked, end, true);
+    this.ranked = end;
+  }
+
+  /** Quickselect over [ranked, high]: afterwards the entries before `end` are the best of that range. */
+  private select(end: number, high: number): void {
     let low = this.ranked;
-    let high = this.length - 1;
-    // Quickselect: partition until position end-1 holds its final entry.
     while (low < high) {
       const pivot = this.partition(low, high, (low + high) >> 1);
-      if (pivot === end - 1) break;
+      if (pivot === end - 1) return;
       if (pivot < end - 1) low = pivot + 1;
       else high = pivot - 1;
     }
-    sortEntries(this.ids, this.scores, this.fill, this.ranked, end, true);
-    this.ranked = end;
   }
 
   /** Lomuto partition of [low, high] around the entry at pivotIndex; returns the pivot's final place. */
@@ -131,13 +142,14 @@ export class CandidatePool {
     this.scores = scores;
     this.fill = fill;
     this.length = order.length;
-    this.ranked = 0;
+    this.ranked = this.selected = 0;
     return this;
   }
 
   truncate(length: number): this {
     this.length = Math.min(this.length, length);
     this.ranked = Math.min(this.ranked, this.length);
+    this.selected = Math.min(this.selected, this.length);
     return this;
   }
 
@@ -151,7 +163,7 @@ export class CandidatePool {
   /** Empties the pool, making room for `capacity` entries without keeping the old ones. */
   clear(capacity: number): this {
     this.length = 0;
-    this.ranked = 0;
+    this.ranked = this.selected = 0;
     if (this.ids.length < capacity) {
       const grown = Math.max(capacity, this.ids.length * 2);
       this.ids = new Int32Array(grown);

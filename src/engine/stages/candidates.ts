@@ -18,8 +18,6 @@ export class CandidateSource {
   private readonly own: CandidatePool;
   private readonly marks = seen;
   private position = 0;
-  /** How much of `own` is ranked: grown by doubling, since every extension re-partitions the rest. */
-  private rankedOwn = 0;
   private fillPosition = 0;
   private readonly fillBase: number;
   private readonly batch = requestPools.take(256);
@@ -46,10 +44,7 @@ export class CandidateSource {
   next(size: number): CandidatePool {
     const batch = this.batch;
     batch.length = 0;
-    if (this.position + size > this.rankedOwn) {
-      this.rankedOwn = Math.max(this.position + size, 2 * this.rankedOwn);
-      this.own.rankPrefix(this.rankedOwn);
-    }
+    this.own.rankPrefix(this.position + size);
     while (batch.length < size && this.position < this.own.length) {
       const id = this.own.ids[this.position];
       if (this.marks.mark(id)) batch.push(id, this.own.scores[this.position]);

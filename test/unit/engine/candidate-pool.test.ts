@@ -30,26 +30,24 @@ describe('CandidatePool ordering', () => {
     );
   });
 
-  it('rankPrefix puts the best k first, by score then id, and keeps every entry', () => {
+  it('rankPrefix puts the best k first, by score then id, and keeps every entry, however it is extended', () => {
     fc.assert(
-      fc.property(
-        entryLists,
-        fc.integer({ min: 0, max: 320 }),
-        fc.integer({ min: 0, max: 320 }),
-        (list, k1, k2) => {
-          const pool = poolOf(list);
-          const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-          pool.rankPrefix(k1);
-          pool.rankPrefix(Math.max(k1, k2));
-          const k = Math.min(Math.max(k1, k2), pool.length);
+      fc.property(entryLists, fc.array(fc.integer({ min: 0, max: 320 }), { maxLength: 5 }), (list, ks) => {
+        const pool = poolOf(list);
+        const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+        let asked = 0;
+        for (const k of ks) {
+          asked = Math.max(asked, k);
+          pool.rankPrefix(asked);
+          const ranked = Math.min(asked, pool.length);
           expect(
             entries(pool)
-              .slice(0, k)
+              .slice(0, ranked)
               .map(([id, score]) => [id, score]),
-          ).toEqual(all.slice(0, k).map(([id, score]) => [id, score]));
-          expect(entries(pool).sort()).toEqual(all.sort());
-        },
-      ),
+          ).toEqual(all.slice(0, ranked).map(([id, score]) => [id, score]));
+        }
+        expect(entries(pool).sort()).toEqual(all.sort());
+      }),
     );
   });
 });
