@@ -30,6 +30,7 @@ const KEPT_STORE_FILE = 'bench-store.json';
 const TENANT_ID = 'bench';
 const CONNECTIONS = 50;
 const WARMUP_S = 2;
+const BARE_WARMUP_S = 5;
 const COUNT = 10;
 const PROJECTION = ['attributes.name', 'attributes.price'];
 /** Seeds the cached cases repeat: few enough that the warm-up puts every one of them in the cache. */
@@ -61,10 +62,11 @@ interface Case {
   cached: boolean;
 }
 
+/** Cases of one method are adjacent, so that one bare run lies between them (see measureAll). */
 const CASES: Case[] = [
   { name: 'item-to-item uncached', logicType: 'item-to-item', cached: false },
-  { name: 'user-to-item uncached', logicType: 'user-to-item', cached: false },
   { name: 'item-to-item cached', logicType: 'item-to-item', cached: true },
+  { name: 'user-to-item uncached', logicType: 'user-to-item', cached: false },
   { name: 'user-to-item cached', logicType: 'user-to-item', cached: true },
 ];
 
@@ -314,14 +316,18 @@ function methodOf(testCase: Case): Method {
   return testCase.logicType === 'item-to-item' ? 'GET' : 'POST';
 }
 
-/** Runs of the bare route by method, each answering the same fixed list. */
-type BareRuns = Record<Method, Measurement[]>;
+/** A case's run and the bare route's runs of the same method just before and just after it. */
+interface CaseRuns {
+  run: Measurement;
+  bare: [Measurement, Measurement];
+}
 
 /**
- * Every case against the loaded daemon, between two runs of the bare route for each method: the machine
- * is shared, so a baseline is the mean of a run before and one after, and their spread shows how steady
- * the machine was. A case is compared with the bare route of its own method, since reading and parsing a
- * request body costs the same to both.
+ * Every case against the loaded daemon, each between two runs of the bare route of its own method (the
+ * run after one case is the run before the next): the machine is shared and its speed drifts over
+ * minutes, so a case is compared with the mean of its neighbours, and their spread shows how steady the
+ * machine was. Reading and parsing a request body costs the daemon and the bare route alike, so each
+ * case has the bare route of its own method as its baseline.
  */
 async function measureAll(
   daemon: ChildServer,
@@ -329,7 +335,7 @@ async function measureAll(
   shop: LoadedShop,
   selected: Case[],
   durationS: number,
-): Promise<{ bareRuns: BareRuns; cases: Map<string, Measurement> }> {
+): Promise<Map<string, CaseRuns>> {
   const model = await waitForModel(daemon);
   console.log(
     `serve: co-occurrence model built in ${(model.ms / 1000).toFixed(1)} s, ` +
@@ -343,21 +349,23 @@ async function measureAll(
       GET: loadSpec(bare.url, {}, shop, uncached('item-to-item')),
       POST: loadSpec(bare.url, {}, shop, uncached('user-to-item')),
     };
-    const bareRuns: BareRuns = { GET: [], POST: [] };
-    const measureBare = async () => {
-      for (const method of ['GET', 'POST'] as const) {
-        bareRuns[method].push(await measure(bare, bareSpecs[method], durationS));
-      }
-    };
-    await measureBare();
-    const cases = new Map<string, Measurement>();
+    // A freshly started server answers its first seconds slower (JIT, heap growth), which would flatter
+    // the first case: both routes are exercised once before anything is measured.
+    for (const method of ['GET', 'POST'] as const) await runLoad(bareSpecs[method], BARE_WARMUP_S);
+    const cases = new Map<string, CaseRuns>();
+    let previous: { method: Method; run: Measurement } | undefined;
     for (const testCase of selected) {
+      const method = methodOf(testCase);
+      const before =
+        previous?.method === method ? previous.run : await measure(bare, bareSpecs[method], durationS);
       const spec = loadSpec(daemon.url, headers, shop, testCase);
       await checkAnswer(spec, testCase);
-      cases.set(testCase.name, await measure(daemon, spec, durationS));
+      const run = await measure(daemon, spec, durationS);
+      const after = await measure(bare, bareSpecs[method], durationS);
+      cases.set(testCase.name, { run, bare: [before, after] });
+      previous = { method, run: after };
     }
-    await measureBare();
-    return { bareRuns, cases };
+    return cases;
   } finally {
     await bare.stop();
   }
@@ -367,20 +375,18 @@ function targetOf(testCase: Case): number {
   return testCase.cached ? CACHED_TARGET : UNCACHED_TARGET;
 }
 
-function meanRps(runs: Measurement[]): number {
-  return runs.reduce((sum, m) => sum + m.rps, 0) / runs.length;
+function baselineRps(runs: CaseRuns): number {
+  return (runs.bare[0].rps + runs.bare[1].rps) / 2;
 }
 
-function describe(label: string, m: Measurement, bareRps?: number, bareGetRps?: number): string {
-  const ratio = (baseline?: number) => (baseline === undefined ? '' : (m.rps / baseline).toFixed(2));
+function describe(label: string, m: Measurement, bareRps?: number): string {
   const cells = [
-    label.padEnd(24),
+    label.padEnd(30),
     Math.round(m.rps).toLocaleString('en-US').padStart(8),
     String(m.p50Ms).padStart(6),
     String(m.p99Ms).padStart(6),
     String(Math.round(m.responseBytes)).padStart(6),
-    ratio(bareRps).padStart(6),
-    ratio(bareGetRps).padStart(6),
+    (bareRps === undefined ? '' : (m.rps / bareRps).toFixed(2)).padStart(6),
     (m.serverCores?.toFixed(2) ?? '?').padStart(7),
     m.generatorCores.toFixed(2).padStart(7),
     (m.otherCores?.toFixed(2) ?? '?').padStart(6),
@@ -399,16 +405,11 @@ function misses(testCase: Case, m: Measurement, bareRps: number): string[] {
   ];
 }
 
-function report(
-  bareRuns: BareRuns,
-  selected: Case[],
-  cases: Map<string, Measurement>,
-  options: Options,
-): void {
-  const bareRps = { GET: meanRps(bareRuns.GET), POST: meanRps(bareRuns.POST) };
+function report(selected: Case[], cases: Map<string, CaseRuns>, options: Options): void {
   for (const testCase of selected) {
-    const m = cases.get(testCase.name)!;
-    const baseline = bareRps[methodOf(testCase)];
+    const runs = cases.get(testCase.name)!;
+    const m = runs.run;
+    const baseline = baselineRps(runs);
     console.log(
       JSON.stringify({
         bench: 'serve',
@@ -420,8 +421,8 @@ function report(
         errors: m.errors,
         non2xx: m.non2xx,
         bareRps: Math.round(baseline),
+        bareRpsBeforeAfter: runs.bare.map((run) => Math.round(run.rps)),
         ratio: Number((m.rps / baseline).toFixed(3)),
-        ratioToBareGet: Number((m.rps / bareRps.GET).toFixed(3)),
         target: targetOf(testCase),
         ...(!testCase.cached && { p99TargetMs: P99_TARGET_MS }),
         connections: CONNECTIONS,
@@ -433,26 +434,23 @@ function report(
     );
   }
   console.log(
-    `${'case'.padEnd(24)}     req/s  p50 ms  p99 ms   bytes   ratio  vs GET  server  load-gen  others  errors`,
+    `${'run'.padEnd(30)}     req/s  p50 ms  p99 ms   bytes   ratio  server  load-gen  others  errors`,
   );
-  for (const method of ['GET', 'POST'] as const) {
-    console.log(describe(`bare route ${method}, before`, bareRuns[method][0]));
-  }
   for (const testCase of selected) {
-    const m = cases.get(testCase.name)!;
-    console.log(describe(testCase.name, m, bareRps[methodOf(testCase)], bareRps.GET));
-  }
-  for (const method of ['GET', 'POST'] as const) {
-    console.log(describe(`bare route ${method}, after`, bareRuns[method][1]));
+    const runs = cases.get(testCase.name)!;
+    const method = methodOf(testCase);
+    console.log(describe(`  bare route ${method}, before`, runs.bare[0]));
+    console.log(describe(`${testCase.name} (${method})`, runs.run, baselineRps(runs)));
+    console.log(describe(`  bare route ${method}, after`, runs.bare[1]));
   }
   console.log(
-    `(bytes: per response, headers included; ratio: req/s over the mean of the bare runs of the case's ` +
-      `method, GET ${Math.round(bareRps.GET).toLocaleString('en-US')}, POST ` +
-      `${Math.round(bareRps.POST).toLocaleString('en-US')}; vs GET: over the bare GET route; server, ` +
-      `load-gen, others: cores busy during the timed run, of ${availableParallelism()})`,
+    `(bytes: per response, headers included; ratio: req/s over the mean of the bare route's runs of the ` +
+      `same method just before and after; server, load-gen, others: cores busy during the timed run, of ` +
+      `${availableParallelism()})`,
   );
   for (const testCase of selected) {
-    const missed = misses(testCase, cases.get(testCase.name)!, bareRps[methodOf(testCase)]);
+    const runs = cases.get(testCase.name)!;
+    const missed = misses(testCase, runs.run, baselineRps(runs));
     const verdict = missed.length === 0 ? 'targets met' : `targets NOT met (${missed.join(', ')})`;
     console.log(`${testCase.name}: ${verdict}`);
   }
@@ -514,17 +512,17 @@ async function main(): Promise<void> {
   // A daemon that dies without writing a profile must not leave the last run's to be summarized.
   if (profiled) rmSync(profileFile, { force: true });
   const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: profiled });
-  const { bareRuns, cases } = await measureAll(daemon, headers, seeds, selected, options.durationS).finally(
-    () => daemon.stop(),
+  const cases = await measureAll(daemon, headers, seeds, selected, options.durationS).finally(() =>
+    daemon.stop(),
   );
-  report(bareRuns, selected, cases, options);
+  report(selected, cases, options);
   if (options.profile !== undefined) {
-    const window = cases.get(options.profile)!;
+    const window = cases.get(options.profile)!.run;
     console.log(`(the daemon ran under --cpu-prof, which slows it down; profile window: ${options.profile})`);
     const summary = summarizeProfile(profileFile, ROOT, window.startedUs, window.endedUs);
     console.log(formatProfileSummary(summary, profileFile));
   }
-  const runs = [...bareRuns.GET, ...bareRuns.POST, ...cases.values()];
+  const runs = [...cases.values()].flatMap(({ run, bare }) => [run, ...bare]);
   const failures = runs.reduce((sum, m) => sum + m.errors + m.non2xx, 0);
   if (failures > 0) {
     console.error(`serve: the run is not valid, ${failures} requests failed`);
