@@ -63,15 +63,15 @@ export class CandidatePool {
   /**
    * Makes the first `k` entries the best `k` by score (ties: lower id first), in order, leaving the rest
    * unordered: an algorithm can produce thousands of candidates of which a request reads a few hundred.
-   * Entries before `ranked` are already final; calling again with a larger `k` extends the prefix. Each
-   * extension beyond the best entries selected so far selects twice as many, so the whole pool is
-   * partitioned a few times at most, and only what is asked for is sorted.
+   * Entries before `ranked` are already final; calling again with a larger `k` extends the prefix. The
+   * best entries are selected twice as far as asked, since a filter that rejects some asks again, so the
+   * whole pool is partitioned a few times at most, and only what is asked for is sorted.
    */
   rankPrefix(k: number): void {
     const end = Math.min(k, this.length);
     if (end <= this.ranked) return;
     if (end > this.selected) {
-      this.selected = Math.min(this.length, Math.max(end, 2 * this.selected));
+      this.selected = Math.min(this.length, 2 * Math.max(end, this.selected));
       this.select(this.selected, this.length - 1);
     }
     if (end < this.selected) this.select(end, this.selected - 1);
