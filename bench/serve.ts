@@ -194,6 +194,22 @@ async function waitForModel(daemon: ChildServer): Promise<{ ms: number; pairs: n
   throw new Error(`no co-occurrence model after ${MODEL_TIMEOUT_MS / 60_000} min`);
 }
 
+/**
+ * Resolves once the daemon has used less than a tenth of a core over a second (or after a minute): after
+ * its model build it still collects garbage and closes DuckDB work for a while, which would slow the
+ * first baseline run and flatter the first case.
+ */
+async function waitForIdle(daemon: ChildServer): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let before = daemon.cpuSeconds();
+  while (before !== undefined && Date.now() < deadline) {
+    await sleep(1_000);
+    const after = daemon.cpuSeconds()!;
+    if (after - before < 0.1) return;
+    before = after;
+  }
+}
+
 /** The same seeds in an order of their own, so that consecutive requests hit unrelated users or items. */
 function shuffled(ids: string[]): string[] {
   const order = Array.from(ids.keys());
@@ -341,6 +357,7 @@ async function measureAll(
     `serve: co-occurrence model built in ${(model.ms / 1000).toFixed(1)} s, ` +
       `${model.pairs.toLocaleString('en-US')} pairs`,
   );
+  await waitForIdle(daemon);
   const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
   try {
     // The cases' own requests, which the bare route answers at the same paths.
