@@ -1,7 +1,8 @@
 /**
  * Serving benchmark: a daemon loaded with a generated shop answers item-to-item and user-to-item requests
- * (filter, two boosters, diversity) under autocannon load, uncached and cached, next to a bare Fastify
- * route answering a fixed 10-item list in the same run. Prints one JSON line per case and a summary.
+ * (filter, two boosters, diversity) under autocannon load, uncached and cached, each case between runs of
+ * a bare Fastify route answering a fixed 10-item list, in rounds. Prints one JSON line per case (median
+ * ratio over the rounds) and a table of every run.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,6 +86,8 @@ interface Options {
   cases?: string;
   /** A data dir kept between runs: loaded once, reused while its sizes match. */
   store?: string;
+  /** Every case is measured this many times; targets are judged on the medians. */
+  rounds: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -96,6 +99,7 @@ function parseOptions(argv: string[]): Options {
       items: { type: 'string', default: '100000' },
       interactions: { type: 'string', default: '2000000' },
       duration: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '3' },
       profile: { type: 'string' },
       cases: { type: 'string' },
       store: { type: 'string' },
@@ -110,6 +114,7 @@ function parseOptions(argv: string[]): Options {
     items: positiveInteger('--items', values.items),
     interactions: positiveInteger('--interactions', values.interactions),
     durationS: positiveInteger('--duration', values.duration),
+    rounds: positiveInteger('--rounds', values.rounds),
     profile,
     cases: text(values.cases),
     store: text(values.store),
@@ -350,8 +355,8 @@ async function measureAll(
   headers: Record<string, string>,
   shop: LoadedShop,
   selected: Case[],
-  durationS: number,
-): Promise<Map<string, CaseRuns>> {
+  options: Options,
+): Promise<Map<string, CaseRuns[]>> {
   const model = await waitForModel(daemon);
   console.log(
     `serve: co-occurrence model built in ${(model.ms / 1000).toFixed(1)} s, ` +
@@ -369,18 +374,21 @@ async function measureAll(
     // A freshly started server answers its first seconds slower (JIT, heap growth), which would flatter
     // the first case: both routes are exercised once before anything is measured.
     for (const method of ['GET', 'POST'] as const) await runLoad(bareSpecs[method], BARE_WARMUP_S);
-    const cases = new Map<string, CaseRuns>();
+    const { durationS } = options;
+    const cases = new Map<string, CaseRuns[]>(selected.map((testCase) => [testCase.name, []]));
     let previous: { method: Method; run: Measurement } | undefined;
-    for (const testCase of selected) {
-      const method = methodOf(testCase);
-      const before =
-        previous?.method === method ? previous.run : await measure(bare, bareSpecs[method], durationS);
-      const spec = loadSpec(daemon.url, headers, shop, testCase);
-      await checkAnswer(spec, testCase);
-      const run = await measure(daemon, spec, durationS);
-      const after = await measure(bare, bareSpecs[method], durationS);
-      cases.set(testCase.name, { run, bare: [before, after] });
-      previous = { method, run: after };
+    for (let round = 0; round < options.rounds; round++) {
+      for (const testCase of selected) {
+        const method = methodOf(testCase);
+        const before =
+          previous?.method === method ? previous.run : await measure(bare, bareSpecs[method], durationS);
+        const spec = loadSpec(daemon.url, headers, shop, testCase);
+        await checkAnswer(spec, testCase);
+        const run = await measure(daemon, spec, durationS);
+        const after = await measure(bare, bareSpecs[method], durationS);
+        cases.get(testCase.name)!.push({ run, bare: [before, after] });
+        previous = { method, run: after };
+      }
     }
     return cases;
   } finally {
@@ -412,38 +420,65 @@ function describe(label: string, m: Measurement, bareRps?: number): string {
   return cells.join('  ');
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** A case's figures over its rounds: the median ratio and p99 decide the targets. */
+interface CaseSummary {
+  ratios: number[];
+  ratio: number;
+  rps: number;
+  p99Ms: number;
+}
+
+function summarize(rounds: CaseRuns[]): CaseSummary {
+  const ratios = rounds.map((runs) => runs.run.rps / baselineRps(runs));
+  return {
+    ratios,
+    ratio: median(ratios),
+    rps: median(rounds.map((runs) => runs.run.rps)),
+    p99Ms: median(rounds.map((runs) => runs.run.p99Ms)),
+  };
+}
+
 /** The targets a case misses, in words; empty when it meets them all. */
-function misses(testCase: Case, m: Measurement, bareRps: number): string[] {
+function misses(testCase: Case, summary: CaseSummary): string[] {
   const target = targetOf(testCase);
-  const ratio = m.rps / bareRps;
   return [
-    ...(ratio < target ? [`ratio ${ratio.toFixed(2)} < ${target}`] : []),
-    ...(!testCase.cached && m.p99Ms >= P99_TARGET_MS ? [`p99 ${m.p99Ms} ms >= ${P99_TARGET_MS} ms`] : []),
+    ...(summary.ratio < target ? [`median ratio ${summary.ratio.toFixed(2)} < ${target}`] : []),
+    ...(!testCase.cached && summary.p99Ms >= P99_TARGET_MS
+      ? [`median p99 ${summary.p99Ms} ms >= ${P99_TARGET_MS} ms`]
+      : []),
   ];
 }
 
-function report(selected: Case[], cases: Map<string, CaseRuns>, options: Options): void {
+function report(selected: Case[], cases: Map<string, CaseRuns[]>, options: Options): void {
+  const summaries = new Map(
+    selected.map((testCase) => [testCase.name, summarize(cases.get(testCase.name)!)]),
+  );
   for (const testCase of selected) {
-    const runs = cases.get(testCase.name)!;
-    const m = runs.run;
-    const baseline = baselineRps(runs);
+    const rounds = cases.get(testCase.name)!;
+    const summary = summaries.get(testCase.name)!;
     console.log(
       JSON.stringify({
         bench: 'serve',
         case: testCase.name,
         method: methodOf(testCase),
-        rps: Math.round(m.rps),
-        p50Ms: m.p50Ms,
-        p99Ms: m.p99Ms,
-        errors: m.errors,
-        non2xx: m.non2xx,
-        bareRps: Math.round(baseline),
-        bareRpsBeforeAfter: runs.bare.map((run) => Math.round(run.rps)),
-        ratio: Number((m.rps / baseline).toFixed(3)),
+        ratio: Number(summary.ratio.toFixed(3)),
+        ratios: summary.ratios.map((ratio) => Number(ratio.toFixed(3))),
+        rps: Math.round(summary.rps),
+        p99Ms: summary.p99Ms,
+        bareRps: rounds.map((runs) => Math.round(baselineRps(runs))),
+        errors: rounds.reduce((sum, runs) => sum + runs.run.errors, 0),
+        non2xx: rounds.reduce((sum, runs) => sum + runs.run.non2xx, 0),
         target: targetOf(testCase),
         ...(!testCase.cached && { p99TargetMs: P99_TARGET_MS }),
         connections: CONNECTIONS,
         durationS: options.durationS,
+        rounds: options.rounds,
         items: options.items,
         interactions: options.interactions,
         profiled: options.profile !== undefined,
@@ -453,12 +488,15 @@ function report(selected: Case[], cases: Map<string, CaseRuns>, options: Options
   console.log(
     `${'run'.padEnd(30)}     req/s  p50 ms  p99 ms   bytes   ratio  server  load-gen  others  errors`,
   );
-  for (const testCase of selected) {
-    const runs = cases.get(testCase.name)!;
-    const method = methodOf(testCase);
-    console.log(describe(`  bare route ${method}, before`, runs.bare[0]));
-    console.log(describe(`${testCase.name} (${method})`, runs.run, baselineRps(runs)));
-    console.log(describe(`  bare route ${method}, after`, runs.bare[1]));
+  for (let round = 0; round < options.rounds; round++) {
+    console.log(`round ${round + 1}`);
+    for (const testCase of selected) {
+      const runs = cases.get(testCase.name)![round];
+      const method = methodOf(testCase);
+      console.log(describe(`  bare route ${method}, before`, runs.bare[0]));
+      console.log(describe(`${testCase.name} (${method})`, runs.run, baselineRps(runs)));
+      console.log(describe(`  bare route ${method}, after`, runs.bare[1]));
+    }
   }
   console.log(
     `(bytes: per response, headers included; ratio: req/s over the mean of the bare route's runs of the ` +
@@ -466,10 +504,11 @@ function report(selected: Case[], cases: Map<string, CaseRuns>, options: Options
       `${availableParallelism()})`,
   );
   for (const testCase of selected) {
-    const runs = cases.get(testCase.name)!;
-    const missed = misses(testCase, runs.run, baselineRps(runs));
+    const summary = summaries.get(testCase.name)!;
+    const missed = misses(testCase, summary);
+    const figures = `median ratio ${summary.ratio.toFixed(2)}, median p99 ${summary.p99Ms} ms`;
     const verdict = missed.length === 0 ? 'targets met' : `targets NOT met (${missed.join(', ')})`;
-    console.log(`${testCase.name}: ${verdict}`);
+    console.log(`${testCase.name}: ${figures}; ${verdict}`);
   }
 }
 
@@ -529,17 +568,17 @@ async function main(): Promise<void> {
   // A daemon that dies without writing a profile must not leave the last run's to be summarized.
   if (profiled) rmSync(profileFile, { force: true });
   const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: profiled });
-  const cases = await measureAll(daemon, headers, seeds, selected, options.durationS).finally(() =>
-    daemon.stop(),
-  );
+  const cases = await measureAll(daemon, headers, seeds, selected, options).finally(() => daemon.stop());
   report(selected, cases, options);
   if (options.profile !== undefined) {
-    const window = cases.get(options.profile)!.run;
-    console.log(`(the daemon ran under --cpu-prof, which slows it down; profile window: ${options.profile})`);
+    const window = cases.get(options.profile)![0].run;
+    console.log(
+      `(the daemon ran under --cpu-prof, which slows it down; profile window: ${options.profile}, round 1)`,
+    );
     const summary = summarizeProfile(profileFile, ROOT, window.startedUs, window.endedUs);
     console.log(formatProfileSummary(summary, profileFile));
   }
-  const runs = [...cases.values()].flatMap(({ run, bare }) => [run, ...bare]);
+  const runs = [...cases.values()].flat().flatMap(({ run, bare }) => [run, ...bare]);
   const failures = runs.reduce((sum, m) => sum + m.errors + m.non2xx, 0);
   if (failures > 0) {
     console.error(`serve: the run is not valid, ${failures} requests failed`);
