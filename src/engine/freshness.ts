@@ -1,9 +1,8 @@
 import { parseIsoTimestamp } from '../contract/common.js';
-import { walkPath } from '../nextql/keys.js';
-import { ITEM_FIELDS, type ItemField } from '../state/item-catalog.js';
+import { TOP_LEVEL_FIELDS, walkPath, type TopLevelField } from '../nextql/keys.js';
 import type { TenantState } from '../state/tenant-state.js';
 
-const FIELDS: ReadonlySet<string> = new Set(ITEM_FIELDS);
+const FIELDS: ReadonlySet<string> = new Set(TOP_LEVEL_FIELDS);
 
 function instant(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
@@ -28,7 +27,7 @@ export function freshnessDates(tenant: TenantState): (id: number) => number | un
       column = catalog.attribute(tail[0]);
       rest = tail.slice(1);
     } else if (FIELDS.has(head)) {
-      column = catalog.field(head as ItemField);
+      column = catalog.field(head as TopLevelField);
       rest = tail;
     }
   }

@@ -5,6 +5,7 @@ export { print } from './print.js';
 export { compileFilter, compileBooster, type CompiledFilter, type CompiledBooster } from './compile.js';
 export { compileSegmentation, type CompiledSegmentation } from './segmentation.js';
 export type { ItemColumns } from './columns.js';
+export { TOP_LEVEL_FIELDS } from './keys.js';
 export type { NextqlItem, TopLevelField } from './keys.js';
 export type { EvaluationOptions } from './runtime.js';
 export { splitFilterClauses, joinFilterClauses } from './clauses.js';

@@ -9,15 +9,23 @@ export interface NextqlItem {
   readonly expiresAt?: string | Date | null;
 }
 
-export type TopLevelField =
-  'externalId' | 'category' | 'available' | 'feedManaged' | 'createdAt' | 'expiresAt';
+/** The item fields a key names at the top level; any other key reads the attributes. */
+export const TOP_LEVEL_FIELDS = [
+  'externalId',
+  'category',
+  'available',
+  'feedManaged',
+  'createdAt',
+  'expiresAt',
+] as const;
+export type TopLevelField = (typeof TOP_LEVEL_FIELDS)[number];
 
 /** Where a quoted key reads from: a top-level field or an attribute, then `path` through nested objects. */
 export type KeyPlan =
   | { readonly source: 'field'; readonly field: TopLevelField; readonly path: readonly string[] }
   | { readonly source: 'attribute'; readonly name: string; readonly path: readonly string[] };
 
-const TOP_LEVEL_FIELDS: Readonly<Record<string, TopLevelField>> = {
+const FIELD_BY_KEY: Readonly<Record<string, TopLevelField>> = {
   itemId: 'externalId',
   externalId: 'externalId',
   category: 'category',
@@ -34,8 +42,8 @@ const TOP_LEVEL_FIELDS: Readonly<Record<string, TopLevelField>> = {
 export function planKey(key: string): KeyPlan {
   const segments = key.split('.');
   const first = segments[0];
-  if (Object.hasOwn(TOP_LEVEL_FIELDS, first)) {
-    return { source: 'field', field: TOP_LEVEL_FIELDS[first], path: segments.slice(1) };
+  if (Object.hasOwn(FIELD_BY_KEY, first)) {
+    return { source: 'field', field: FIELD_BY_KEY[first], path: segments.slice(1) };
   }
   if (first === 'attributes' && segments.length > 1) {
     return { source: 'attribute', name: segments[1], path: segments.slice(2) };

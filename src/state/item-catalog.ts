@@ -1,17 +1,8 @@
+import type { TopLevelField } from '../nextql/index.js';
 import { itemDocument } from '../contract/catalog.js';
 import type { StoredItem } from '../store/rows.js';
 import { ensureCapacity } from './growable.js';
 import { NameTable } from './name-table.js';
-
-export const ITEM_FIELDS = [
-  'externalId',
-  'category',
-  'available',
-  'feedManaged',
-  'createdAt',
-  'expiresAt',
-] as const;
-export type ItemField = (typeof ITEM_FIELDS)[number];
 
 /**
  * A tenant's items in memory, column by column, under dense integer ids. Ids are also given to items
@@ -153,7 +144,7 @@ export class ItemCatalog {
     return id;
   }
 
-  field(name: ItemField): ArrayLike<unknown> {
+  field(name: TopLevelField): ArrayLike<unknown> {
     switch (name) {
       case 'externalId':
         return this.externalIds;

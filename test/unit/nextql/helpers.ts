@@ -1,4 +1,9 @@
-import type { ItemColumns, NextqlItem, TopLevelField } from '../../../src/nextql/index.js';
+import {
+  TOP_LEVEL_FIELDS,
+  type ItemColumns,
+  type NextqlItem,
+  type TopLevelField,
+} from '../../../src/nextql/index.js';
 
 /** Item columns built the way a serving state would: one array per field and per attribute key. */
 export class ArrayColumns implements ItemColumns {
@@ -9,15 +14,7 @@ export class ArrayColumns implements ItemColumns {
 
   constructor(items: readonly NextqlItem[]) {
     this.size = items.length;
-    const fieldNames: TopLevelField[] = [
-      'externalId',
-      'category',
-      'available',
-      'feedManaged',
-      'createdAt',
-      'expiresAt',
-    ];
-    for (const name of fieldNames) {
+    for (const name of TOP_LEVEL_FIELDS) {
       this.fields.set(
         name,
         items.map((item) => {
