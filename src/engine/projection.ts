@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { ApiError } from '../contract/errors.js';
 import type { Projection } from './request.js';
 
@@ -26,9 +27,27 @@ export function projectionMode(projection: Projection): ProjectionMode {
   return { mode: 'selective', paths };
 }
 
-/** One text per distinct projection: rendered items and cached bodies are remembered under it. */
-export function projectionKey(mode: ProjectionMode): string {
-  return mode.mode === 'selective' ? `selective:${JSON.stringify(mode.paths)}` : mode.mode;
+/**
+ * A request's projection mode and its key: one text per distinct projection, under which rendered items
+ * and cached bodies are remembered.
+ */
+export interface ResolvedProjection {
+  mode: ProjectionMode;
+  key: string;
+}
+
+/** Projections by their key: the same few arrive with every request, and so the same key objects. */
+const resolved = new LRUCache<string, ResolvedProjection>({ max: 1000 });
+
+export function resolveProjection(projection: Projection): ResolvedProjection {
+  const { returnProperties, includedProperties } = projection;
+  const key = returnProperties === false ? 'lean' : JSON.stringify(includedProperties ?? 'full');
+  let entry = resolved.get(key);
+  if (!entry) {
+    // Errors are not remembered: every request with an unsafe path gets its 400.
+    resolved.set(key, (entry = { mode: projectionMode(projection), key }));
+  }
+  return entry;
 }
 
 /** Limits of signed browser GETs: at most 20 paths and a request target of at most 2048 characters. */

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ItemCatalog } from '../state/item-catalog.js';
 import type { RankedList } from './pipeline.js';
-import { projectItem, type ProjectionMode } from './projection.js';
-
-/** A projection and its key (`projectionKey`). */
-export interface Projection {
-  mode: ProjectionMode;
-  key: string;
-}
+import { projectItem, type ResolvedProjection } from './projection.js';
 
 /** JSON has no Infinity or NaN; JSON.stringify writes them as null, and so does this. */
 function jsonNumber(value: number): string {
@@ -19,7 +13,7 @@ function jsonNumber(value: number): string {
  * projected document is rendered once and remembered by the catalog, so a response costs a few string
  * joins. Ends before the recommId (see `withRecommId`), which is the only part a cached body lacks.
  */
-export function renderList(catalog: ItemCatalog, list: RankedList, projection: Projection): string {
+export function renderList(catalog: ItemCatalog, list: RankedList, projection: ResolvedProjection): string {
   const render = (document: Readonly<Record<string, unknown>>) =>
     JSON.stringify(projectItem(document, projection.mode));
   let items = '';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RankedList } from '../../../src/engine/pipeline.js';
-import { projectionKey, projectionMode, projectItem } from '../../../src/engine/projection.js';
-import { renderList, withRecommId, type Projection } from '../../../src/engine/response-body.js';
+import { projectItem, resolveProjection, type ResolvedProjection } from '../../../src/engine/projection.js';
+import { renderList, withRecommId } from '../../../src/engine/response-body.js';
 import { ItemCatalog } from '../../../src/state/item-catalog.js';
 import { item } from '../../support/tenant-fixture.js';
 
@@ -13,15 +13,13 @@ function catalogOf(): ItemCatalog {
   return catalog;
 }
 
-function projectionOf(request: Parameters<typeof projectionMode>[0]): Projection {
-  const mode = projectionMode(request);
-  return { mode, key: projectionKey(mode) };
-}
-
-const PROJECTIONS: [string, Projection][] = [
-  ['full', projectionOf({})],
-  ['lean', projectionOf({ returnProperties: false })],
-  ['selective', projectionOf({ includedProperties: ['attributes.name', 'category', 'attributes.nested'] })],
+const PROJECTIONS: [string, ResolvedProjection][] = [
+  ['full', resolveProjection({})],
+  ['lean', resolveProjection({ returnProperties: false })],
+  [
+    'selective',
+    resolveProjection({ includedProperties: ['attributes.name', 'category', 'attributes.nested'] }),
+  ],
 ];
 
 function scored(...entries: [number, number][]): RankedList & { scores: number[] } {
@@ -88,7 +86,7 @@ describe('renderList', () => {
 
   it('items rendered under one projection are not reused for another', () => {
     const catalog = catalogOf();
-    const render = (projection: Projection) =>
+    const render = (projection: ResolvedProjection) =>
       JSON.parse(`${renderList(catalog, scored([0, 1]), projection)}}`) as { items: object[] };
     expect(render(PROJECTIONS[2][1]).items[0]).toHaveProperty('attributes');
     expect(render(PROJECTIONS[1][1]).items[0]).toEqual({ itemId: 'a', score: 1 });
