@@ -66,15 +66,10 @@ export function recommendList(tenant: TenantState, request: RecommendationReques
   }); // 10
   const { algorithm, scenario } = context.config;
   // Plain arrays: a list is a few entries, where typed arrays cost an allocation each outside the heap.
-  const ids: number[] = [];
-  const scores: number[] = [];
-  for (let i = 0; i < list.length; i++) {
-    ids.push(list.ids[i]);
-    scores.push(list.scores[i]);
-  }
+  const entries = (values: ArrayLike<number>) => Array.from({ length: list.length }, (_, i) => values[i]);
   return {
-    ids,
-    scores: algorithm.scored ? scores : undefined,
+    ids: entries(list.ids),
+    scores: algorithm.scored ? entries(list.scores) : undefined,
     algorithm: algorithm.name,
     scenario: scenario?.slug,
     filterRelaxation: relaxation,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { normalizeCountry } from '../geo/countries.js';
 import type { TenantState } from '../state/tenant-state.js';
+import { MAX_STALENESS_MS } from './counts-derived.js';
 import type { RecommendationRequest } from './request.js';
 
 interface Entry {
@@ -17,13 +18,6 @@ interface Entry {
   historyVersion: number;
 }
 
-/**
- * Interactions of other users change geo counters and popularity all the time; an entry outlives such a
- * change by at most this long (the contract's "geo counters show within 1 s"), so a stream of writes
- * costs one recomputation per key and second, not one per request.
- */
-const GEO_STALENESS_MS = 1_000;
-
 export interface ResultCacheOptions {
   maxBytes: number;
   ttlMs: number;
@@ -33,7 +27,8 @@ export interface ResultCacheOptions {
  * Answers by request (spec "Caching"): the key has the country segment (the ISO code or `_global_`, none
  * for recently-viewed) and, when the request overrides anything, a hash of the overrides; also the
  * projection, since an entry is the rendered answer. An entry is stale once the tenant's catalog,
- * configuration or model changed, or the requesting user's history.
+ * configuration or model changed, or the requesting user's history; other users' events (geo counters,
+ * popularity) make it stale only after MAX_STALENESS_MS.
  */
 export class ResultCache {
   private readonly lru: LRUCache<string, Entry>;
@@ -70,7 +65,7 @@ export class ResultCache {
       entry.settings === tenant.settings &&
       entry.neighbours === tenant.neighbours &&
       entry.historyVersion === (history?.version ?? 0) &&
-      (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < GEO_STALENESS_MS);
+      (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < MAX_STALENESS_MS);
     if (fresh) return entry.body;
     this.lru.delete(key);
     return undefined;

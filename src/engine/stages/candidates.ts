@@ -16,7 +16,6 @@ const seen = new IdMarks();
  */
 export class CandidateSource {
   private readonly own: CandidatePool;
-  private readonly marks = seen;
   private position = 0;
   private fillPosition = 0;
   private readonly fillBase: number;
@@ -33,8 +32,8 @@ export class CandidateSource {
   restart(): void {
     this.position = 0;
     this.fillPosition = 0;
-    this.marks.begin(this.context.tenant.catalog.size);
-    for (const seed of this.context.seeds) this.marks.mark(seed);
+    seen.begin(this.context.tenant.catalog.size);
+    for (const seed of this.context.seeds) seen.mark(seed);
   }
 
   /**
@@ -47,14 +46,14 @@ export class CandidateSource {
     this.own.rankPrefix(this.position + size);
     while (batch.length < size && this.position < this.own.length) {
       const id = this.own.ids[this.position];
-      if (this.marks.mark(id)) batch.push(id, this.own.scores[this.position]);
+      if (seen.mark(id)) batch.push(id, this.own.scores[this.position]);
       this.position++;
     }
     if (!this.context.config.algorithm.popularityFill) return batch;
     const ranking = popularityRanking(this.context.tenant, this.context.geo, this.context.now);
     while (batch.length < size && this.fillPosition < ranking.ids.length) {
       const id = ranking.ids[this.fillPosition];
-      if (this.marks.mark(id)) batch.push(id, this.fillBase * ranking.scores[this.fillPosition], true);
+      if (seen.mark(id)) batch.push(id, this.fillBase * ranking.scores[this.fillPosition], true);
       this.fillPosition++;
     }
     return batch;
