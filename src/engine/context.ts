@@ -1,6 +1,6 @@
 import type { Constraints, LogicType, Scenario, Segmentation } from '../contract/scenarios.js';
 import type { GeoLift } from '../models/geo-lift.js';
-import type { CompiledBooster } from '../nextql/index.js';
+import type { CompiledBooster, CompiledFilter } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { UserHistory } from '../state/user-histories.js';
 import type { Algorithm } from './algorithms/algorithm.js';
@@ -23,6 +23,8 @@ export interface EffectiveConfig {
   minItems: number;
   /** Filter rules (highest priority first), then the scenario filter, split into top-level clauses. */
   filterClauses: string[];
+  /** All the clauses as one compiled filter; none without clauses. */
+  filter?: CompiledFilter;
   boosters: CompiledBooster[];
   constraints: Constraints;
   autoRelaxFilters: boolean;

@@ -24,19 +24,6 @@ export function filters(
   return pool.retain((i) => flags[i] === 1);
 }
 
-/**
- * Whole filters by clause list: requests without overrides share their placement's list (see resolve), so
- * they skip joining and looking up the filter text.
- */
-const wholeFilters = new WeakMap<readonly string[], CompiledFilter | undefined>();
-
-function wholeFilter(clauses: readonly string[]): CompiledFilter | undefined {
-  if (wholeFilters.has(clauses)) return wholeFilters.get(clauses);
-  const filter = clauses.length === 0 ? undefined : compileFilter(joinFilterClauses(clauses));
-  wholeFilters.set(clauses, filter);
-  return filter;
-}
-
 export interface Gathered {
   pool: CandidatePool;
   relaxation?: FilterRelaxation;
@@ -53,7 +40,7 @@ export function withFilterRelaxation(
   const clauses = context.config.filterClauses;
   const filterOf = (kept: number) =>
     kept === 0 ? undefined : compileFilter(joinFilterClauses(clauses.slice(0, kept)));
-  const pool = gather(wholeFilter(clauses));
+  const pool = gather(context.config.filter);
   if (pool.length > 0 || clauses.length === 0) return { pool };
 
   const originalFilter = joinFilterClauses(clauses);

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { ApiError } from '../../contract/errors.js';
 import type { Constraints, LogicType, Rule, Scenario } from '../../contract/scenarios.js';
 import { geoLiftFor } from '../../models/geo-lift.js';
-import { compileBooster, splitFilterClauses } from '../../nextql/index.js';
+import { compileBooster, compileFilter, joinFilterClauses, splitFilterClauses } from '../../nextql/index.js';
 import type { TenantConfig } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
@@ -103,6 +103,7 @@ function placementConfig(
   const filters = rules.filter((rule) => rule.type === 'filter').map((rule) => rule.expression!);
   const scenarioFilter = pick(overrides.filter, scenario?.filter ?? null);
   if (scenarioFilter) filters.push(scenarioFilter);
+  const filterClauses = filters.flatMap(clausesOf);
   const boosterTexts = rules.filter((rule) => rule.type === 'booster').map((rule) => rule.expression!);
   boosterTexts.push(...(pick(overrides.boosters, scenario?.boosters ?? null) ?? []));
 
@@ -115,7 +116,8 @@ function placementConfig(
     logicType,
     algorithm,
     minItems: scenario?.minItems ?? 0,
-    filterClauses: filters.flatMap(clausesOf),
+    filterClauses,
+    filter: filterClauses.length === 0 ? undefined : compileFilter(joinFilterClauses(filterClauses)),
     boosters: algorithm.scored ? boosterTexts.map(compileBooster) : [],
     constraints: effectiveConstraints(tenant, scenario),
     autoRelaxFilters: pick(overrides.autoRelaxFilters, scenario?.autoRelaxFilters ?? false),
@@ -133,7 +135,7 @@ function placementConfig(
 /**
  * Placement configurations of requests without overrides (most of them), by tenant configuration and
  * scenario or logic type, until that configuration changes: resolving rules, constraints and expressions
- * anew cost as much as a stage.
+ * (the whole filter included) anew cost as much as a stage.
  */
 const plainConfigs = new WeakMap<
   TenantConfig,
