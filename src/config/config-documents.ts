@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError } from '../contract/errors.js';
+import { ApiError, type ErrorCode } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
 import type { RowBuffer } from '../store/rows.js';
@@ -14,6 +14,8 @@ export interface ConfigDocumentsOptions<K extends string, T extends Record<K, st
   schema: z.ZodType<T>;
   /** Where the tenant's documents of this kind live in memory. */
   documents(config: TenantConfig): Map<string, T>;
+  /** The 404 code of an unknown key (CONTRACT.md names one for scenarios); NOT_FOUND by default. */
+  notFoundCode?: ErrorCode;
 }
 
 /**
@@ -26,12 +28,14 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
   readonly keyField: K;
   readonly schema: z.ZodType<T>;
   private readonly documentsOf: (config: TenantConfig) => Map<string, T>;
+  private readonly notFoundCode: ErrorCode;
 
   constructor(options: ConfigDocumentsOptions<K, T>) {
     this.kind = options.kind;
     this.keyField = options.keyField;
     this.schema = options.schema;
     this.documentsOf = options.documents;
+    this.notFoundCode = options.notFoundCode ?? 'NOT_FOUND';
   }
 
   list(tenant: TenantState): T[] {
@@ -128,6 +132,6 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
   }
 
   private notFound(key: string): ApiError {
-    return new ApiError('NOT_FOUND', `${this.kind} '${key}' does not exist`);
+    return new ApiError(this.notFoundCode, `${this.kind} '${key}' does not exist`);
   }
 }

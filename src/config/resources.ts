@@ -6,6 +6,7 @@ export const scenarios = new ConfigDocuments({
   keyField: 'slug',
   schema: SCENARIO,
   documents: (config) => config.scenarios,
+  notFoundCode: 'SCENARIO_NOT_FOUND',
 });
 
 export const rules = new ConfigDocuments({

@@ -4,7 +4,14 @@ import { LOGIC_TYPES, SLUG } from './scenarios.js';
 
 const ID = z.string().min(1).max(512);
 const COUNT = z.number().int().min(1).max(1000);
-const PATHS = z.array(z.string().min(1).max(512)).max(1000);
+const PATH = z
+  .string()
+  .min(1)
+  .max(512)
+  .refine((path) => !path.split('.').includes(''), 'a path has no empty segment');
+const PATHS = z.array(PATH).max(1000);
+/** Any text: a country that is not an ISO 3166-1 alpha-2 code ranks globally rather than failing. */
+const COUNTRY = z.string();
 
 /** Request-time overrides: an omitted field keeps the scenario's value; null (or empty) clears it. */
 const OVERRIDES = {
@@ -26,7 +33,7 @@ export const OVERRIDE_FIELDS = Object.keys(OVERRIDES) as (keyof typeof OVERRIDES
 const LIST_FIELDS = {
   itemIds: z.array(ID).max(1000).optional(),
   count: COUNT.optional(),
-  country: z.string().max(16).optional(),
+  country: COUNTRY.optional(),
   returnProperties: z.boolean().optional(),
   includedProperties: PATHS.optional(),
   noCache: z.boolean().optional(),
@@ -85,7 +92,7 @@ export const LEGACY_QUERY = z.strictObject({
   scenario: SLUG.optional(),
   userId: ID.optional(),
   count: z.coerce.number().int().min(1).max(1000).optional(),
-  country: z.string().max(16).optional(),
+  country: COUNTRY.optional(),
   returnProperties: BOOLEAN_TEXT.optional(),
   includedProperties: z.string().max(4096).optional(),
   noCache: BOOLEAN_TEXT.optional(),

@@ -50,14 +50,21 @@ export function resolveProjection(projection: Projection): ResolvedProjection {
   return entry;
 }
 
-/** Limits of signed browser GETs: at most 20 paths and a request target of at most 2048 characters. */
-export function checkGetLimits(projection: Projection, requestTarget: string): void {
+/**
+ * Signed browser GETs carry at most 2048 characters of request target (path and query). Checked before the
+ * query is parsed, so a long URL is URL_TOO_LONG whatever its parameters say.
+ */
+export function checkRequestTarget(requestTarget: string): void {
   if (requestTarget.length > MAX_REQUEST_TARGET) {
     throw new ApiError(
       'URL_TOO_LONG',
       `the request target is ${requestTarget.length} characters; at most ${MAX_REQUEST_TARGET}`,
     );
   }
+}
+
+/** Signed browser GETs list at most 20 included paths. */
+export function checkGetPaths(projection: Projection): void {
   if ((projection.includedProperties?.length ?? 0) > MAX_GET_PATHS) {
     throw new ApiError('TOO_MANY_PATHS', `includedProperties lists more than ${MAX_GET_PATHS} paths`);
   }

@@ -7,6 +7,7 @@ import { VERSION } from '../version.js';
 import { authPlugin } from './plugins/auth.js';
 import { connectionDrainingPlugin } from './plugins/connection-draining.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { jsonBodyPlugin } from './plugins/json-body.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestionRoutes } from './routes/ingestion.js';
@@ -65,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(connectionDrainingPlugin);
   await app.register(errorsPlugin);
+  await app.register(jsonBodyPlugin);
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);
   await app.register(tenantRoutes);

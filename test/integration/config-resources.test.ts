@@ -174,7 +174,11 @@ describe('scenarios', () => {
     expect(mismatch.body.details[0]).toMatchObject({ path: 'slug' });
     expect((await send('GET', '/scenarios/basket')).body.logicType).toBe('item-to-item');
 
-    expectError(await send('PUT', '/scenarios/nope', { logicType: 'item-to-item' }), 404, 'NOT_FOUND');
+    expectError(
+      await send('PUT', '/scenarios/nope', { logicType: 'item-to-item' }),
+      404,
+      'SCENARIO_NOT_FOUND',
+    );
     expectError(await send('PUT', '/scenarios/nope', { logicType: 'nope' }), 400, 'INVALID_BODY');
     expectError(
       await send('PUT', '/scenarios/nope', { logicType: 'item-to-item', filter: "'a' >" }),
@@ -187,9 +191,23 @@ describe('scenarios', () => {
     const deleted = await send('DELETE', '/scenarios/race');
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBeUndefined();
-    expectError(await send('GET', '/scenarios/race'), 404, 'NOT_FOUND');
-    expectError(await send('DELETE', '/scenarios/race'), 404, 'NOT_FOUND');
+    expectError(await send('GET', '/scenarios/race'), 404, 'SCENARIO_NOT_FOUND');
+    expectError(await send('DELETE', '/scenarios/race'), 404, 'SCENARIO_NOT_FOUND');
     expect((await send('POST', '/scenarios', { slug: 'race', logicType: 'user-to-item' })).status).toBe(201);
+  });
+
+  it('deletes when the client sends a JSON content type with an empty body', async () => {
+    expect((await send('POST', '/scenarios', { slug: 'typed', logicType: 'item-to-item' })).status).toBe(201);
+    const jsonHeaders = { ...headers, 'content-type': 'application/json' };
+    const deleted = await call(daemon.url, 'DELETE', '/scenarios/typed', { headers: jsonHeaders, raw: '' });
+    expect(deleted.status).toBe(204);
+    expectError(await send('GET', '/scenarios/typed'), 404, 'SCENARIO_NOT_FOUND');
+    // A body is still required where the route has one.
+    expectError(
+      await call(daemon.url, 'POST', '/scenarios', { headers: jsonHeaders, raw: '' }),
+      400,
+      'INVALID_BODY',
+    );
   });
 });
 
@@ -459,7 +477,7 @@ describe('access', () => {
     for (const route of ['/scenarios', '/rules', '/segmentations']) {
       expect((await send('GET', route, undefined, otherHeaders)).body).toEqual({ data: [] });
     }
-    expectError(await send('GET', '/scenarios/home', undefined, otherHeaders), 404, 'NOT_FOUND');
+    expectError(await send('GET', '/scenarios/home', undefined, otherHeaders), 404, 'SCENARIO_NOT_FOUND');
     expectError(
       await send('GET', '/segmentations/price-band/segments', undefined, otherHeaders),
       404,

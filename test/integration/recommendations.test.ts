@@ -262,6 +262,32 @@ describe('projection', () => {
       400,
       'URL_TOO_LONG',
     );
+    // The length is checked before the query: limits of single parameters don't answer first.
+    for (const query of [`includedProperties=${'a'.repeat(4200)}`, `padding=${'x'.repeat(2100)}`]) {
+      expectError(await get(`/recommendations/item-to-item/s1?${query}`), 400, 'URL_TOO_LONG');
+    }
+  });
+
+  it('ranks a country that is not an ISO code globally, however long', async () => {
+    const request = { logicType: 'item-to-item', itemId: 's1', count: 5, noCache: true };
+    const global = ids(await post('/recommendations', request));
+    for (const country of ['OTH', 'XX', 'not-a-country-code-at-all']) {
+      const response = await post('/recommendations', { ...request, country });
+      expect(response.status).toBe(200);
+      expect(ids(response)).toEqual(global);
+      const legacy = await get(`/recommendations/item-to-item/s1?count=5&noCache=true&country=${country}`);
+      expect(ids(legacy)).toEqual(global);
+    }
+  });
+
+  it('rejects an empty path segment in a POST body as a body error', async () => {
+    const response = await post('/recommendations', {
+      logicType: 'item-to-item',
+      itemId: 's1',
+      includedProperties: ['attributes..name'],
+    });
+    expectError(response, 400, 'INVALID_BODY');
+    expect(response.body.details[0].path).toBe('includedProperties.0');
   });
 });
 

@@ -66,8 +66,6 @@ function fromFastify(error: FastifyError): ApiError | undefined {
       return new ApiError('PAYLOAD_TOO_LARGE', 'request body exceeds 16 MiB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('INVALID_BODY', 'request body must be JSON (Content-Type: application/json)');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('INVALID_BODY', 'request body is empty; expected a JSON document');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('INVALID_BODY', 'request body length does not match Content-Length');
   }

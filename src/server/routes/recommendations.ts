@@ -11,7 +11,7 @@ import {
 } from '../../contract/recommendations.js';
 import type { LogicType } from '../../contract/scenarios.js';
 import { describeAlgorithms } from '../../engine/algorithms/registry.js';
-import { checkGetLimits } from '../../engine/projection.js';
+import { checkGetPaths, checkRequestTarget } from '../../engine/projection.js';
 import {
   fromBody,
   fromItemsToItems,
@@ -44,6 +44,14 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
       {
         config,
         schema: { params: seed === 'userId' ? USER_PARAMS : ITEM_PARAMS, querystring: LEGACY_QUERY },
+        preValidation: (request, _reply, done) => {
+          try {
+            checkRequestTarget(request.url);
+            done();
+          } catch (error) {
+            done(error as Error);
+          }
+        },
       },
       (request, reply) => {
         const params = request.params as Record<typeof seed, string>;
@@ -52,7 +60,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
           { [seed]: params[seed] },
           request.query as LegacyQuery,
         );
-        checkGetLimits(recommendation.projection, request.url);
+        checkGetPaths(recommendation.projection);
         return serve(request, reply, recommendation);
       },
     );

@@ -47,7 +47,7 @@ describe('ConfigDocuments', () => {
     await scenarios.remove(runtime, tenant, 'b');
     expect(tenant.config.version).toBe(4);
     expect(scenarios.list(tenant)).toEqual([scenario('a', { name: 'A' })]);
-    expect(await rejection(scenarios.remove(runtime, tenant, 'b'))).toBe('NOT_FOUND');
+    expect(await rejection(scenarios.remove(runtime, tenant, 'b'))).toBe('SCENARIO_NOT_FOUND');
     expect(tenant.config.version).toBe(4);
   });
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkGetLimits, projectionMode, projectItem } from '../../../src/engine/projection.js';
+import {
+  checkGetPaths,
+  checkRequestTarget,
+  projectionMode,
+  projectItem,
+} from '../../../src/engine/projection.js';
 import { itemDocument } from '../../../src/contract/catalog.js';
 import { apiErrorOf, item } from '../../support/tenant-fixture.js';
 
@@ -117,19 +122,17 @@ describe('projectItem', () => {
   });
 });
 
-describe('checkGetLimits (legacy GET routes)', () => {
+describe('limits of the legacy GET routes', () => {
   const paths = (n: number) => Array.from({ length: n }, (_, i) => `attributes.k${i}`);
 
   it('at most 20 included paths', () => {
-    expect(() => checkGetLimits({ includedProperties: paths(20) }, '/r')).not.toThrow();
-    expect(apiErrorOf(() => checkGetLimits({ includedProperties: paths(21) }, '/r')).code).toBe(
-      'TOO_MANY_PATHS',
-    );
+    expect(() => checkGetPaths({ includedProperties: paths(20) })).not.toThrow();
+    expect(apiErrorOf(() => checkGetPaths({ includedProperties: paths(21) })).code).toBe('TOO_MANY_PATHS');
   });
 
   it('a request target of at most 2048 characters', () => {
-    expect(() => checkGetLimits({}, '/'.padEnd(2048, 'x'))).not.toThrow();
-    const error = apiErrorOf(() => checkGetLimits({}, '/'.padEnd(2049, 'x')));
+    expect(() => checkRequestTarget('/'.padEnd(2048, 'x'))).not.toThrow();
+    const error = apiErrorOf(() => checkRequestTarget('/'.padEnd(2049, 'x')));
     expect([error.code, error.statusCode]).toEqual(['URL_TOO_LONG', 400]);
   });
 });
