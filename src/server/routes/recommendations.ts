@@ -44,16 +44,13 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
       {
         config,
         schema: { params: seed === 'userId' ? USER_PARAMS : ITEM_PARAMS, querystring: LEGACY_QUERY },
-        preValidation: (request, _reply, done) => {
-          try {
-            checkRequestTarget(request.url);
-            done();
-          } catch (error) {
-            done(error as Error);
-          }
-        },
+        // The request target's length is checked first, so validation errors wait for it (a hook would
+        // cost every request a hook run).
+        attachValidation: true,
       },
       (request, reply) => {
+        checkRequestTarget(request.url);
+        if (request.validationError) throw request.validationError;
         const params = request.params as Record<typeof seed, string>;
         const recommendation = fromLegacyQuery(
           logicType,
