@@ -4,6 +4,14 @@ import type { StoredItem } from '../store/rows.js';
 import { ensureCapacity } from './growable.js';
 import { NameTable } from './name-table.js';
 
+/** Bit 0 of `ItemCatalog.rankingCodes`: the item is in the catalog and available. */
+export const SERVABLE = 1;
+
+/** The category code held by a word of `ItemCatalog.rankingCodes`. */
+export function categoryCodeOf(rankingCode: number): number {
+  return rankingCode >>> 1;
+}
+
 /**
  * A tenant's items in memory, column by column, under dense integer ids. Ids are also given to items
  * that events mention before the catalog has them (inCatalog = 0), so histories can refer to them and
@@ -20,8 +28,13 @@ export class ItemCatalog {
   readonly createdAtIso: (string | null)[] = [];
   readonly available: boolean[] = [];
   readonly feedManaged: boolean[] = [];
-  /** Categories as codes of `categoryTable` (0: none), for per-category counting without string keys. */
-  categoryCodes = new Int32Array(16);
+  /**
+   * What ranking reads of every candidate, one word per item so that a candidate costs one memory access
+   * rather than one per column: the item's category as a code of `categoryTable` (0: none), for
+   * per-category counting without string keys, shifted left by one; bit 0 (SERVABLE) is set while the
+   * item is in the catalog and available.
+   */
+  rankingCodes = new Int32Array(16);
   readonly categoryTable = new NameTable();
   createdAt = new Float64Array(16);
   updatedAt = new Float64Array(16);
@@ -60,7 +73,7 @@ export class ItemCatalog {
     this.createdAt = ensureCapacity(this.createdAt, this.count, Float64Array);
     this.updatedAt = ensureCapacity(this.updatedAt, this.count, Float64Array);
     this.inCatalog = ensureCapacity(this.inCatalog, this.count, Uint8Array);
-    this.categoryCodes = ensureCapacity(this.categoryCodes, this.count, Int32Array);
+    this.rankingCodes = ensureCapacity(this.rankingCodes, this.count, Int32Array);
     this.externalIds.push(externalId);
     this.categories.push(null);
     this.attributes.push(undefined);
@@ -129,7 +142,7 @@ export class ItemCatalog {
     if (!this.inCatalog[id]) this.catalogCount++;
     this.inCatalog[id] = 1;
     this.categories[id] = item.category;
-    this.categoryCodes[id] = this.categoryTable.codeOf(item.category);
+    this.rankingCodes[id] = (this.categoryTable.codeOf(item.category) << 1) | (item.available ? SERVABLE : 0);
     this.attributes[id] = item.attributes;
     this.expiresAt[id] = item.expiresAt;
     this.available[id] = item.available;

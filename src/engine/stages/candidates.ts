@@ -18,6 +18,8 @@ export class CandidateSource {
   private readonly own: CandidatePool;
   private position = 0;
   private fillPosition = 0;
+  /** Whether the fill began since the last restart, and so `seen` holds the seeds and own candidates. */
+  private fillStarted = false;
   private readonly fillBase: number;
   private readonly batch = requestPools.take(256);
 
@@ -32,8 +34,7 @@ export class CandidateSource {
   restart(): void {
     this.position = 0;
     this.fillPosition = 0;
-    seen.begin(this.context.tenant.catalog.size);
-    for (const seed of this.context.seeds) seen.mark(seed);
+    this.fillStarted = false;
   }
 
   /**
@@ -43,13 +44,20 @@ export class CandidateSource {
   next(size: number): CandidatePool {
     const batch = this.batch;
     batch.length = 0;
-    this.own.rankPrefix(this.position + size);
-    while (batch.length < size && this.position < this.own.length) {
-      const id = this.own.ids[this.position];
-      if (seen.mark(id)) batch.push(id, this.own.scores[this.position]);
-      this.position++;
+    const { own } = this;
+    // The algorithm's candidates are distinct and never seeds (Algorithm.candidates): taken as they are.
+    own.rankPrefix(this.position + size);
+    const ownEnd = Math.min(own.length, this.position + size);
+    for (; this.position < ownEnd; this.position++)
+      batch.push(own.ids[this.position], own.scores[this.position]);
+    if (batch.length === size || !this.context.config.algorithm.popularityFill) return batch;
+    if (!this.fillStarted) {
+      // Only now, and only for the fill: marking every candidate would cost a random access each.
+      this.fillStarted = true;
+      seen.begin(this.context.tenant.catalog.size);
+      for (const seed of this.context.seeds) seen.mark(seed);
+      for (let i = 0; i < own.length; i++) seen.mark(own.ids[i]);
     }
-    if (!this.context.config.algorithm.popularityFill) return batch;
     const ranking = popularityRanking(this.context.tenant, this.context.geo, this.context.now);
     while (batch.length < size && this.fillPosition < ranking.ids.length) {
       const id = ranking.ids[this.fillPosition];

@@ -1,4 +1,5 @@
 import type { Constraints } from '../../contract/scenarios.js';
+import { categoryCodeOf } from '../../state/item-catalog.js';
 import { DAY_MS } from '../../state/user-histories.js';
 import type { CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
@@ -48,11 +49,11 @@ let perCategory = new Int32Array(64);
 /** At most `max` items per category, best first; items without a category are not capped. */
 function diversity(pool: CandidatePool, context: PipelineContext, max: number | undefined): void {
   if (max === undefined) return;
-  const { categoryCodes, categoryTable } = context.tenant.catalog;
+  const { rankingCodes, categoryTable } = context.tenant.catalog;
   if (perCategory.length < categoryTable.size) perCategory = new Int32Array(categoryTable.size * 2);
   const touched: number[] = [];
   pool.sortByScore().retain((i) => {
-    const code = categoryCodes[pool.ids[i]];
+    const code = categoryCodeOf(rankingCodes[pool.ids[i]]);
     if (code === 0) return true;
     if (perCategory[code]++ === 0) touched.push(code);
     return perCategory[code] <= max;
