@@ -75,6 +75,15 @@ describe('stage 2, candidates', () => {
     expect(externalIds(tenant, source.next(10).idView())).toEqual(first);
   });
 
+  it('the fill skips own candidates and seeds taken in earlier batches, after restarts too', () => {
+    const source = candidates(contextOf(tenant, itemToItem));
+    for (let pass = 0; pass < 2; pass++) {
+      source.restart();
+      const taken = [1, 1, 10].flatMap((size) => externalIds(tenant, source.next(size).idView()));
+      expect(taken).toEqual(['a', 'b', 'p1', 'p2', 'p3', 'c']);
+    }
+  });
+
   it('without own candidates the fill is the popularity ranking itself (top score 1)', () => {
     const lonely = buildTenant({ items: ['x', 'y', 'z'], events: [{ item: 'z', times: 3 }] });
     const list = rank(lonely, { logicType: 'item-to-item', itemId: 'x' });
