@@ -8,6 +8,7 @@ import { authPlugin } from './plugins/auth.js';
 import { connectionDrainingPlugin } from './plugins/connection-draining.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
+import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestionRoutes } from './routes/ingestion.js';
@@ -65,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
   await app.register(connectionDrainingPlugin);
+  await app.register(turnBatchedResponsesPlugin);
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin);
   await app.register(authPlugin, { operatorKey: options.operatorKey });
