@@ -75,7 +75,7 @@ describe('stage 2, candidates', () => {
     expect(externalIds(tenant, source.next(10).idView())).toEqual(first);
   });
 
-  it('the fill skips own candidates and seeds taken in earlier batches, after restarts too', () => {
+  it('the fill skips the seed and own candidates taken in earlier batches, after restarts too', () => {
     const source = candidates(contextOf(tenant, itemToItem));
     for (let pass = 0; pass < 2; pass++) {
       source.restart();
