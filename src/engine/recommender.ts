@@ -1,6 +1,6 @@
 import type { TenantState } from '../state/tenant-state.js';
 import { recommendList } from './pipeline.js';
-import { resolveProjection, type ResolvedProjection } from './projection.js';
+import { resolveProjection } from './projection.js';
 import type { RecommendationRequest } from './request.js';
 import { renderList, withRecommId } from './response-body.js';
 import { ResultCache, type ResultCacheOptions } from './result-cache.js';
@@ -16,23 +16,27 @@ export class Recommender {
   }
 
   recommend(tenant: TenantState, request: RecommendationRequest, now = Date.now()): string {
-    // Projection errors are the request's, so they come before any work.
-    return withRecommId(this.body(tenant, request, resolveProjection(request.projection), now));
+    const answer = this.plan(tenant, request, now);
+    return typeof answer === 'string' ? answer : answer();
   }
 
-  private body(
-    tenant: TenantState,
-    request: RecommendationRequest,
-    projection: ResolvedProjection,
-    now: number,
-  ): string {
+  /**
+   * The answer when the cache has it; otherwise the work that ranks, renders and caches it, so that a
+   * server can run the ranking of many requests back to back (see TurnQueue). Errors of the request
+   * itself (projection, unknown scenario or seed) are thrown here or by that work.
+   */
+  plan(tenant: TenantState, request: RecommendationRequest, now = Date.now()): string | (() => string) {
+    // Projection errors are the request's, so they come before any work.
+    const projection = resolveProjection(request.projection);
     const rendered = () => renderList(tenant.catalog, recommendList(tenant, request, now), projection);
-    if (request.noCache) return rendered();
+    if (request.noCache) return () => withRecommId(rendered());
     const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.get(key, tenant, now);
-    if (cached !== undefined) return cached;
-    const body = rendered();
-    this.cache.set(key, tenant, request.userId, body, now);
-    return body;
+    if (cached !== undefined) return withRecommId(cached);
+    return () => {
+      const body = rendered();
+      this.cache.set(key, tenant, request.userId, body, now);
+      return withRecommId(body);
+    };
   }
 }

@@ -21,9 +21,15 @@ export class ItemNeighbours {
     return this.offsets.length - 1;
   }
 
-  /** Index range of an item's neighbours; empty for an item the model does not know. */
-  range(item: number): [number, number] {
-    if (item < 0 || item >= this.itemCount) return [0, 0];
-    return [this.offsets[item], this.offsets[item + 1]];
+  /**
+   * Where an item's neighbours begin and end in `neighbours`; an empty range for an item the model does
+   * not know. Two numbers rather than a pair, since serving asks for dozens of ranges per request.
+   */
+  rangeStart(item: number): number {
+    return item >= 0 && item < this.itemCount ? this.offsets[item] : 0;
+  }
+
+  rangeEnd(item: number): number {
+    return item >= 0 && item < this.itemCount ? this.offsets[item + 1] : 0;
   }
 }

@@ -17,12 +17,15 @@ import { ruleRoutes } from './routes/rules.js';
 import { scenarioRoutes } from './routes/scenarios.js';
 import { segmentationRoutes } from './routes/segmentations.js';
 import { tenantRoutes } from './routes/tenants.js';
+import { TurnQueue } from './turn-queue.js';
 import { zodValidatorCompiler } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     runtime: Runtime;
     recommender: Recommender;
+    /** Where recommendation requests that miss the cache wait to be ranked together. */
+    rankingQueue: TurnQueue;
     startedAt: number;
   }
 }
@@ -58,6 +61,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   app.decorate('runtime', options.runtime);
   app.decorate('recommender', new Recommender());
+  app.decorate('rankingQueue', new TurnQueue());
   app.decorate('startedAt', Date.now());
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

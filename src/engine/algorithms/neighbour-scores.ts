@@ -16,16 +16,14 @@ export function scoreNeighbours(
 ): CandidatePool {
   const { neighbours, weights } = model;
   let expected = seeds.length;
-  for (const seed of seeds) {
-    const [start, end] = model.range(seed);
-    expected += end - start;
-  }
+  for (const seed of seeds) expected += model.rangeEnd(seed) - model.rangeStart(seed);
   accumulator.begin(expected);
   for (const seed of seeds) accumulator.exclude(seed);
   for (let s = 0; s < seeds.length; s++) {
-    const [start, end] = model.range(seeds[s]);
+    const end = model.rangeEnd(seeds[s]);
     const weight = seedWeights[s];
-    for (let k = start; k < end; k++) accumulator.add(neighbours[k], weight * weights[k]);
+    for (let k = model.rangeStart(seeds[s]); k < end; k++)
+      accumulator.add(neighbours[k], weight * weights[k]);
   }
   const pool = requestPools.take(accumulator.size);
   for (let k = 0; k < accumulator.size; k++) {

@@ -38,12 +38,13 @@ export const weightedHistory: Algorithm = {
     const strongest = requestPools.take(itemWeights.size);
     for (let k = 0; k < itemWeights.size; k++) strongest.push(itemWeights.idAt(k), itemWeights.sumAt(k));
     strongest.rankPrefix(MAX_SEEDS);
-    const seeds = Array.from(strongest.ids.subarray(0, Math.min(MAX_SEEDS, strongest.length)));
-    const pool = scoreNeighbours(
-      tenant.neighbours,
-      seeds,
-      Array.from(strongest.scores.subarray(0, seeds.length)),
-    );
+    const seeds: number[] = [];
+    const seedWeights: number[] = [];
+    for (let k = 0; k < Math.min(MAX_SEEDS, strongest.length); k++) {
+      seeds.push(strongest.ids[k]);
+      seedWeights.push(strongest.scores[k]);
+    }
+    const pool = scoreNeighbours(tenant.neighbours, seeds, seedWeights);
     return pool.length > 0 ? pool : categoryCandidates(context, seeds);
   },
 };

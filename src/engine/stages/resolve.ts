@@ -133,28 +133,35 @@ function placementConfig(
 }
 
 /**
- * Placement configurations of requests without overrides (most of them), by tenant configuration and
- * scenario or logic type, until that configuration changes: resolving rules, constraints and expressions
- * (the whole filter included) anew cost as much as a stage.
+ * Effective configurations of requests without overrides (most of them), by tenant configuration,
+ * scenario (or logic type) and count, until that configuration changes: resolving rules, constraints and
+ * expressions (the whole filter included) anew cost as much as a stage. Keyed by objects and constants,
+ * whose hashes are stored, rather than by a string built per request.
  */
 const plainConfigs = new WeakMap<
   TenantConfig,
-  { version: number; byPlacement: Map<string, PlacementConfig> }
+  { version: number; byPlacement: Map<Scenario | LogicType, Map<number, EffectiveConfig>> }
 >();
 
-function plainPlacementConfig(
+function plainEffectiveConfig(
   tenant: TenantState,
   scenario: Scenario | undefined,
   logicType: LogicType,
-): PlacementConfig {
+  count: number,
+): EffectiveConfig {
   let memo = plainConfigs.get(tenant.config);
   if (!memo || memo.version !== tenant.config.version) {
     memo = { version: tenant.config.version, byPlacement: new Map() };
     plainConfigs.set(tenant.config, memo);
   }
-  const key = scenario ? `s:${scenario.slug}` : `l:${logicType}`;
-  let config = memo.byPlacement.get(key);
-  if (!config) memo.byPlacement.set(key, (config = placementConfig(tenant, scenario, logicType, {})));
+  const placement = scenario ?? logicType;
+  let byCount = memo.byPlacement.get(placement);
+  if (!byCount) memo.byPlacement.set(placement, (byCount = new Map()));
+  let config = byCount.get(count);
+  if (!config) {
+    const shared = byCount.values().next().value ?? placementConfig(tenant, scenario, logicType, {});
+    byCount.set(count, (config = { ...shared, count }));
+  }
   return config;
 }
 
@@ -171,12 +178,11 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
   const seeds = seedIds(tenant, logicType, request);
 
   const { overrides } = request;
-  const placement =
-    Object.keys(overrides).length === 0
-      ? plainPlacementConfig(tenant, scenario, logicType)
-      : placementConfig(tenant, scenario, logicType, overrides);
   const count = Math.min(request.count ?? DEFAULT_COUNT, scenario?.maxItems ?? Infinity);
-  const config: EffectiveConfig = { ...placement, count };
+  const config: EffectiveConfig =
+    Object.keys(overrides).length === 0
+      ? plainEffectiveConfig(tenant, scenario, logicType, count)
+      : { ...placementConfig(tenant, scenario, logicType, overrides), count };
   const identity = request.userId;
   return {
     tenant,

@@ -27,16 +27,35 @@ const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });
 
 export async function recommendationRoutes(app: FastifyInstance): Promise<void> {
   // The recommender answers JSON text; with this content type Fastify sends it as it is.
-  const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) =>
-    reply
-      .type('application/json; charset=utf-8')
-      .send(app.recommender.recommend(request.tenant, recommendation));
+  const send = (reply: FastifyReply, body: string) => {
+    reply.type('application/json; charset=utf-8').send(body);
+  };
+
+  /**
+   * Cached answers go at once; the others are ranked at the end of the turn, together (TurnQueue).
+   * Returns nothing: a handler that returns the reply makes Fastify wait for it with a promise and stream
+   * listeners, which costs more than the cached path's own work.
+   */
+  const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
+    const answer = app.recommender.plan(request.tenant, recommendation);
+    if (typeof answer === 'string') return send(reply, answer);
+    app.rankingQueue.defer(() => {
+      let body: string;
+      try {
+        body = answer();
+      } catch (error) {
+        reply.send(error);
+        return;
+      }
+      send(reply, body);
+    });
+  };
 
   // Handlers are synchronous (a thrown error still reaches the error handler): a promise per request
   // costs more than the cached path's own work.
-  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, (request, reply) =>
-    serve(request, reply, fromBody(request.body as RecommendationBody)),
-  );
+  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, (request, reply) => {
+    serve(request, reply, fromBody(request.body as RecommendationBody));
+  });
 
   const legacyGet = (path: string, logicType: LogicType, seed: 'userId' | 'itemId') => {
     app.get(
@@ -58,7 +77,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
           request.query as LegacyQuery,
         );
         checkGetPaths(recommendation.projection);
-        return serve(request, reply, recommendation);
+        serve(request, reply, recommendation);
       },
     );
   };
@@ -70,8 +89,9 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
   app.post(
     '/recommendations/items-to-items',
     { config, schema: { body: ITEMS_TO_ITEMS_BODY, querystring: LEGACY_QUERY } },
-    (request, reply) =>
-      serve(request, reply, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery)),
+    (request, reply) => {
+      serve(request, reply, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery));
+    },
   );
 
   app.get('/recommendations/algorithms', { config }, async () => ({ data: describeAlgorithms() }));

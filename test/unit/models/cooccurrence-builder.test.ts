@@ -44,7 +44,8 @@ describe('buildCooccurrence', () => {
     );
     const id = (external: string) => shop.catalog.idOf(external);
     const neighbours = (external: string) => {
-      const [start, end] = model.range(id(external));
+      const start = model.rangeStart(id(external));
+      const end = model.rangeEnd(id(external));
       return Array.from({ length: end - start }, (_, k) => [
         shop.catalog.externalIds[model.neighbours[start + k]],
         Number(model.weights[start + k].toFixed(4)),
