@@ -15,9 +15,9 @@ export class Recommender {
     this.cache = new ResultCache(options);
   }
 
-  recommend(tenant: TenantState, request: RecommendationRequest, now = Date.now()): string {
+  recommend(tenant: TenantState, request: RecommendationRequest, now = Date.now()): Buffer {
     const answer = this.plan(tenant, request, now);
-    return typeof answer === 'string' ? answer : answer();
+    return Buffer.isBuffer(answer) ? answer : answer();
   }
 
   /**
@@ -25,10 +25,11 @@ export class Recommender {
    * server can run the ranking of many requests back to back (see TurnQueue). Errors of the request
    * itself (projection, unknown scenario or seed) are thrown here or by that work.
    */
-  plan(tenant: TenantState, request: RecommendationRequest, now = Date.now()): string | (() => string) {
+  plan(tenant: TenantState, request: RecommendationRequest, now = Date.now()): Buffer | (() => Buffer) {
     // Projection errors are the request's, so they come before any work.
     const projection = resolveProjection(request.projection);
-    const rendered = () => renderList(tenant.catalog, recommendList(tenant, request, now), projection);
+    const rendered = () =>
+      Buffer.from(renderList(tenant.catalog, recommendList(tenant, request, now), projection));
     if (request.noCache) return () => withRecommId(rendered());
     const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.get(key, tenant, now);

@@ -31,7 +31,20 @@ export function renderList(catalog: ItemCatalog, list: RankedList, projection: R
   return body;
 }
 
-/** Completes a body of `renderList` with a recommId of its own: every answer has one, cached or not. */
-export function withRecommId(body: string): string {
-  return `${body},"recommId":"${randomUUID()}"}`;
+const RECOMMID_FIELD = ',"recommId":"';
+/** The field, a UUID and the closing brace. */
+const RECOMMID_LENGTH = RECOMMID_FIELD.length + 36 + 2;
+
+/**
+ * Completes an encoded body of `renderList` with a recommId of its own: every answer has one, cached or
+ * not. Bytes rather than text, so that a cached answer is copied as it is instead of being joined,
+ * flattened and encoded again for every request.
+ */
+export function withRecommId(body: Buffer): Buffer {
+  const answer = Buffer.allocUnsafe(body.length + RECOMMID_LENGTH);
+  body.copy(answer);
+  let at = body.length + answer.write(RECOMMID_FIELD, body.length, 'latin1');
+  at += answer.write(randomUUID(), at, 'latin1');
+  answer.write('"}', at, 'latin1');
+  return answer;
 }

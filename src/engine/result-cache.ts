@@ -6,8 +6,8 @@ import { MAX_STALENESS_MS } from './counts-derived.js';
 import type { RecommendationRequest } from './request.js';
 
 interface Entry {
-  /** The rendered answer, without its recommId. */
-  body: string;
+  /** The rendered answer, without its recommId, encoded. */
+  body: Buffer;
   createdAt: number;
   geoVersion: number;
   catalogVersion: number;
@@ -37,7 +37,7 @@ export class ResultCache {
     this.lru = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
       ttl: options.ttlMs,
-      sizeCalculation: (entry, key) => 256 + (key.length + entry.body.length) * 2,
+      sizeCalculation: (entry, key) => 256 + key.length * 2 + entry.body.length,
     });
   }
 
@@ -55,7 +55,7 @@ export class ResultCache {
     return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${projection}\u0000${country}\u0000${overrides}`;
   }
 
-  get(key: string, tenant: TenantState, now: number): string | undefined {
+  get(key: string, tenant: TenantState, now: number): Buffer | undefined {
     const entry = this.lru.get(key);
     if (!entry) return undefined;
     const history = entry.identity === undefined ? undefined : tenant.histories.get(entry.identity);
@@ -71,7 +71,7 @@ export class ResultCache {
     return undefined;
   }
 
-  set(key: string, tenant: TenantState, identity: string | undefined, body: string, now: number): void {
+  set(key: string, tenant: TenantState, identity: string | undefined, body: Buffer, now: number): void {
     this.lru.set(key, {
       body,
       createdAt: now,

@@ -26,8 +26,8 @@ const USER_PARAMS = z.strictObject({ userId: z.string().min(1).max(512) });
 const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });
 
 export async function recommendationRoutes(app: FastifyInstance): Promise<void> {
-  // The recommender answers JSON text; with this content type Fastify sends it as it is.
-  const send = (reply: FastifyReply, body: string) => {
+  // The recommender answers encoded JSON; with this content type Fastify sends it as it is.
+  const send = (reply: FastifyReply, body: Buffer) => {
     reply.type('application/json; charset=utf-8').send(body);
   };
 
@@ -38,9 +38,9 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
    */
   const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
     const answer = app.recommender.plan(request.tenant, recommendation);
-    if (typeof answer === 'string') return send(reply, answer);
+    if (Buffer.isBuffer(answer)) return send(reply, answer);
     app.rankingQueue.defer(() => {
-      let body: string;
+      let body: Buffer;
       try {
         body = answer();
       } catch (error) {

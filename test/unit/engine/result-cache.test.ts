@@ -6,9 +6,9 @@ import { addEvents, buildTenant, item, request, type RequestBody } from '../../s
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
 
-/** A rendered answer of `length` characters. */
-function body(length = 40): string {
-  return `{"items":[${'0'.repeat(length - 10)}]`;
+/** An encoded answer of `length` bytes. */
+function body(length = 40): Buffer {
+  return Buffer.from(`{"items":[${'0'.repeat(length - 10)}]`);
 }
 
 function tenantOf() {
@@ -153,9 +153,9 @@ describe('ResultCache entries', () => {
 
   it('the least recently used entries go when maxBytes is exceeded', () => {
     const tenant = tenantOf();
-    // Each entry weighs 256 + 2 × (key length + body length): 256 + 2 × (1 + 60) = 378 bytes.
+    // Each entry weighs 256 + 2 × key length + body bytes: 256 + 2 × 1 + 150 = 408 bytes; two fit.
     const cache = new ResultCache({ maxBytes: 1000, ttlMs: 60_000 });
-    const ten = body(60);
+    const ten = body(150);
     cache.set('a', tenant, undefined, ten, NOW);
     cache.set('b', tenant, undefined, ten, NOW);
     cache.get('a', tenant, NOW);

@@ -285,7 +285,7 @@ function answer(
   recommendation: RecommendationRequest,
   at: number,
 ): Answer {
-  return JSON.parse(recommender.recommend(tenant, recommendation, at)) as Answer;
+  return JSON.parse(recommender.recommend(tenant, recommendation, at).toString()) as Answer;
 }
 
 const UNIFIED_REQUEST: Row[] = [
