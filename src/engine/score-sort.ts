@@ -23,27 +23,24 @@ function reserve(size: number): void {
 }
 
 /**
- * Whether (score a, entry a) goes before (score b, entry b): higher score first; on equal scores lower
- * id (`ids` given) or else earlier entry.
+ * Stable merge sort of (keys, entries)[0..n), higher keys first; insertion sort for short runs. Equal keys
+ * go by lower id when `ids` is given, else keep their order. The comparisons are written out in the loops:
+ * through a helper taking an optional argument they cost half again as much.
  */
-function before(scoreA: number, entryA: number, scoreB: number, entryB: number, ids?: Int32Array): boolean {
-  if (scoreA !== scoreB) return scoreA > scoreB;
-  return ids ? ids[entryA] < ids[entryB] : entryA < entryB;
-}
-
-/** Stable merge sort of (keys, entries)[0..n); insertion sort for short runs. */
 function sortKeys(n: number, ids?: Int32Array): void {
-  const RUN = 16;
+  const RUN = 8;
+  const byId = ids !== undefined;
   for (let start = 0; start < n; start += RUN) {
     const end = Math.min(start + RUN, n);
     for (let i = start + 1; i < end; i++) {
       const key = keys[i];
       const entry = entries[i];
       let j = i - 1;
-      while (j >= start && before(key, entry, keys[j], entries[j], ids)) {
-        keys[j + 1] = keys[j];
+      for (; j >= start; j--) {
+        const other = keys[j];
+        if (other > key || (other === key && (!byId || ids[entries[j]] < ids[entry]))) break;
+        keys[j + 1] = other;
         entries[j + 1] = entries[j];
-        j--;
       }
       keys[j + 1] = key;
       entries[j + 1] = entry;
@@ -61,10 +58,15 @@ function sortKeys(n: number, ids?: Int32Array): void {
       let j = middle;
       let k = left;
       while (i < middle && j < right) {
-        const takeRight = before(fromKeys[j], fromEntries[j], fromKeys[i], fromEntries[i], ids);
-        const from = takeRight ? j++ : i++;
-        toKeys[k] = fromKeys[from];
-        toEntries[k++] = fromEntries[from];
+        const keyI = fromKeys[i];
+        const keyJ = fromKeys[j];
+        if (keyJ > keyI || (keyJ === keyI && byId && ids[fromEntries[j]] < ids[fromEntries[i]])) {
+          toKeys[k] = keyJ;
+          toEntries[k++] = fromEntries[j++];
+        } else {
+          toKeys[k] = keyI;
+          toEntries[k++] = fromEntries[i++];
+        }
       }
       for (; i < middle; i++, k++) {
         toKeys[k] = fromKeys[i];
@@ -75,14 +77,16 @@ function sortKeys(n: number, ids?: Int32Array): void {
         toEntries[k] = fromEntries[j];
       }
     }
-    [fromKeys, toKeys] = [toKeys, fromKeys];
-    [fromEntries, toEntries] = [toEntries, fromEntries];
+    const keysWritten = toKeys;
+    toKeys = fromKeys;
+    fromKeys = keysWritten;
+    const entriesWritten = toEntries;
+    toEntries = fromEntries;
+    fromEntries = entriesWritten;
   }
   if (fromKeys !== keys) {
-    for (let i = 0; i < n; i++) {
-      keys[i] = fromKeys[i];
-      entries[i] = fromEntries[i];
-    }
+    keys.set(fromKeys.subarray(0, n));
+    entries.set(fromEntries.subarray(0, n));
   }
 }
 
