@@ -1,6 +1,6 @@
 import type { TenantState } from '../state/tenant-state.js';
 import { recommendList } from './pipeline.js';
-import { resolveProjection } from './projection.js';
+import { resolveProjection, type ResolvedProjection } from './projection.js';
 import type { RecommendationRequest } from './request.js';
 import { renderList, withRecommId } from './response-body.js';
 import { ResultCache, type ResultCacheOptions } from './result-cache.js';
@@ -28,16 +28,24 @@ export class Recommender {
   plan(tenant: TenantState, request: RecommendationRequest, now = Date.now()): Buffer | (() => Buffer) {
     // Projection errors are the request's, so they come before any work.
     const projection = resolveProjection(request.projection);
-    const rendered = () =>
-      Buffer.from(renderList(tenant.catalog, recommendList(tenant, request, now), projection));
-    if (request.noCache) return () => withRecommId(rendered());
+    if (request.noCache) return () => withRecommId(rankedBody(tenant, request, projection, now));
     const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.get(key, tenant, now);
     if (cached !== undefined) return withRecommId(cached);
     return () => {
-      const body = rendered();
+      const body = rankedBody(tenant, request, projection, now);
       this.cache.set(key, tenant, request.userId, body, now);
       return withRecommId(body);
     };
   }
+}
+
+/** The request's list, ranked and rendered, encoded; without its recommId. */
+function rankedBody(
+  tenant: TenantState,
+  request: RecommendationRequest,
+  projection: ResolvedProjection,
+  now: number,
+): Buffer {
+  return Buffer.from(renderList(tenant.catalog, recommendList(tenant, request, now), projection));
 }

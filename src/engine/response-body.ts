@@ -31,9 +31,8 @@ export function renderList(catalog: ItemCatalog, list: RankedList, projection: R
   return body;
 }
 
-const RECOMMID_FIELD = ',"recommId":"';
-/** The field, a UUID and the closing brace. */
-const RECOMMID_LENGTH = RECOMMID_FIELD.length + 36 + 2;
+/** `,"recommId":"`, a UUID and `"}`. */
+const RECOMMID_LENGTH = 13 + 36 + 2;
 
 /**
  * Completes an encoded body of `renderList` with a recommId of its own: every answer has one, cached or
@@ -43,8 +42,6 @@ const RECOMMID_LENGTH = RECOMMID_FIELD.length + 36 + 2;
 export function withRecommId(body: Buffer): Buffer {
   const answer = Buffer.allocUnsafe(body.length + RECOMMID_LENGTH);
   body.copy(answer);
-  let at = body.length + answer.write(RECOMMID_FIELD, body.length, 'latin1');
-  at += answer.write(randomUUID(), at, 'latin1');
-  answer.write('"}', at, 'latin1');
+  answer.write(`,"recommId":"${randomUUID()}"}`, body.length, 'latin1');
   return answer;
 }

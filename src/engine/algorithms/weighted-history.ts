@@ -40,7 +40,8 @@ export const weightedHistory: Algorithm = {
     strongest.rankPrefix(MAX_SEEDS);
     const seeds: number[] = [];
     const seedWeights: number[] = [];
-    for (let k = 0; k < Math.min(MAX_SEEDS, strongest.length); k++) {
+    const seedCount = Math.min(MAX_SEEDS, strongest.length);
+    for (let k = 0; k < seedCount; k++) {
       seeds.push(strongest.ids[k]);
       seedWeights.push(strongest.scores[k]);
     }

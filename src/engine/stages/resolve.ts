@@ -138,9 +138,14 @@ function placementConfig(
  * expressions (the whole filter included) anew cost as much as a stage. Keyed by objects and constants,
  * whose hashes are stored, rather than by a string built per request.
  */
+interface PlainPlacement {
+  placement: PlacementConfig;
+  byCount: Map<number, EffectiveConfig>;
+}
+
 const plainConfigs = new WeakMap<
   TenantConfig,
-  { version: number; byPlacement: Map<Scenario | LogicType, Map<number, EffectiveConfig>> }
+  { version: number; byPlacement: Map<Scenario | LogicType, PlainPlacement> }
 >();
 
 function plainEffectiveConfig(
@@ -154,14 +159,13 @@ function plainEffectiveConfig(
     memo = { version: tenant.config.version, byPlacement: new Map() };
     plainConfigs.set(tenant.config, memo);
   }
-  const placement = scenario ?? logicType;
-  let byCount = memo.byPlacement.get(placement);
-  if (!byCount) memo.byPlacement.set(placement, (byCount = new Map()));
-  let config = byCount.get(count);
-  if (!config) {
-    const shared = byCount.values().next().value ?? placementConfig(tenant, scenario, logicType, {});
-    byCount.set(count, (config = { ...shared, count }));
+  let plain = memo.byPlacement.get(scenario ?? logicType);
+  if (!plain) {
+    plain = { placement: placementConfig(tenant, scenario, logicType, {}), byCount: new Map() };
+    memo.byPlacement.set(scenario ?? logicType, plain);
   }
+  let config = plain.byCount.get(count);
+  if (!config) plain.byCount.set(count, (config = { ...plain.placement, count }));
   return config;
 }
 
