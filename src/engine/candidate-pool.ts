@@ -1,4 +1,4 @@
-import { sortEntries } from './score-sort.js';
+import { mergeClasses, sortEntries } from './score-sort.js';
 
 /**
  * Candidates of one request as parallel typed arrays: dense item ids, scores, and whether a candidate
@@ -55,9 +55,20 @@ export class CandidatePool {
     return this;
   }
 
-  private isSorted(): boolean {
+  /** Whether no score is higher than the one before it. */
+  isSorted(): boolean {
     for (let i = 1; i < this.length; i++) if (this.scores[i] > this.scores[i - 1]) return false;
     return true;
+  }
+
+  /**
+   * `sortByScore` for a pool whose entries are in order within each class (`classes[i]` < `classCount`):
+   * a sorted pool stays so within the classes of entries that the same boosters multiplied.
+   */
+  sortByScoreWithin(classes: Uint8Array, classCount: number): this {
+    mergeClasses(this.ids, this.scores, this.fill, this.length, classes, classCount);
+    this.ranked = this.selected = 0;
+    return this;
   }
 
   /**

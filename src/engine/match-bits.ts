@@ -67,15 +67,15 @@ export function forEachKept(
   eachAnswer(filter, filter.filterIds, catalog, ids, now, keep);
 }
 
-/** Multiplies scores[i] by the booster's factor for each ids[i] it applies to. */
-export function applyBooster(
+/** Calls `matched(index)` for each position of `ids` whose item the booster applies to. */
+export function forEachBoosted(
   booster: CompiledBooster,
   catalog: ItemCatalog,
   ids: Int32Array,
-  scores: Float64Array,
   now: number,
+  matched: (index: number) => void,
 ): void {
   eachAnswer(booster, booster.matchingIds, catalog, ids, now, (index, matches) => {
-    if (matches) scores[index] *= booster.factor;
+    if (matches) matched(index);
   });
 }

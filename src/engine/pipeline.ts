@@ -53,6 +53,16 @@ function gather(
   return boosters(pool, context);
 }
 
+/**
+ * The first `length` values, as a plain array: a list is a few entries, where a typed array costs an
+ * allocation outside the heap (and `Array.from` a call per entry).
+ */
+function plainArray(values: ArrayLike<number>, length: number): number[] {
+  const array: number[] = [];
+  for (let i = 0; i < length; i++) array.push(values[i]);
+  return array;
+}
+
 /** The spec's pipeline, stage by stage, for one request. */
 export function recommendList(tenant: TenantState, request: RecommendationRequest, now: number): RankedList {
   requestPools.recycle();
@@ -65,11 +75,9 @@ export function recommendList(tenant: TenantState, request: RecommendationReques
     return applyPurchaseCap(ranked, context); // 9
   }); // 10
   const { algorithm, scenario } = context.config;
-  // Plain arrays: a list is a few entries, where typed arrays cost an allocation each outside the heap.
-  const entries = (values: ArrayLike<number>) => Array.from({ length: list.length }, (_, i) => values[i]);
   return {
-    ids: entries(list.ids),
-    scores: algorithm.scored ? entries(list.scores) : undefined,
+    ids: plainArray(list.ids, list.length),
+    scores: algorithm.scored ? plainArray(list.scores, list.length) : undefined,
     algorithm: algorithm.name,
     scenario: scenario?.slug,
     filterRelaxation: relaxation,

@@ -10,6 +10,8 @@ let keysScratch = new Float64Array(256);
 let entriesScratch = new Int32Array(256);
 let idsCopy = new Int32Array(256);
 let fillCopy = new Uint8Array(256);
+/** Per class, its size and then where its next entry goes, as `mergeClasses` lays the classes out in turn. */
+const classStarts = new Int32Array(256);
 
 function reserve(size: number): void {
   if (keys.length >= size) return;
@@ -22,50 +24,67 @@ function reserve(size: number): void {
   fillCopy = new Uint8Array(capacity);
 }
 
-/**
- * Stable merge sort of (keys, entries)[0..n), higher keys first; insertion sort for short runs. Equal keys
- * go by lower id when `ids` is given, else keep their order. The comparisons are written out in the loops:
- * through a helper taking an optional argument they cost half again as much.
- */
-function sortKeys(n: number, ids?: Int32Array): void {
-  const RUN = 8;
+/** Where each run of (keys, entries) begins, for the merge passes; a run's end is the next one's start. */
+let runStarts = new Int32Array(64);
+
+function reserveRuns(count: number): void {
+  if (runStarts.length < count + 1) runStarts = new Int32Array(Math.max(count + 1, runStarts.length * 2));
+}
+
+/** Insertion-sorts (keys, entries)[start, end), higher keys first; ties as in `mergeRuns`. */
+function insertionSort(start: number, end: number, ids: Int32Array | undefined): void {
   const byId = ids !== undefined;
-  for (let start = 0; start < n; start += RUN) {
-    const end = Math.min(start + RUN, n);
-    for (let i = start + 1; i < end; i++) {
-      const key = keys[i];
-      const entry = entries[i];
-      let j = i - 1;
-      for (; j >= start; j--) {
-        const other = keys[j];
-        if (other > key || (other === key && (!byId || ids[entries[j]] < ids[entry]))) break;
-        keys[j + 1] = other;
-        entries[j + 1] = entries[j];
-      }
-      keys[j + 1] = key;
-      entries[j + 1] = entry;
+  for (let i = start + 1; i < end; i++) {
+    const key = keys[i];
+    const entry = entries[i];
+    let j = i - 1;
+    for (; j >= start; j--) {
+      const other = keys[j];
+      if (other > key || (other === key && (byId ? ids[entries[j]] < ids[entry] : entries[j] < entry))) break;
+      keys[j + 1] = other;
+      entries[j + 1] = entries[j];
     }
+    keys[j + 1] = key;
+    entries[j + 1] = entry;
   }
+}
+
+/**
+ * Merges the sorted runs of (keys, entries)[0..n) that begin at runStarts[0..runCount), pairwise, until one
+ * is left. Higher keys first; equal keys go by lower id when `ids` is given, else by lower entry index,
+ * which keeps a stable order whichever run an entry came from. The comparisons are written out in the
+ * loop: through a helper taking an optional argument they cost half again as much.
+ */
+function mergeRuns(n: number, runCount: number, ids: Int32Array | undefined): void {
+  const byId = ids !== undefined;
   let fromKeys = keys;
   let fromEntries = entries;
   let toKeys = keysScratch;
   let toEntries = entriesScratch;
-  for (let width = RUN; width < n; width *= 2) {
-    for (let left = 0; left < n; left += 2 * width) {
-      const middle = Math.min(left + width, n);
-      const right = Math.min(left + 2 * width, n);
+  let runs = runCount;
+  while (runs > 1) {
+    let merged = 0;
+    for (let run = 0; run < runs; run += 2) {
+      const left = runStarts[run];
+      const middle = run + 1 < runs ? runStarts[run + 1] : n;
+      const right = run + 2 < runs ? runStarts[run + 2] : n;
+      runStarts[merged++] = left;
       let i = left;
       let j = middle;
       let k = left;
       while (i < middle && j < right) {
         const keyI = fromKeys[i];
         const keyJ = fromKeys[j];
-        if (keyJ > keyI || (keyJ === keyI && byId && ids[fromEntries[j]] < ids[fromEntries[i]])) {
+        const entryI = fromEntries[i];
+        const entryJ = fromEntries[j];
+        if (keyJ > keyI || (keyJ === keyI && (byId ? ids[entryJ] < ids[entryI] : entryJ < entryI))) {
           toKeys[k] = keyJ;
-          toEntries[k++] = fromEntries[j++];
+          toEntries[k++] = entryJ;
+          j++;
         } else {
           toKeys[k] = keyI;
-          toEntries[k++] = fromEntries[i++];
+          toEntries[k++] = entryI;
+          i++;
         }
       }
       for (; i < middle; i++, k++) {
@@ -77,6 +96,7 @@ function sortKeys(n: number, ids?: Int32Array): void {
         toEntries[k] = fromEntries[j];
       }
     }
+    runs = merged;
     const keysWritten = toKeys;
     toKeys = fromKeys;
     fromKeys = keysWritten;
@@ -90,23 +110,8 @@ function sortKeys(n: number, ids?: Int32Array): void {
   }
 }
 
-/** Sorts entries [from, to) in place; ties keep their order, or go by id when `tieById`. */
-export function sortEntries(
-  ids: Int32Array,
-  scores: Float64Array,
-  fill: Uint8Array,
-  from: number,
-  to: number,
-  tieById: boolean,
-): void {
-  const n = to - from;
-  if (n < 2) return;
-  reserve(n);
-  for (let i = 0; i < n; i++) {
-    keys[i] = scores[from + i];
-    entries[i] = from + i;
-  }
-  sortKeys(n, tieById ? ids : undefined);
+/** Copies (keys, entries)[0..n) back into the entries [from, from + n), in their new order. */
+function writeBack(ids: Int32Array, scores: Float64Array, fill: Uint8Array, from: number, n: number): void {
   for (let i = 0; i < n; i++) {
     idsCopy[i] = ids[entries[i]];
     fillCopy[i] = fill[entries[i]];
@@ -116,4 +121,68 @@ export function sortEntries(
     scores[from + i] = keys[i];
     fill[from + i] = fillCopy[i];
   }
+}
+
+/** Sorts entries [from, to) in place; ties keep their order, or go by id when `tieById`. */
+export function sortEntries(
+  ids: Int32Array,
+  scores: Float64Array,
+  fill: Uint8Array,
+  from: number,
+  to: number,
+  tieById: boolean,
+): void {
+  const RUN = 8;
+  const n = to - from;
+  if (n < 2) return;
+  reserve(n);
+  for (let i = 0; i < n; i++) {
+    keys[i] = scores[from + i];
+    entries[i] = from + i;
+  }
+  const tieIds = tieById ? ids : undefined;
+  const runCount = Math.ceil(n / RUN);
+  reserveRuns(runCount);
+  for (let run = 0; run < runCount; run++) {
+    runStarts[run] = run * RUN;
+    insertionSort(run * RUN, Math.min(n, (run + 1) * RUN), tieIds);
+  }
+  mergeRuns(n, runCount, tieIds);
+  writeBack(ids, scores, fill, from, n);
+}
+
+/**
+ * Stable sort of entries [0, n) that are already in order within each class (`classes[i]`, below
+ * `classCount`), as a sorted pool is after boosters multiply each class of entries by the same factors:
+ * the classes are merged, which reads each entry once per merge pass instead of sorting the whole.
+ */
+export function mergeClasses(
+  ids: Int32Array,
+  scores: Float64Array,
+  fill: Uint8Array,
+  n: number,
+  classes: Uint8Array,
+  classCount: number,
+): void {
+  if (n < 2) return;
+  reserve(n);
+  reserveRuns(classCount);
+  classStarts.fill(0, 0, classCount);
+  for (let i = 0; i < n; i++) classStarts[classes[i]]++;
+  // Empty classes are dropped: a run is where a non-empty class begins.
+  let runCount = 0;
+  let start = 0;
+  for (let c = 0; c < classCount; c++) {
+    const size = classStarts[c];
+    classStarts[c] = start;
+    if (size > 0) runStarts[runCount++] = start;
+    start += size;
+  }
+  for (let i = 0; i < n; i++) {
+    const at = classStarts[classes[i]]++;
+    keys[at] = scores[i];
+    entries[at] = i;
+  }
+  mergeRuns(n, runCount, undefined);
+  writeBack(ids, scores, fill, 0, n);
 }

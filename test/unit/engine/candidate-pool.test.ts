@@ -30,6 +30,25 @@ describe('CandidatePool ordering', () => {
     );
   });
 
+  it('sortByScoreWithin merges classes kept in order by common factors into the stable sort', () => {
+    const factors = [1, 1.5, 1.2, 1.5 * 1.2, 3, 0.25, 7, 1e-3];
+    fc.assert(
+      fc.property(entryLists, fc.array(fc.integer({ min: 0, max: factors.length - 1 })), (list, picks) => {
+        const pool = poolOf(list).sortByScore();
+        const classes = Uint8Array.from(
+          { length: pool.length },
+          (_, i) => picks[i % (picks.length || 1)] ?? 0,
+        );
+        classes.forEach((c, i) => (pool.scores[i] *= factors[c]));
+        const expected = entries(pool)
+          .map((entry, position) => ({ entry, position }))
+          .sort((a, b) => b.entry[1] - a.entry[1] || a.position - b.position)
+          .map(({ entry }) => entry);
+        expect(entries(pool.sortByScoreWithin(classes, factors.length))).toEqual(expected);
+      }),
+    );
+  });
+
   it('rankPrefix puts the best k first, by score then id, and keeps every entry, however it is extended', () => {
     fc.assert(
       fc.property(entryLists, fc.array(fc.integer({ min: 0, max: 320 }), { maxLength: 5 }), (list, ks) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyBooster, forEachKept } from '../../../src/engine/match-bits.js';
+import { forEachBoosted, forEachKept } from '../../../src/engine/match-bits.js';
 import { compileBooster, compileFilter } from '../../../src/nextql/index.js';
 import { TenantState } from '../../../src/state/tenant-state.js';
 
@@ -48,14 +48,14 @@ describe('remembered filter and booster answers', () => {
     expect(kept("'expiresAt' > now()", catalog, Date.parse('2026-08-01T00:00:00Z'))).toEqual([]);
   });
 
-  it('multiply the scores of matching items by the factor, and only those', () => {
+  it('name the positions whose items a booster applies to, and only those', () => {
     const catalog = catalogWith({ a: 5, b: 50 });
     const ids = Int32Array.from([0, 1, 0]);
     const booster = compileBooster("boost by 2 where 'price' < 10");
     for (let round = 0; round < 2; round++) {
-      const scores = Float64Array.from([1, 1, 3]);
-      applyBooster(booster, catalog, ids, scores, NOW);
-      expect(Array.from(scores)).toEqual([2, 1, 6]);
+      const boosted: number[] = [];
+      forEachBoosted(booster, catalog, ids, NOW, (index) => boosted.push(index));
+      expect(boosted).toEqual([0, 2]);
     }
   });
 });

@@ -80,18 +80,38 @@ describe('stage 6, boosters', () => {
     expect(scoreOf(boosted, 'c')).toBeCloseTo(scoreOf(lifted, 'c') * 3, 12);
   });
 
-  it('apply to a pool in place, fill entries included', () => {
+  it('a pool that came in sorted leaves sorted, stably, fill flags carried along', () => {
+    const pool = poolOf(tenant, [
+      ['a', 12],
+      ['c', 4],
+      ['b', 1],
+      ['s', 1],
+    ]);
+    pool.fill[2] = 1;
+    const boosted = boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }));
+    expect(entriesOf(tenant, boosted)).toEqual([
+      ['a', 12],
+      ['c', 12],
+      ['b', 12],
+      ['s', 1],
+    ]);
+    expect(Array.from(boosted.fill.subarray(0, 4))).toEqual([0, 0, 1, 0]);
+  });
+
+  it('a pool that came in unsorted is boosted in place, left for a later stage to sort', () => {
     const pool = poolOf(tenant, [
       ['a', 1],
       ['b', 1],
+      ['c', 2],
     ]);
     pool.fill[1] = 1;
-    expect(
-      entriesOf(tenant, boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }))),
-    ).toEqual([
+    const boosted = boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }));
+    expect(entriesOf(tenant, boosted)).toEqual([
       ['a', 1],
       ['b', 12],
+      ['c', 6],
     ]);
+    expect(Array.from(boosted.fill.subarray(0, 3))).toEqual([0, 1, 0]);
   });
 
   it('request boosters replace the scenario list, and [] clears it', () => {
