@@ -1,5 +1,25 @@
 import { mergeClasses, sortEntries } from './score-sort.js';
 
+/** Ranking this many entries more than asked costs less than selecting the ones asked for. */
+const SMALL_REST = 32;
+/** Scores sampled to estimate the threshold of the best entries. */
+const SAMPLE_SIZE = 64;
+const sample = new Float64Array(SAMPLE_SIZE);
+
+/**
+ * A score that about `need` (and, most likely, at least `need`) of the `rest` scores from `start` reach,
+ * read off an evenly spaced sample of them: the sample's share above it is the share asked for, plus one
+ * standard deviation of that share in a sample of this size. A wider margin ranks more entries than the
+ * occasional fallback to selection costs.
+ */
+function sampledThreshold(scores: Float64Array, start: number, rest: number, need: number): number {
+  for (let i = 0; i < SAMPLE_SIZE; i++) sample[i] = scores[start + Math.floor((i * rest) / SAMPLE_SIZE)];
+  sample.sort();
+  const expected = (need / rest) * SAMPLE_SIZE;
+  const above = Math.ceil(expected + Math.sqrt(expected)) + 1;
+  return above >= SAMPLE_SIZE ? -Infinity : sample[SAMPLE_SIZE - 1 - above];
+}
+
 /**
  * Candidates of one request as parallel typed arrays: dense item ids, scores, and whether a candidate
  * came from the popularity fill rather than from the algorithm itself.
@@ -9,10 +29,8 @@ export class CandidatePool {
   scores: Float64Array;
   fill: Uint8Array;
   length = 0;
-  /** How many leading entries `rankPrefix` has put in final order... */
+  /** How many leading entries `rankPrefix` has put in final order. */
   private ranked = 0;
-  /** ...and how many are the best ones, in no particular order after `ranked`. */
-  private selected = 0;
 
   constructor(capacity = 128) {
     this.ids = new Int32Array(capacity);
@@ -26,7 +44,7 @@ export class CandidatePool {
     this.scores[this.length] = score;
     this.fill[this.length] = fill ? 1 : 0;
     this.length++;
-    this.ranked = this.selected = 0;
+    this.ranked = 0;
   }
 
   append(other: CandidatePool): void {
@@ -44,14 +62,14 @@ export class CandidatePool {
       kept++;
     }
     this.length = kept;
-    this.ranked = this.selected = 0;
+    this.ranked = 0;
     return this;
   }
 
   /** Stable: equal scores keep their order, so earlier candidates (the algorithm's) stay ahead. */
   sortByScore(): this {
     if (!this.isSorted()) sortEntries(this.ids, this.scores, this.fill, 0, this.length, false);
-    this.ranked = this.selected = 0;
+    this.ranked = 0;
     return this;
   }
 
@@ -67,27 +85,55 @@ export class CandidatePool {
    */
   sortByScoreWithin(classes: Uint8Array, classCount: number): this {
     mergeClasses(this.ids, this.scores, this.fill, this.length, classes, classCount);
-    this.ranked = this.selected = 0;
+    this.ranked = 0;
     return this;
   }
 
   /**
-   * Makes the first `k` entries the best `k` by score (ties: lower id first), in order, leaving the rest
-   * unordered: an algorithm can produce thousands of candidates of which a request reads a few hundred.
-   * Entries before `ranked` are already final; calling again with a larger `k` extends the prefix. The
-   * best entries are selected twice as far as asked, since a filter that rejects some asks again, so the
-   * whole pool is partitioned a few times at most, and only what is asked for is sorted.
+   * Makes the first `k` entries (at least) the best by score (ties: lower id first), in order, leaving the
+   * rest unordered: an algorithm can produce thousands of candidates of which a request reads a few
+   * hundred. Entries before `ranked` are already final; calling again with a larger `k` extends the prefix.
    */
   rankPrefix(k: number): void {
     const end = Math.min(k, this.length);
     if (end <= this.ranked) return;
-    if (end > this.selected) {
-      this.selected = Math.min(this.length, 2 * Math.max(end, this.selected));
-      this.select(this.selected, this.length - 1);
+    const need = end - this.ranked;
+    const rest = this.length - this.ranked;
+    const best = rest <= need + SMALL_REST ? rest : this.gatherBest(need, rest);
+    sortEntries(this.ids, this.scores, this.fill, this.ranked, this.ranked + best, true);
+    this.ranked += best;
+  }
+
+  /**
+   * Moves at least the best `need` of the `rest` unranked entries to the front of them and says how many
+   * it moved, all of them better than every entry left behind. A threshold estimated from a sample takes
+   * one pass over the entries; selection by partitioning is the fallback when the estimate misses. A few
+   * more than asked are moved, and ranked: a filter that rejects some asks again, and finds them ready.
+   */
+  private gatherBest(need: number, rest: number): number {
+    const { ids, scores, fill } = this;
+    const threshold = sampledThreshold(scores, this.ranked, rest, need);
+    let moved = this.ranked;
+    for (let i = this.ranked; i < this.length; i++) {
+      const score = scores[i];
+      if (!(score >= threshold)) continue;
+      if (i !== moved) {
+        const id = ids[i];
+        ids[i] = ids[moved];
+        ids[moved] = id;
+        scores[i] = scores[moved];
+        scores[moved] = score;
+        const flag = fill[i];
+        fill[i] = fill[moved];
+        fill[moved] = flag;
+      }
+      moved++;
     }
-    if (end < this.selected) this.select(end, this.selected - 1);
-    sortEntries(this.ids, this.scores, this.fill, this.ranked, end, true);
-    this.ranked = end;
+    const count = moved - this.ranked;
+    if (count >= need && count <= 2 * need + SMALL_REST) return count;
+    // Too few (selection goes over all the rest) or too many, as when many entries share one score.
+    this.select(this.ranked + need, count >= need ? moved - 1 : this.length - 1);
+    return need;
   }
 
   /** Quickselect over [ranked, high]: afterwards the entries before `end` are the best of that range. */
@@ -153,14 +199,13 @@ export class CandidatePool {
     this.scores = scores;
     this.fill = fill;
     this.length = order.length;
-    this.ranked = this.selected = 0;
+    this.ranked = 0;
     return this;
   }
 
   truncate(length: number): this {
     this.length = Math.min(this.length, length);
     this.ranked = Math.min(this.ranked, this.length);
-    this.selected = Math.min(this.selected, this.length);
     return this;
   }
 
@@ -174,7 +219,7 @@ export class CandidatePool {
   /** Empties the pool, making room for `capacity` entries without keeping the old ones. */
   clear(capacity: number): this {
     this.length = 0;
-    this.ranked = this.selected = 0;
+    this.ranked = 0;
     if (this.ids.length < capacity) {
       const grown = Math.max(capacity, this.ids.length * 2);
       this.ids = new Int32Array(grown);

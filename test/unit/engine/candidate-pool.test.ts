@@ -69,6 +69,51 @@ describe('CandidatePool ordering', () => {
       }),
     );
   });
+
+  it('rankPrefix ranks large pools of distinct scores exactly, in whatever order they come', () => {
+    const scoreLists = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), {
+      minLength: 40,
+      maxLength: 2_000,
+    });
+    fc.assert(
+      fc.property(
+        scoreLists,
+        fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 4 }),
+        (scores, ks) => {
+          const pool = poolOf(scores.map((score, id) => [id, score]));
+          const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+          let asked = 0;
+          for (const k of ks) {
+            asked = Math.max(asked, k);
+            pool.rankPrefix(asked);
+            const ranked = Math.min(asked, pool.length);
+            expect(entries(pool).slice(0, ranked)).toEqual(all.slice(0, ranked));
+          }
+          expect(entries(pool).sort()).toEqual([...all].sort());
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rankPrefix stays exact when the entries it samples are the best ones, or all share a score', () => {
+    // Every tenth entry is among the best: a sample of evenly spaced entries sees nothing else.
+    const skewed = Array.from({ length: 640 }, (_, id): [number, number] => [
+      id,
+      id % 10 === 0 ? 2 + id : id / 1e4,
+    ]);
+    const tied = Array.from({ length: 640 }, (_, id): [number, number] => [id, 1]);
+    for (const list of [skewed, tied]) {
+      const pool = poolOf(list);
+      pool.rankPrefix(100);
+      const best = list.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 100);
+      expect(
+        entries(pool)
+          .slice(0, 100)
+          .map(([id, score]) => [id, score]),
+      ).toEqual(best);
+    }
+  });
 });
 
 describe('PoolArena', () => {
