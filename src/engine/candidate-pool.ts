@@ -1,4 +1,4 @@
-import { mergeClasses, sortEntries } from './score-sort.js';
+import { mergeClasses, nthSmallest, sortEntries } from './score-sort.js';
 
 /** Ranking this many entries more than asked costs less than selecting the ones asked for. */
 const SMALL_REST = 32;
@@ -13,11 +13,11 @@ const sample = new Float64Array(SAMPLE_SIZE);
  * occasional fallback to selection costs.
  */
 function sampledThreshold(scores: Float64Array, start: number, rest: number, need: number): number {
-  for (let i = 0; i < SAMPLE_SIZE; i++) sample[i] = scores[start + Math.floor((i * rest) / SAMPLE_SIZE)];
-  sample.sort();
   const expected = (need / rest) * SAMPLE_SIZE;
   const above = Math.ceil(expected + Math.sqrt(expected)) + 1;
-  return above >= SAMPLE_SIZE ? -Infinity : sample[SAMPLE_SIZE - 1 - above];
+  if (above >= SAMPLE_SIZE) return -Infinity;
+  for (let i = 0; i < SAMPLE_SIZE; i++) sample[i] = scores[start + Math.floor((i * rest) / SAMPLE_SIZE)];
+  return nthSmallest(sample, SAMPLE_SIZE - 1 - above);
 }
 
 /**

@@ -186,3 +186,30 @@ export function mergeClasses(
   mergeRuns(n, runCount, undefined);
   writeBack(ids, scores, fill, 0, n);
 }
+
+/**
+ * The value that would be at index `n` of `values` sorted ascending (quickselect, reordering `values`):
+ * `Float64Array.prototype.sort` of a small sample costs several times as much, through its comparator.
+ */
+export function nthSmallest(values: Float64Array, n: number): number {
+  let low = 0;
+  let high = values.length - 1;
+  while (low < high) {
+    const pivot = values[(low + high) >> 1];
+    let i = low;
+    let j = high;
+    while (i <= j) {
+      while (values[i] < pivot) i++;
+      while (values[j] > pivot) j--;
+      if (i <= j) {
+        const value = values[i];
+        values[i++] = values[j];
+        values[j--] = value;
+      }
+    }
+    if (n <= j) high = j;
+    else if (n >= i) low = i;
+    else return values[n];
+  }
+  return values[n];
+}
