@@ -2,7 +2,7 @@ import type { CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
 import { forEachBoosted } from '../match-bits.js';
 
-/** With more boosters than this, the classes of boosted entries no longer fit a byte: the pool is sorted. */
+/** With more boosters than this, the classes of boosted entries no longer fit a byte: a later stage sorts. */
 const MAX_CLASS_BITS = 8;
 
 /** Per entry, which boosters applied to it (bit b for booster b). */
