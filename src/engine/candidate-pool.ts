@@ -111,22 +111,12 @@ export class CandidatePool {
    * more than asked are moved, and ranked: a filter that rejects some asks again, and finds them ready.
    */
   private gatherBest(need: number, rest: number): number {
-    const { ids, scores, fill } = this;
+    const { scores } = this;
     const threshold = sampledThreshold(scores, this.ranked, rest, need);
     let moved = this.ranked;
     for (let i = this.ranked; i < this.length; i++) {
-      const score = scores[i];
-      if (!(score >= threshold)) continue;
-      if (i !== moved) {
-        const id = ids[i];
-        ids[i] = ids[moved];
-        ids[moved] = id;
-        scores[i] = scores[moved];
-        scores[moved] = score;
-        const flag = fill[i];
-        fill[i] = fill[moved];
-        fill[moved] = flag;
-      }
+      if (!(scores[i] >= threshold)) continue;
+      if (i !== moved) this.swap(i, moved);
       moved++;
     }
     const count = moved - this.ranked;
@@ -149,7 +139,7 @@ export class CandidatePool {
 
   /** Lomuto partition of [low, high] around the entry at pivotIndex; returns the pivot's final place. */
   private partition(low: number, high: number, pivotIndex: number): number {
-    const { ids, scores, fill } = this;
+    const { ids, scores } = this;
     this.swap(pivotIndex, high);
     const pivotScore = scores[high];
     const pivotId = ids[high];
@@ -157,16 +147,7 @@ export class CandidatePool {
     for (let i = low; i < high; i++) {
       const score = scores[i];
       if (!(score > pivotScore || (score === pivotScore && ids[i] < pivotId))) continue;
-      if (i !== store) {
-        const id = ids[i];
-        ids[i] = ids[store];
-        ids[store] = id;
-        scores[i] = scores[store];
-        scores[store] = score;
-        const flag = fill[i];
-        fill[i] = fill[store];
-        fill[store] = flag;
-      }
+      if (i !== store) this.swap(i, store);
       store++;
     }
     this.swap(store, high);

@@ -16,15 +16,37 @@ const entryLists = fc.array(fc.tuple(fc.integer({ min: 0, max: 50 }), fc.integer
   maxLength: 300,
 });
 
+/** The entries as a stable descending sort by score leaves them. */
+function stablySorted(pool: CandidatePool): [number, number, number][] {
+  return entries(pool)
+    .map((entry, position) => ({ entry, position }))
+    .sort((a, b) => b.entry[1] - a.entry[1] || a.position - b.position)
+    .map(({ entry }) => entry);
+}
+
+/**
+ * Extends the pool's ranked prefix through the asks of `ks`, expecting each time the best entries by score
+ * then id before it, and every entry kept.
+ */
+function expectRankedPrefixes(pool: CandidatePool, ks: number[]): void {
+  const idAndScore = (list: [number, number, number][]) => list.map(([id, score]) => [id, score]);
+  const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  let asked = 0;
+  for (const k of ks) {
+    asked = Math.max(asked, k);
+    pool.rankPrefix(asked);
+    const ranked = Math.min(asked, pool.length);
+    expect(idAndScore(entries(pool).slice(0, ranked))).toEqual(idAndScore(all.slice(0, ranked)));
+  }
+  expect(entries(pool).sort()).toEqual([...all].sort());
+}
+
 describe('CandidatePool ordering', () => {
   it('sortByScore is a stable descending sort, carrying ids and fill along', () => {
     fc.assert(
       fc.property(entryLists, (list) => {
         const pool = poolOf(list);
-        const expected = entries(pool)
-          .map((entry, position) => ({ entry, position }))
-          .sort((a, b) => b.entry[1] - a.entry[1] || a.position - b.position)
-          .map(({ entry }) => entry);
+        const expected = stablySorted(pool);
         expect(entries(pool.sortByScore())).toEqual(expected);
       }),
     );
@@ -40,10 +62,7 @@ describe('CandidatePool ordering', () => {
           (_, i) => picks[i % (picks.length || 1)] ?? 0,
         );
         classes.forEach((c, i) => (pool.scores[i] *= factors[c]));
-        const expected = entries(pool)
-          .map((entry, position) => ({ entry, position }))
-          .sort((a, b) => b.entry[1] - a.entry[1] || a.position - b.position)
-          .map(({ entry }) => entry);
+        const expected = stablySorted(pool);
         expect(entries(pool.sortByScoreWithin(classes, factors.length))).toEqual(expected);
       }),
     );
@@ -52,20 +71,7 @@ describe('CandidatePool ordering', () => {
   it('rankPrefix puts the best k first, by score then id, and keeps every entry, however it is extended', () => {
     fc.assert(
       fc.property(entryLists, fc.array(fc.integer({ min: 0, max: 320 }), { maxLength: 5 }), (list, ks) => {
-        const pool = poolOf(list);
-        const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-        let asked = 0;
-        for (const k of ks) {
-          asked = Math.max(asked, k);
-          pool.rankPrefix(asked);
-          const ranked = Math.min(asked, pool.length);
-          expect(
-            entries(pool)
-              .slice(0, ranked)
-              .map(([id, score]) => [id, score]),
-          ).toEqual(all.slice(0, ranked).map(([id, score]) => [id, score]));
-        }
-        expect(entries(pool).sort()).toEqual(all.sort());
+        expectRankedPrefixes(poolOf(list), ks);
       }),
     );
   });
@@ -80,16 +86,7 @@ describe('CandidatePool ordering', () => {
         scoreLists,
         fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 4 }),
         (scores, ks) => {
-          const pool = poolOf(scores.map((score, id) => [id, score]));
-          const all = entries(pool).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-          let asked = 0;
-          for (const k of ks) {
-            asked = Math.max(asked, k);
-            pool.rankPrefix(asked);
-            const ranked = Math.min(asked, pool.length);
-            expect(entries(pool).slice(0, ranked)).toEqual(all.slice(0, ranked));
-          }
-          expect(entries(pool).sort()).toEqual([...all].sort());
+          expectRankedPrefixes(poolOf(scores.map((score, id) => [id, score])), ks);
         },
       ),
       { numRuns: 300 },
