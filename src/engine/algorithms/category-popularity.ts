@@ -55,7 +55,8 @@ export function categoryCandidates(context: PipelineContext, seeds: readonly num
   // Global popularity: stage 4 applies the geo lift to these candidates (once).
   const ranking = popularityRanking(context.tenant, undefined, context.now);
   const { starts, positions } = categoryPositions(ranking, catalog);
-  // The categories' lists merged by ranking position; a code the ranking predates has no list yet.
+  // The categories' lists merged by ranking position (each item is in one list, so none comes twice); a
+  // code the ranking predates has no list yet.
   const cursors = codes.map((code) => (code + 1 < starts.length ? starts[code] : 0));
   const ends = codes.map((code) => (code + 1 < starts.length ? starts[code + 1] : 0));
   while (pool.length < context.poolSize) {
@@ -67,7 +68,7 @@ export function categoryCandidates(context: PipelineContext, seeds: readonly num
     const position = positions[cursors[best]++];
     const id = ranking.ids[position];
     // The ranking may be up to a second older than the catalog: an item since moved is left out.
-    if (categoryCodeOf(rankingCodes[id]) === codes[best] && seedMarks.mark(id))
+    if (categoryCodeOf(rankingCodes[id]) === codes[best] && !seedMarks.has(id))
       pool.push(id, ranking.scores[position]);
   }
   return pool;

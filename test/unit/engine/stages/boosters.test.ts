@@ -53,6 +53,14 @@ function scored(body: RequestBody): [string, number][] {
   return externalIds(tenant, list.ids).map((id, i) => [id, list.scores![i]]);
 }
 
+/** Stage 6 of the 'boosted' scenario over a crafted pool whose entry `fillAt` is a fill candidate. */
+function boostedPool(entries: [string, number][], fillAt: number): [string, number, number][] {
+  const pool = poolOf(tenant, entries);
+  pool.fill[fillAt] = 1;
+  const boosted = boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }));
+  return entriesOf(tenant, boosted).map(([id, score], i) => [id, score, boosted.fill[i]]);
+}
+
 describe('stage 6, boosters', () => {
   it('each matching booster multiplies the score; boosters stack by multiplication', () => {
     expect(scored({ scenario: 'boosted', itemId: 's' })).toEqual([
@@ -81,37 +89,31 @@ describe('stage 6, boosters', () => {
   });
 
   it('a pool that came in sorted leaves sorted, stably, fill flags carried along', () => {
-    const pool = poolOf(tenant, [
+    const entries: [string, number][] = [
       ['a', 12],
       ['c', 4],
       ['b', 1],
       ['s', 1],
+    ];
+    expect(boostedPool(entries, 2)).toEqual([
+      ['a', 12, 0],
+      ['c', 12, 0],
+      ['b', 12, 1],
+      ['s', 1, 0],
     ]);
-    pool.fill[2] = 1;
-    const boosted = boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }));
-    expect(entriesOf(tenant, boosted)).toEqual([
-      ['a', 12],
-      ['c', 12],
-      ['b', 12],
-      ['s', 1],
-    ]);
-    expect(Array.from(boosted.fill.subarray(0, 4))).toEqual([0, 0, 1, 0]);
   });
 
   it('a pool that came in unsorted is boosted in place, left for a later stage to sort', () => {
-    const pool = poolOf(tenant, [
+    const entries: [string, number][] = [
       ['a', 1],
       ['b', 1],
       ['c', 2],
+    ];
+    expect(boostedPool(entries, 1)).toEqual([
+      ['a', 1, 0],
+      ['b', 12, 1],
+      ['c', 6, 0],
     ]);
-    pool.fill[1] = 1;
-    const boosted = boosters(pool, contextOf(tenant, { scenario: 'boosted', itemId: 's' }));
-    expect(entriesOf(tenant, boosted)).toEqual([
-      ['a', 1],
-      ['b', 12],
-      ['c', 6],
-    ]);
-    expect(Array.from(boosted.fill.subarray(0, 3))).toEqual([0, 1, 0]);
   });
 
   it('request boosters replace the scenario list, and [] clears it', () => {
