@@ -1,6 +1,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { LocalRanker, type Ranker } from './engine/ranker.js';
+import { TurnQueue } from './engine/turn-queue.js';
+import { WorkerRanker } from './engine/worker-ranker.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
 import { operatorKey } from './tenants/secrets.js';
@@ -10,6 +13,8 @@ export interface DaemonOptions {
   host: string;
   port: number;
   logLevel?: string;
+  /** Rank in a worker thread (WorkerRanker) rather than in the event-loop thread. */
+  rankingThread: boolean;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
   /** Where to say things a person starting the daemon must see once (generated operator key). */
@@ -27,12 +32,23 @@ export interface Daemon {
 export const DAEMON_FILE = 'daemon.json';
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const runtime = await openRuntime(options.dataDir);
+  const rankingThread = options.rankingThread ? new WorkerRanker() : undefined;
+  const ranker: Ranker = rankingThread ?? new LocalRanker(new TurnQueue());
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(options.dataDir, ranker.changes);
+  } catch (error) {
+    await ranker.close();
+    throw error;
+  }
   const key = operatorKey(options.dataDir);
   if (key.generatedFile) {
     options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
   }
-  const app = await buildApp({ runtime, operatorKey: key.value, logLevel: options.logLevel });
+  const app = await buildApp({ runtime, ranker, operatorKey: key.value, logLevel: options.logLevel });
+  rankingThread?.whenFailed((error) =>
+    app.log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
+  );
   await options.beforeListen?.(runtime, app);
   const address = await app.listen({ host: options.host, port: options.port });
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
@@ -48,6 +64,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       // Stop accepting, let in-flight requests (and so their writes) finish, then close the store.
       stopping ??= (async () => {
         await app.close();
+        await ranker.close();
         await runtime.models.stop();
         await runtime.store.close();
         rmSync(daemonFile, { force: true });

@@ -1,6 +1,7 @@
 import { ModelScheduler } from './models/model-scheduler.js';
 import { Store } from './store/database.js';
 import { loadState } from './store/load-state.js';
+import type { StateChangeLog } from './state/state-changes.js';
 import { ServingState } from './state/tenant-state.js';
 import { CredentialRegistry } from './tenants/credentials.js';
 import { serverSecret } from './tenants/secrets.js';
@@ -16,9 +17,10 @@ export interface Runtime {
   readonly models: ModelScheduler;
 }
 
-export async function openRuntime(dataDir: string): Promise<Runtime> {
+/** @param changes where the serving state records its changes, for a replica of it (see WorkerRanker) */
+export async function openRuntime(dataDir: string, changes?: StateChangeLog): Promise<Runtime> {
   const store = await Store.open(dataDir);
-  const state = new ServingState();
+  const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
   try {
     await store.read((db) => loadState(db, state, credentials));

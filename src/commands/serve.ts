@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Command, Flags } from '@oclif/core';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { startDaemon } from '../daemon.js';
@@ -18,6 +19,12 @@ export default class Serve extends Command {
     demo: Flags.boolean({
       description: 'create a demo tenant with a generated shop when the data dir is empty',
     }),
+    'ranking-thread': Flags.boolean({
+      description:
+        'rank recommendations in a worker thread, beside the one serving HTTP (default: when the machine has more than one core)',
+      env: 'NEXTREC_RANKING_THREAD',
+      allowNo: true,
+    }),
     'log-level': Flags.string({
       description: 'log level',
       env: 'NEXTREC_LOG_LEVEL',
@@ -34,6 +41,7 @@ export default class Serve extends Command {
       host: flags.host,
       port: flags.port,
       logLevel: flags['log-level'],
+      rankingThread: flags['ranking-thread'] ?? availableParallelism() > 1,
       announce: (line) => this.log(line),
       beforeListen: async (runtime) => {
         if (flags.demo) demo = await seedDemoTenant(runtime);

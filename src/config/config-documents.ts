@@ -3,17 +3,17 @@ import { ApiError, type ErrorCode } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
 import type { RowBuffer } from '../store/rows.js';
-import type { TenantConfig } from '../state/tenant-config.js';
+import type { ConfigCollection, ConfigDocument } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
 
-export interface ConfigDocumentsOptions<K extends string, T extends Record<K, string>> {
+export interface ConfigDocumentsOptions<K extends string, T extends ConfigDocument & Record<K, string>> {
   /** The `config_documents.kind` of the rows, also the resource's name in messages. */
   kind: string;
   /** The field that names a document (its `config_documents.key`). */
   keyField: K;
   schema: z.ZodType<T>;
-  /** Where the tenant's documents of this kind live in memory. */
-  documents(config: TenantConfig): Map<string, T>;
+  /** Where the tenant's documents of this kind live in memory (`TenantConfig`). */
+  collection: ConfigCollection;
   /** The 404 code of an unknown key (CONTRACT.md names one for scenarios); NOT_FOUND by default. */
   notFoundCode?: ErrorCode;
 }
@@ -23,29 +23,29 @@ export interface ConfigDocumentsOptions<K extends string, T extends Record<K, st
  * `config_documents` rows. Whether a key exists is decided inside the write job, against memory and
  * the changes already staged in the same flush, so concurrent requests on one key act one after another.
  */
-export class ConfigDocuments<K extends string, T extends Record<K, string>> {
+export class ConfigDocuments<K extends string, T extends ConfigDocument & Record<K, string>> {
   readonly kind: string;
   readonly keyField: K;
   readonly schema: z.ZodType<T>;
-  private readonly documentsOf: (config: TenantConfig) => Map<string, T>;
+  private readonly collection: ConfigCollection;
   private readonly notFoundCode: ErrorCode;
 
   constructor(options: ConfigDocumentsOptions<K, T>) {
     this.kind = options.kind;
     this.keyField = options.keyField;
     this.schema = options.schema;
-    this.documentsOf = options.documents;
+    this.collection = options.collection;
     this.notFoundCode = options.notFoundCode ?? 'NOT_FOUND';
   }
 
   list(tenant: TenantState): T[] {
-    return [...this.documentsOf(tenant.config).entries()]
+    return [...this.documents(tenant).entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, document]) => document);
   }
 
   get(tenant: TenantState, key: string): T {
-    const document = this.documentsOf(tenant.config).get(key);
+    const document = this.documents(tenant).get(key);
     if (!document) throw this.notFound(key);
     return document;
   }
@@ -74,10 +74,7 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
       if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
       scratch.set(this.claim(tenant, key), null);
       rows.statements.push(deleteConfigDocument(tenant.tenantId, this.kind, key));
-      return () => {
-        this.documentsOf(tenant.config).delete(key);
-        tenant.config.version++;
-      };
+      return () => tenant.removeConfigDocument(this.collection, key);
     });
   }
 
@@ -101,14 +98,14 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
   /** Puts a stored document back in memory at start; one the schema no longer accepts is left out. */
   restore(tenant: TenantState, stored: unknown): void {
     const parsed = this.schema.safeParse(stored);
-    if (parsed.success) this.documentsOf(tenant.config).set(parsed.data[this.keyField], parsed.data);
+    if (parsed.success) tenant.putConfigDocument(this.collection, parsed.data[this.keyField], parsed.data);
   }
 
   /** The document as of the jobs staged before this one in the flush, else as committed. */
   private staged(tenant: TenantState, scratch: Map<string, unknown>, key: string): T | undefined {
     const claim = this.claim(tenant, key);
     if (scratch.has(claim)) return (scratch.get(claim) as T | null) ?? undefined;
-    return this.documentsOf(tenant.config).get(key);
+    return this.documents(tenant).get(key);
   }
 
   private stage(
@@ -121,10 +118,13 @@ export class ConfigDocuments<K extends string, T extends Record<K, string>> {
     scratch.set(this.claim(tenant, key), document);
     rows.statements.push(saveConfigDocument(tenant.tenantId, this.kind, key, document));
     return () => {
-      this.documentsOf(tenant.config).set(key, document);
-      tenant.config.version++;
+      tenant.putConfigDocument(this.collection, key, document);
       return document;
     };
+  }
+
+  private documents(tenant: TenantState): Map<string, T> {
+    return tenant.config[this.collection] as unknown as Map<string, T>;
   }
 
   private claim(tenant: TenantState, key: string): string {

@@ -5,7 +5,7 @@ export const scenarios = new ConfigDocuments({
   kind: 'scenario',
   keyField: 'slug',
   schema: SCENARIO,
-  documents: (config) => config.scenarios,
+  collection: 'scenarios',
   notFoundCode: 'SCENARIO_NOT_FOUND',
 });
 
@@ -13,14 +13,14 @@ export const rules = new ConfigDocuments({
   kind: 'rule',
   keyField: 'slug',
   schema: RULE,
-  documents: (config) => config.rules,
+  collection: 'rules',
 });
 
 export const segmentations = new ConfigDocuments({
   kind: 'segmentation',
   keyField: 'segmentationId',
   schema: SEGMENTATION,
-  documents: (config) => config.segmentations,
+  collection: 'segmentations',
 });
 
 /** Every configuration resource kind, for loading them all at start. */

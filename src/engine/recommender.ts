@@ -1,8 +1,8 @@
 import type { TenantState } from '../state/tenant-state.js';
-import { recommendList } from './pipeline.js';
-import { resolveProjection, type ResolvedProjection } from './projection.js';
+import { resolveProjection } from './projection.js';
+import type { Ranker } from './ranker.js';
 import type { RecommendationRequest } from './request.js';
-import { renderList, withRecommId } from './response-body.js';
+import { withRecommId } from './response-body.js';
 import { ResultCache, type ResultCacheOptions } from './result-cache.js';
 
 export const DEFAULT_CACHE: ResultCacheOptions = { maxBytes: 64 * 1024 * 1024, ttlMs: 60_000 };
@@ -11,41 +11,40 @@ export const DEFAULT_CACHE: ResultCacheOptions = { maxBytes: 64 * 1024 * 1024, t
 export class Recommender {
   private readonly cache: ResultCache;
 
-  constructor(options: ResultCacheOptions = DEFAULT_CACHE) {
+  constructor(
+    private readonly ranker: Ranker,
+    options: ResultCacheOptions = DEFAULT_CACHE,
+  ) {
     this.cache = new ResultCache(options);
   }
 
-  recommend(tenant: TenantState, request: RecommendationRequest, now = Date.now()): Buffer {
-    const answer = this.plan(tenant, request, now);
-    return Buffer.isBuffer(answer) ? answer : answer();
-  }
-
   /**
-   * The answer when the cache has it; otherwise the work that ranks, renders and caches it, so that a
-   * server can run the ranking of many requests back to back (see TurnQueue). Errors of the request
-   * itself (projection, unknown scenario or seed) are thrown here or by that work.
+   * Calls `done` with the answer, or with the request's error: at once when the cache has the answer,
+   * else when the ranker has ranked it. Projection errors come first and are thrown.
    */
-  plan(tenant: TenantState, request: RecommendationRequest, now = Date.now()): Buffer | (() => Buffer) {
-    // Projection errors are the request's, so they come before any work.
+  recommend(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    done: (answer: Buffer | Error) => void,
+    now = Date.now(),
+  ): void {
     const projection = resolveProjection(request.projection);
-    if (request.noCache) return () => withRecommId(rankedBody(tenant, request, projection, now));
+    if (request.noCache) {
+      this.ranker.rank(tenant, request, projection, now, (outcome) =>
+        done(outcome instanceof Error ? outcome : withRecommId(Buffer.from(outcome))),
+      );
+      return;
+    }
     const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.get(key, tenant, now);
-    if (cached !== undefined) return withRecommId(cached);
-    return () => {
-      const body = rankedBody(tenant, request, projection, now);
-      this.cache.set(key, tenant, request.userId, body, now);
-      return withRecommId(body);
-    };
+    if (cached !== undefined) return done(withRecommId(cached));
+    // The state as the ranker sees it: it may change before the list comes back.
+    const stamp = this.cache.stamp(tenant, request.userId, now);
+    this.ranker.rank(tenant, request, projection, now, (outcome) => {
+      if (outcome instanceof Error) return done(outcome);
+      const body = Buffer.from(outcome);
+      this.cache.set(key, stamp, body);
+      done(withRecommId(body));
+    });
   }
-}
-
-/** The request's list, ranked and rendered, encoded; without its recommId. */
-function rankedBody(
-  tenant: TenantState,
-  request: RecommendationRequest,
-  projection: ResolvedProjection,
-  now: number,
-): Buffer {
-  return Buffer.from(renderList(tenant.catalog, recommendList(tenant, request, now), projection));
 }

@@ -5,9 +5,7 @@ import type { TenantState } from '../state/tenant-state.js';
 import { MAX_STALENESS_MS } from './counts-derived.js';
 import type { RecommendationRequest } from './request.js';
 
-interface Entry {
-  /** The rendered answer, without its recommId, encoded. */
-  body: Buffer;
+export interface CacheStamp {
   createdAt: number;
   geoVersion: number;
   catalogVersion: number;
@@ -16,6 +14,11 @@ interface Entry {
   neighbours: object;
   identity?: string;
   historyVersion: number;
+}
+
+interface Entry extends CacheStamp {
+  /** The rendered answer, without its recommId, encoded. */
+  body: Buffer;
 }
 
 export interface ResultCacheOptions {
@@ -71,9 +74,9 @@ export class ResultCache {
     return undefined;
   }
 
-  set(key: string, tenant: TenantState, identity: string | undefined, body: Buffer, now: number): void {
-    this.lru.set(key, {
-      body,
+  /** What an entry of a list ranked from the tenant's current state must record to tell it is stale. */
+  stamp(tenant: TenantState, identity: string | undefined, now: number): CacheStamp {
+    return {
       createdAt: now,
       geoVersion: tenant.geoCounts.version,
       catalogVersion: tenant.catalog.version,
@@ -82,6 +85,10 @@ export class ResultCache {
       neighbours: tenant.neighbours,
       identity,
       historyVersion: identity === undefined ? 0 : (tenant.histories.get(identity)?.version ?? 0),
-    });
+    };
+  }
+
+  set(key: string, stamp: CacheStamp, body: Buffer): void {
+    this.lru.set(key, { ...stamp, body });
   }
 }

@@ -40,7 +40,7 @@ export function upsertItems(runtime: Runtime, tenant: TenantState, deltas: ItemU
       merged.push(item);
     }
     return () => {
-      for (const item of merged) tenant.catalog.upsert(item);
+      for (const item of merged) tenant.upsertItem(item);
       return deltas.length;
     };
   });

@@ -123,7 +123,7 @@ export class ModelScheduler {
     try {
       const count = tenant.interactionTotal;
       const model = await buildCooccurrence(this.runtime.store, tenantId, tenant.catalog.externalIds, count);
-      tenant.neighbours = model;
+      tenant.replaceNeighbours(model);
       this.log.debug(
         { tenantId, ms: Date.now() - started, pairs: model.neighbours.length },
         'co-occurrence built',

@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler } from 'fastify-type-provider-zod';
+import type { Ranker } from '../engine/ranker.js';
 import { Recommender } from '../engine/recommender.js';
 import type { Runtime } from '../runtime.js';
 import { VERSION } from '../version.js';
@@ -17,15 +18,12 @@ import { ruleRoutes } from './routes/rules.js';
 import { scenarioRoutes } from './routes/scenarios.js';
 import { segmentationRoutes } from './routes/segmentations.js';
 import { tenantRoutes } from './routes/tenants.js';
-import { TurnQueue } from './turn-queue.js';
 import { zodValidatorCompiler } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     runtime: Runtime;
     recommender: Recommender;
-    /** Where recommendation requests that miss the cache wait to be ranked together. */
-    rankingQueue: TurnQueue;
     startedAt: number;
   }
 }
@@ -34,6 +32,8 @@ export const BODY_LIMIT = 16 * 1024 * 1024;
 
 export interface AppOptions {
   runtime: Runtime;
+  /** Ranks the requests the cache does not answer. */
+  ranker: Ranker;
   operatorKey: string;
   logLevel?: string;
 }
@@ -60,8 +60,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('runtime', options.runtime);
-  app.decorate('recommender', new Recommender());
-  app.decorate('rankingQueue', new TurnQueue());
+  app.decorate('recommender', new Recommender(options.ranker));
   app.decorate('startedAt', Date.now());
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -1,7 +1,9 @@
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
-import type { StoredInteraction, StoredUser } from '../store/rows.js';
+import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js';
 import { NameTable } from './name-table.js';
-import { TenantConfig } from './tenant-config.js';
+import type { StateChangeLog } from './state-changes.js';
+import { neighbourArrays } from './state-changes.js';
+import { TenantConfig, type ConfigCollection, type ConfigDocument } from './tenant-config.js';
 import { ItemCatalog } from './item-catalog.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
 import { WindowedCounts } from '../models/windowed-counts.js';
@@ -9,7 +11,10 @@ import { DAY_MS, HISTORY_WINDOW_MS, TYPE_CODES, UserHistories, insideWindow } fr
 
 export const GEO_WINDOW_MS = 7 * DAY_MS;
 
-/** Everything the daemon serves a tenant from, in memory; rebuilt from the store at start. */
+/**
+ * Everything the daemon serves a tenant from, in memory; rebuilt from the store at start. What ranking
+ * reads changes only through the methods here, which tell the change log (when there is one) about it.
+ */
 export class TenantState {
   readonly catalog = new ItemCatalog();
   readonly histories = new UserHistories();
@@ -23,19 +28,61 @@ export class TenantState {
   readonly geoCounts = new WindowedCounts(GEO_WINDOW_MS, true);
   /** 30-day counts per item: popularity and the long-tail median. */
   readonly recentCounts = new WindowedCounts(HISTORY_WINDOW_MS, false);
-  settings: TenantSettings = defaultTenantSettings();
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
+  private currentSettings: TenantSettings = defaultTenantSettings();
+  private currentNeighbours = ItemNeighbours.empty();
+
+  constructor(
+    readonly tenantId: string,
+    private readonly changes?: StateChangeLog,
+  ) {}
+
+  get settings(): TenantSettings {
+    return this.currentSettings;
+  }
+
   /** Item-to-item neighbours, replaced whole when a new model is built. */
-  neighbours = ItemNeighbours.empty();
+  get neighbours(): ItemNeighbours {
+    return this.currentNeighbours;
+  }
 
-  constructor(readonly tenantId: string) {}
+  replaceSettings(settings: TenantSettings): void {
+    this.currentSettings = settings;
+    this.changes?.record({ kind: 'settings', tenantId: this.tenantId, settings });
+  }
 
-  /** Adds a committed interaction to the identity's windowed history. */
+  replaceNeighbours(model: ItemNeighbours): void {
+    this.currentNeighbours = model;
+    this.changes?.record({ kind: 'neighbours', tenantId: this.tenantId, model: neighbourArrays(model) });
+  }
+
+  putConfigDocument(collection: ConfigCollection, key: string, document: ConfigDocument): void {
+    this.config.put(collection, key, document);
+    this.changes?.record({ kind: 'config', tenantId: this.tenantId, collection, key, document });
+  }
+
+  removeConfigDocument(collection: ConfigCollection, key: string): void {
+    this.config.remove(collection, key);
+    this.changes?.record({ kind: 'config', tenantId: this.tenantId, collection, key });
+  }
+
+  upsertItem(item: StoredItem): void {
+    this.catalog.upsert(item);
+    this.changes?.itemUpserted(this.tenantId, item);
+  }
+
+  /** Adds a committed interaction: its event id, and its place in the windowed history. */
   recordInteraction(event: StoredInteraction, now: number): void {
     if (event.eventId !== null) this.interactionEventIds.add(event.eventId);
+    this.recordHistory(event, now);
+  }
+
+  /** The part of `recordInteraction` that ranking reads (a replica of the state applies only this). */
+  recordHistory(event: StoredInteraction, now: number): void {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
+    this.changes?.interactionRecorded(this.tenantId, event, now);
     const item = this.catalog.ensureId(event.itemId);
     const country = this.countries.codeOf(event.country);
     this.geoCounts.add(item, country, event.ts, now);
@@ -50,6 +97,9 @@ export class TenantState {
 export class ServingState {
   private readonly tenants = new Map<string, TenantState>();
 
+  /** @param changes where changes go, for a replica of this state to apply */
+  constructor(private readonly changes?: StateChangeLog) {}
+
   get(tenantId: string): TenantState | undefined {
     return this.tenants.get(tenantId);
   }
@@ -57,8 +107,9 @@ export class ServingState {
   add(tenantId: string): TenantState {
     let state = this.tenants.get(tenantId);
     if (!state) {
-      state = new TenantState(tenantId);
+      state = new TenantState(tenantId, this.changes);
       this.tenants.set(tenantId, state);
+      this.changes?.record({ kind: 'tenant', tenantId });
     }
     return state;
   }

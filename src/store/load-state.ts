@@ -35,7 +35,7 @@ export async function loadState(
   for (const [tenantId, doc] of await documents(TENANT_SETTINGS_KIND)) {
     const tenant = state.get(String(tenantId));
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
-    if (tenant && parsed.success) tenant.settings = { ...defaultTenantSettings(), ...parsed.data };
+    if (tenant && parsed.success) tenant.replaceSettings({ ...defaultTenantSettings(), ...parsed.data });
   }
   for (const resource of CONFIG_RESOURCES) {
     for (const [tenantId, doc] of await documents(resource.kind)) {
@@ -47,7 +47,7 @@ export async function loadState(
     db,
     `SELECT tenant_id, ${ITEM_COLUMNS} FROM items ORDER BY tenant_id, created_at, external_id`,
   )) {
-    state.get(String(row[0]))?.catalog.upsert(itemFromRow(row, 1));
+    state.get(String(row[0]))?.upsertItem(itemFromRow(row, 1));
   }
   for (const row of await rows(db, `SELECT tenant_id, ${USER_COLUMNS} FROM users`)) {
     const user = userFromRow(row, 1);

@@ -17,7 +17,7 @@ export function updateTenantSettings(
     }
     rows.statements.push(saveConfigDocument(tenant.tenantId, TENANT_SETTINGS_KIND, '', settings));
     return () => {
-      tenant.settings = settings;
+      tenant.replaceSettings(settings);
       return settings;
     };
   });

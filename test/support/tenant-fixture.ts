@@ -10,6 +10,8 @@ import type { TenantSettings } from '../../src/contract/tenant-settings.js';
 import { CandidatePool } from '../../src/engine/candidate-pool.js';
 import type { PipelineContext } from '../../src/engine/context.js';
 import { recommendList, type RankedList } from '../../src/engine/pipeline.js';
+import { LocalRanker } from '../../src/engine/ranker.js';
+import type { Recommender } from '../../src/engine/recommender.js';
 import { fromBody, type RecommendationRequest } from '../../src/engine/request.js';
 import { resolve } from '../../src/engine/stages/resolve.js';
 import { normalizeCountry } from '../../src/geo/countries.js';
@@ -86,7 +88,7 @@ export function buildTenant(spec: TenantSpec = {}): TenantState {
   for (const entry of spec.items ?? [])
     tenant.catalog.upsert(typeof entry === 'string' ? item(entry) : entry);
   addEvents(tenant, spec.events ?? []);
-  if (spec.neighbours) tenant.neighbours = neighboursOf(tenant, spec.neighbours);
+  if (spec.neighbours) tenant.replaceNeighbours(neighboursOf(tenant, spec.neighbours));
   for (const scenario of spec.scenarios ?? []) {
     const parsed = SCENARIO.parse(scenario);
     tenant.config.scenarios.set(parsed.slug, parsed);
@@ -100,7 +102,10 @@ export function buildTenant(spec: TenantSpec = {}): TenantState {
     tenant.config.segmentations.set(parsed.segmentationId, parsed);
   }
   if (spec.freshness) {
-    tenant.settings = { ...tenant.settings, freshness: { ...tenant.settings.freshness, ...spec.freshness } };
+    tenant.replaceSettings({
+      ...tenant.settings,
+      freshness: { ...tenant.settings.freshness, ...spec.freshness },
+    });
   }
   return tenant;
 }
@@ -202,6 +207,25 @@ export function entriesOf(tenant: TenantState, pool: CandidatePool): [string, nu
 }
 
 /** The ApiError `run` throws; anything else (or nothing) fails the test. */
+/** A ranker that ranks at once, so that a test reads its answers synchronously (see `answerNow`). */
+export function inlineRanker(): LocalRanker {
+  return new LocalRanker();
+}
+
+/** The recommender's answer to a request it answers synchronously (cached, or an inline ranker's). */
+export function answerNow(
+  recommender: Recommender,
+  tenant: TenantState,
+  recommendation: RecommendationRequest,
+  now = NOW,
+): Buffer {
+  let answer: Buffer | Error | undefined;
+  recommender.recommend(tenant, recommendation, (outcome) => (answer = outcome), now);
+  if (answer === undefined) throw new Error('the recommender did not answer synchronously');
+  if (answer instanceof Error) throw answer;
+  return answer;
+}
+
 export function apiErrorOf(run: () => unknown): ApiError {
   try {
     run();

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConfigDocuments } from '../../config/config-documents.js';
+import type { ConfigDocument } from '../../state/tenant-config.js';
 
 // The private token may manage configuration too (CONTRACT.md: everything but user export/delete and settings).
 export const CONFIG_ROUTE = { kinds: ['api' as const, 'private' as const] };
@@ -13,7 +14,7 @@ export function keyOf(request: FastifyRequest, param: string): string {
  * The five routes every configuration resource has: POST and GET on `path`, and GET, PUT (whole
  * replacement; the key may be omitted from the body) and DELETE on `path/:<param>`.
  */
-export function registerConfigResource<K extends string, T extends Record<K, string>>(
+export function registerConfigResource<K extends string, T extends ConfigDocument & Record<K, string>>(
   app: FastifyInstance,
   path: string,
   resource: ConfigDocuments<K, T>,

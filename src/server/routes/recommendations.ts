@@ -32,22 +32,13 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
   };
 
   /**
-   * Cached answers go at once; the others are ranked at the end of the turn, together (TurnQueue).
    * Returns nothing: a handler that returns the reply makes Fastify wait for it with a promise and stream
    * listeners, which costs more than the cached path's own work.
    */
   const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
-    const answer = app.recommender.plan(request.tenant, recommendation);
-    if (Buffer.isBuffer(answer)) return send(reply, answer);
-    app.rankingQueue.defer(() => {
-      let body: Buffer;
-      try {
-        body = answer();
-      } catch (error) {
-        reply.send(error);
-        return;
-      }
-      send(reply, body);
+    app.recommender.recommend(request.tenant, recommendation, (answer) => {
+      if (Buffer.isBuffer(answer)) send(reply, answer);
+      else reply.send(answer);
     });
   };
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { ResolvedProjection } from '../../../src/engine/projection.js';
+import { LocalRanker, type Ranker, type RankingOutcome } from '../../../src/engine/ranker.js';
 import { Recommender } from '../../../src/engine/recommender.js';
-import { buildTenant, request } from '../../support/tenant-fixture.js';
+import type { RecommendationRequest } from '../../../src/engine/request.js';
+import type { TenantState } from '../../../src/state/tenant-state.js';
+import { answerNow, buildTenant, request } from '../../support/tenant-fixture.js';
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
 
@@ -16,44 +20,96 @@ function tenantOf() {
   });
 }
 
-const parse = (body: Buffer) =>
-  JSON.parse(body.toString()) as { items: { itemId: string }[]; recommId: string };
+/** Ranks like LocalRanker, but only when the test says so: the time a list takes to come back. */
+class HeldRanker implements Ranker {
+  private readonly inline = new LocalRanker();
+  readonly held: (() => void)[] = [];
 
-describe('Recommender.plan', () => {
-  it('leaves the ranking to the caller on a miss, and answers from the cache once it ran', () => {
+  rank(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    projection: ResolvedProjection,
+    now: number,
+    done: (outcome: RankingOutcome) => void,
+  ): void {
+    this.held.push(() => this.inline.rank(tenant, request, projection, now, done));
+  }
+
+  release(): void {
+    for (const job of this.held.splice(0)) job();
+  }
+
+  async close(): Promise<void> {}
+}
+
+type Parsed = { items: { itemId: string }[]; recommId: string };
+const parse = (body: Buffer) => JSON.parse(body.toString()) as Parsed;
+
+/** Whatever the recommender answered, parsed (or the error), as each answer arrives. */
+function collector() {
+  const answers: (Parsed | Error)[] = [];
+  const done = (answer: Buffer | Error) => answers.push(answer instanceof Error ? answer : parse(answer));
+  return { answers, done };
+}
+
+describe('Recommender', () => {
+  it('ranks a miss, and answers the same request from the cache once the list came back', () => {
     const tenant = tenantOf();
-    const recommender = new Recommender(OPTIONS);
+    const ranker = new HeldRanker();
+    const recommender = new Recommender(ranker, OPTIONS);
     const pdp = request({ logicType: 'item-to-item', itemId: 'a' });
-    const miss = recommender.plan(tenant, pdp);
-    expect(typeof miss).toBe('function');
-    // Nothing is cached before the work runs.
-    expect(typeof recommender.plan(tenant, pdp)).toBe('function');
-    const ranked = parse((miss as () => Buffer)());
-    const hit = recommender.plan(tenant, pdp);
-    expect(Buffer.isBuffer(hit)).toBe(true);
-    expect(parse(hit as Buffer).items).toEqual(ranked.items);
-    expect(ranked.items.length).toBeGreaterThan(0);
-    expect(parse(hit as Buffer).recommId).not.toBe(ranked.recommId);
+    const { answers, done } = collector();
+    recommender.recommend(tenant, pdp, done);
+    // Nothing is cached before the list comes back.
+    recommender.recommend(tenant, pdp, done);
+    expect(ranker.held).toHaveLength(2);
+    expect(answers).toEqual([]);
+    ranker.release();
+    recommender.recommend(tenant, pdp, done);
+    expect(ranker.held).toHaveLength(0);
+    const [first, second, cached] = answers as Parsed[];
+    expect(first.items.length).toBeGreaterThan(0);
+    expect(second.items).toEqual(first.items);
+    expect(cached.items).toEqual(first.items);
+    expect(new Set([first.recommId, second.recommId, cached.recommId]).size).toBe(3);
   });
 
   it('never answers a noCache request from the cache', () => {
     const tenant = tenantOf();
-    const recommender = new Recommender(OPTIONS);
-    recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'a' }));
-    const planned = recommender.plan(
-      tenant,
-      request({ logicType: 'item-to-item', itemId: 'a', noCache: true }),
-    );
-    expect(typeof planned).toBe('function');
+    const ranker = new HeldRanker();
+    const recommender = new Recommender(ranker, OPTIONS);
+    const { answers, done } = collector();
+    recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'a' }), done);
+    ranker.release();
+    recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'a', noCache: true }), done);
+    expect(ranker.held).toHaveLength(1);
+    expect(answers).toHaveLength(1);
   });
 
-  it('throws request errors from the work it hands back, or at once for the projection', () => {
+  it('does not keep a list as fresh when the state changed while it was ranked', () => {
     const tenant = tenantOf();
-    const recommender = new Recommender(OPTIONS);
-    const unknown = recommender.plan(tenant, request({ logicType: 'item-to-item', itemId: 'zz' }));
-    expect(() => (unknown as () => Buffer)()).toThrow(expect.objectContaining({ code: 'ITEM_NOT_FOUND' }));
+    const ranker = new HeldRanker();
+    const recommender = new Recommender(ranker, OPTIONS);
+    const pdp = request({ logicType: 'item-to-item', itemId: 'a' });
+    const { answers, done } = collector();
+    recommender.recommend(tenant, pdp, done);
+    // A write acknowledged after the request was sent: the list may or may not have seen it.
+    tenant.upsertItem({ ...tenant.catalog.document(tenant.catalog.idOf('b'))!, available: false });
+    ranker.release();
+    recommender.recommend(tenant, pdp, done);
+    expect(ranker.held).toHaveLength(1);
+    expect(answers).toHaveLength(1);
+  });
+
+  it('hands request errors to the callback, and throws projection errors at once', () => {
+    const tenant = tenantOf();
+    const recommender = new Recommender(new LocalRanker(), OPTIONS);
+    const { answers, done } = collector();
+    recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'zz' }), done);
+    expect(answers).toEqual([expect.objectContaining({ code: 'ITEM_NOT_FOUND' })]);
     expect(() =>
-      recommender.plan(
+      answerNow(
+        recommender,
         tenant,
         request({ logicType: 'item-to-item', itemId: 'a', includedProperties: ['attributes.__proto__'] }),
       ),

@@ -102,7 +102,7 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     const stored = body();
-    cache.set('k', tenant, undefined, stored, NOW);
+    cache.set('k', cache.stamp(tenant, undefined, NOW), stored);
     expect(cache.get('k', tenant, NOW)).toBe(stored);
     expect(cache.get('other', tenant, NOW)).toBeUndefined();
   });
@@ -110,14 +110,14 @@ describe('ResultCache entries', () => {
   it.each<[string, string, (tenant: ReturnType<typeof tenantOf>) => void]>([
     ['the catalog changes', 'u', (tenant) => tenant.catalog.upsert(item('c'))],
     ['the configuration changes', 'u', (tenant) => tenant.config.version++],
-    ['the tenant settings are replaced', 'u', (tenant) => (tenant.settings = { ...tenant.settings })],
-    ['a new neighbour model is installed', 'u', (tenant) => (tenant.neighbours = ItemNeighbours.empty())],
+    ['the tenant settings are replaced', 'u', (tenant) => tenant.replaceSettings({ ...tenant.settings })],
+    ['a new neighbour model is installed', 'u', (tenant) => tenant.replaceNeighbours(ItemNeighbours.empty())],
     ["the requesting user's history changes", 'u', (tenant) => addEvents(tenant, [{ item: 'b', user: 'u' }])],
     ["a new user's first event arrives", 'new', (tenant) => addEvents(tenant, [{ item: 'b', user: 'new' }])],
   ])('is stale once %s', (_change, identity, change) => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
-    cache.set('k', tenant, identity, body(), NOW);
+    cache.set('k', cache.stamp(tenant, identity, NOW), body());
     change(tenant);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
@@ -126,8 +126,8 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     const stored = body();
-    cache.set('k', tenant, 'u', stored, NOW);
-    cache.set('anonymous', tenant, undefined, stored, NOW);
+    cache.set('k', cache.stamp(tenant, 'u', NOW), stored);
+    cache.set('anonymous', cache.stamp(tenant, undefined, NOW), stored);
     addEvents(tenant, [{ item: 'b', user: 'someone-else' }, { item: 'b' }]);
     expect(cache.get('k', tenant, NOW + 999)).toBe(stored);
     expect(cache.get('anonymous', tenant, NOW + 999)).toBe(stored);
@@ -139,14 +139,14 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     const stored = body();
-    cache.set('k', tenant, undefined, stored, NOW);
+    cache.set('k', cache.stamp(tenant, undefined, NOW), stored);
     expect(cache.get('k', tenant, NOW + 30_000)).toBe(stored);
   });
 
   it('entries expire after ttlMs', async () => {
     const tenant = tenantOf();
     const cache = new ResultCache({ maxBytes: OPTIONS.maxBytes, ttlMs: 20 });
-    cache.set('k', tenant, undefined, body(), NOW);
+    cache.set('k', cache.stamp(tenant, undefined, NOW), body());
     await sleep(60);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
@@ -156,10 +156,10 @@ describe('ResultCache entries', () => {
     // Each entry weighs 256 + 2 × key length + body bytes: 256 + 2 × 1 + 150 = 408 bytes; two fit.
     const cache = new ResultCache({ maxBytes: 1000, ttlMs: 60_000 });
     const ten = body(150);
-    cache.set('a', tenant, undefined, ten, NOW);
-    cache.set('b', tenant, undefined, ten, NOW);
+    cache.set('a', cache.stamp(tenant, undefined, NOW), ten);
+    cache.set('b', cache.stamp(tenant, undefined, NOW), ten);
     cache.get('a', tenant, NOW);
-    cache.set('c', tenant, undefined, ten, NOW);
+    cache.set('c', cache.stamp(tenant, undefined, NOW), ten);
     expect(cache.get('b', tenant, NOW)).toBeUndefined();
     expect(cache.get('a', tenant, NOW)).toBe(ten);
     expect(cache.get('c', tenant, NOW)).toBe(ten);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TurnQueue } from '../../../src/server/turn-queue.js';
+import { TurnQueue } from '../../../src/engine/turn-queue.js';
 
 const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
 

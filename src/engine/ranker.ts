@@ -1,0 +1,59 @@
+import type { StateChangeLog } from '../state/state-changes.js';
+import type { TenantState } from '../state/tenant-state.js';
+import { recommendList } from './pipeline.js';
+import type { ResolvedProjection } from './projection.js';
+import type { RecommendationRequest } from './request.js';
+import { renderList } from './response-body.js';
+import type { TurnQueue } from './turn-queue.js';
+
+/** The request's list as JSON (see `renderList`), or why the request has none. */
+export type RankingOutcome = string | Error;
+
+/** Ranks recommendation requests: in the thread that asks (LocalRanker) or in another (WorkerRanker). */
+export interface Ranker {
+  /** Where the serving state records its changes, when ranking reads a replica of it. */
+  readonly changes?: StateChangeLog;
+  rank(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    projection: ResolvedProjection,
+    now: number,
+    done: (outcome: RankingOutcome) => void,
+  ): void;
+  close(): Promise<void>;
+}
+
+/** The request's list, ranked and rendered, or the error (of the request, mostly) that stopped it. */
+export function rankingOutcome(
+  tenant: TenantState,
+  request: RecommendationRequest,
+  projection: ResolvedProjection,
+  now: number,
+): RankingOutcome {
+  try {
+    return renderList(tenant.catalog, recommendList(tenant, request, now), projection);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * Ranks in this thread: at once, or, given a TurnQueue, at the end of the turn together with the turn's
+ * other requests.
+ */
+export class LocalRanker implements Ranker {
+  constructor(private readonly queue?: TurnQueue) {}
+
+  rank(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    projection: ResolvedProjection,
+    now: number,
+    done: (outcome: RankingOutcome) => void,
+  ): void {
+    if (!this.queue) return done(rankingOutcome(tenant, request, projection, now));
+    this.queue.defer(() => done(rankingOutcome(tenant, request, projection, now)));
+  }
+
+  async close(): Promise<void> {}
+}

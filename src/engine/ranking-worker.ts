@@ -1,0 +1,48 @@
+/**
+ * The ranking thread of WorkerRanker: a replica of the serving state, kept equal to the original by its
+ * changes, ranks the requests it is sent.
+ */
+import { parentPort } from 'node:worker_threads';
+import { ApiError } from '../contract/errors.js';
+import { applyStateChange } from '../state/state-changes.js';
+import { ServingState } from '../state/tenant-state.js';
+import { resolveProjection } from './projection.js';
+import { rankingOutcome, type RankingOutcome } from './ranker.js';
+import {
+  ANSWERS_PER_MESSAGE,
+  type RankedBatch,
+  type RankingBatch,
+  type RankingFailure,
+  type RankingJob,
+} from './worker-ranker.js';
+
+const state = new ServingState();
+
+function failureOf(error: Error): RankingFailure {
+  if (error instanceof ApiError) return { code: error.code, message: error.message, details: error.details };
+  return { message: error.message, stack: error.stack };
+}
+
+function outcomeOf({ tenantId, request, now }: RankingJob): RankingOutcome {
+  const tenant = state.get(tenantId);
+  if (!tenant) return new Error(`no tenant '${tenantId}' to rank for`);
+  // Projection errors were answered before the request was sent here.
+  return rankingOutcome(tenant, request, resolveProjection(request.projection), now);
+}
+
+function send(outcomes: RankingOutcome[]): void {
+  const batch: RankedBatch = {
+    bodies: outcomes.map((outcome) => (typeof outcome === 'string' ? outcome : '')),
+    failures: outcomes.map((outcome) => (typeof outcome === 'string' ? null : failureOf(outcome))),
+  };
+  parentPort!.postMessage(batch);
+}
+
+// A change that does not apply means the replica no longer equals the original: the error ends the
+// thread, and the original ranks from then on.
+parentPort!.on('message', ({ changes, jobs }: RankingBatch) => {
+  for (const change of changes) applyStateChange(state, change);
+  for (let start = 0; start < jobs.length; start += ANSWERS_PER_MESSAGE) {
+    send(jobs.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
+  }
+});

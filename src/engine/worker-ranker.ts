@@ -1,0 +1,165 @@
+import { Worker } from 'node:worker_threads';
+import { ApiError, type ErrorCode } from '../contract/errors.js';
+import { StateChangeLog, type StateChange } from '../state/state-changes.js';
+import type { TenantState } from '../state/tenant-state.js';
+import type { ResolvedProjection } from './projection.js';
+import { LocalRanker, type Ranker, type RankingOutcome } from './ranker.js';
+import type { RecommendationRequest } from './request.js';
+
+/**
+ * Requests go to the ranking thread at the end of the turn, or as soon as this many are waiting, and its
+ * answers come back this many at a time: with small messages neither thread waits long for the other's
+ * whole batch, while the cost of a message is still shared by several requests.
+ */
+const JOBS_PER_MESSAGE = 8;
+export const ANSWERS_PER_MESSAGE = 4;
+
+export interface RankingJob {
+  tenantId: string;
+  request: RecommendationRequest;
+  now: number;
+}
+
+/** What the ranking thread is sent: the state's changes since the last message, then requests. */
+export interface RankingBatch {
+  changes: StateChange[];
+  jobs: RankingJob[];
+}
+
+/** Why a job has no list: an ApiError's parts, or another error's message and stack. */
+export interface RankingFailure {
+  code?: ErrorCode;
+  message: string;
+  details?: unknown[];
+  stack?: string;
+}
+
+/** Answers to the oldest jobs not yet answered, in their order. */
+export interface RankedBatch {
+  bodies: string[];
+  /** null where the job has its body. */
+  failures: (RankingFailure | null)[];
+}
+
+interface Job {
+  tenant: TenantState;
+  request: RecommendationRequest;
+  projection: ResolvedProjection;
+  now: number;
+  done: (outcome: RankingOutcome) => void;
+}
+
+const WORKER_SCRIPT = new URL('./ranking-worker.js', import.meta.url);
+
+function errorOf(failure: RankingFailure): Error {
+  if (failure.code !== undefined) return new ApiError(failure.code, failure.message, failure.details);
+  return Object.assign(new Error(failure.message), { stack: failure.stack });
+}
+
+/**
+ * Ranks in a worker thread that keeps a replica of the serving state: every change of the state is
+ * recorded in `changes` and sent ahead of the requests of the same turn, and the thread applies them in
+ * order before ranking, so a request sees every write acknowledged before it. The event-loop thread is
+ * left with HTTP, validation and the cache; on a machine with a core to spare, ranking no longer waits
+ * for them, nor they for ranking.
+ *
+ * Should the thread fail, this thread's own state (which the replica only copies) ranks from then on,
+ * the requests in flight included.
+ */
+export class WorkerRanker implements Ranker {
+  readonly changes: StateChangeLog;
+  private readonly worker: Worker;
+  /** Jobs of this turn, not yet sent. */
+  private queued: Job[] = [];
+  /** Jobs sent, oldest first; the thread answers them in order. */
+  private sent: Job[] = [];
+  private scheduled = false;
+  private closing = false;
+  private fallback?: LocalRanker;
+  private failure?: Error;
+  private failureListener?: (error: Error) => void;
+
+  /** @param script the thread's module (tests start the compiled one) */
+  constructor(script: URL = WORKER_SCRIPT) {
+    this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
+    this.worker = new Worker(script);
+    this.worker.on('message', (batch: RankedBatch) => this.answered(batch));
+    this.worker.on('error', (error) => this.failOver(error));
+    this.worker.on('exit', (code) => this.failOver(new Error(`ranking thread exited with code ${code}`)));
+  }
+
+  rank(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    projection: ResolvedProjection,
+    now: number,
+    done: (outcome: RankingOutcome) => void,
+  ): void {
+    if (this.fallback) return this.fallback.rank(tenant, request, projection, now, done);
+    this.queued.push({ tenant, request, projection, now, done });
+    if (this.queued.length >= JOBS_PER_MESSAGE) this.flush();
+    else this.schedule();
+  }
+
+  /** `listener` is told once, should the thread fail (at once, if it has). */
+  whenFailed(listener: (error: Error) => void): void {
+    this.failureListener = listener;
+    if (this.failure) listener(this.failure);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.worker.terminate();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flushScheduled);
+  }
+
+  private readonly flushScheduled = (): void => {
+    this.scheduled = false;
+    this.flush();
+  };
+
+  private flush(): void {
+    const changes = this.changes.take();
+    if (this.fallback || (changes.length === 0 && this.queued.length === 0)) return;
+    const jobs = this.queued;
+    this.queued = [];
+    const batch: RankingBatch = {
+      changes,
+      jobs: jobs.map(({ tenant, request, now }) => ({ tenantId: tenant.tenantId, request, now })),
+    };
+    try {
+      this.worker.postMessage(batch);
+    } catch (error) {
+      this.queued = jobs;
+      this.failOver(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    for (const job of jobs) this.sent.push(job);
+  }
+
+  private answered({ bodies, failures }: RankedBatch): void {
+    const jobs = this.sent.splice(0, bodies.length);
+    for (let i = 0; i < jobs.length; i++) {
+      const failure = failures[i];
+      jobs[i].done(failure ? errorOf(failure) : bodies[i]);
+    }
+  }
+
+  private failOver(error: Error): void {
+    if (this.fallback || this.closing) return;
+    this.failure = error;
+    this.failureListener?.(error);
+    const fallback = (this.fallback = new LocalRanker());
+    // The changes recorded from now on have no reader.
+    this.changes.take();
+    const waiting = [...this.sent.splice(0), ...this.queued.splice(0)];
+    for (const { tenant, request, projection, now, done } of waiting) {
+      fallback.rank(tenant, request, projection, now, done);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import type { TenantSettings } from '../contract/tenant-settings.js';
+import { ItemNeighbours } from '../models/item-neighbours.js';
+import type { StoredInteraction, StoredItem } from '../store/rows.js';
+import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
+import type { ServingState } from './tenant-state.js';
+
+/** An item-neighbour model as plain data: a message between threads carries no classes. */
+export interface NeighbourArrays {
+  offsets: Int32Array;
+  neighbours: Int32Array;
+  weights: Float32Array;
+  interactionCount: number;
+  builtAt: number;
+}
+
+/**
+ * One change of the serving state, as data. Applied in the order they happened, the changes of a state
+ * rebuild it with the same dense item ids, so a replica ranks exactly as the state it copies would.
+ * Only what ranking reads is described: users, event ids and counters stay with the state that writes.
+ */
+export type StateChange =
+  | { kind: 'tenant'; tenantId: string }
+  | { kind: 'settings'; tenantId: string; settings: TenantSettings }
+  | {
+      kind: 'config';
+      tenantId: string;
+      collection: ConfigCollection;
+      key: string;
+      /** Absent: the document was removed. */
+      document?: ConfigDocument;
+    }
+  | { kind: 'items'; tenantId: string; items: StoredItem[] }
+  | { kind: 'interactions'; tenantId: string; now: number; events: StoredInteraction[] }
+  | { kind: 'neighbours'; tenantId: string; model: NeighbourArrays };
+
+export interface StateChangeListener {
+  /** The log went from empty to holding changes. */
+  pending(): void;
+  /** The log holds many rows: loading a store must not keep millions of them waiting. */
+  full(): void;
+}
+
+/** Rows (items, interactions) the log holds before it says it is full. */
+export const FULL_ROWS = 16_384;
+
+/** The changes of a serving state since they were last taken; consecutive rows of one kind share a change. */
+export class StateChangeLog {
+  private changes: StateChange[] = [];
+  private rows = 0;
+
+  constructor(private readonly listener: StateChangeListener) {}
+
+  record(change: StateChange): void {
+    if (this.changes.length === 0) this.listener.pending();
+    this.changes.push(change);
+  }
+
+  itemUpserted(tenantId: string, item: StoredItem): void {
+    const last = this.changes.at(-1);
+    if (last?.kind === 'items' && last.tenantId === tenantId) last.items.push(item);
+    else this.record({ kind: 'items', tenantId, items: [item] });
+    this.counted();
+  }
+
+  interactionRecorded(tenantId: string, event: StoredInteraction, now: number): void {
+    const last = this.changes.at(-1);
+    if (last?.kind === 'interactions' && last.tenantId === tenantId && last.now === now)
+      last.events.push(event);
+    else this.record({ kind: 'interactions', tenantId, now, events: [event] });
+    this.counted();
+  }
+
+  /** The changes held, oldest first; the log is empty afterwards. */
+  take(): StateChange[] {
+    const changes = this.changes;
+    this.changes = [];
+    this.rows = 0;
+    return changes;
+  }
+
+  private counted(): void {
+    if (++this.rows === FULL_ROWS) this.listener.full();
+  }
+}
+
+export function neighbourArrays(model: ItemNeighbours): NeighbourArrays {
+  const { offsets, neighbours, weights, interactionCount, builtAt } = model;
+  return { offsets, neighbours, weights, interactionCount, builtAt };
+}
+
+/** Replays one change on a state that has seen every change before it. */
+export function applyStateChange(state: ServingState, change: StateChange): void {
+  if (change.kind === 'tenant') {
+    state.add(change.tenantId);
+    return;
+  }
+  const tenant = state.get(change.tenantId);
+  if (!tenant) throw new Error(`state change for unknown tenant '${change.tenantId}'`);
+  switch (change.kind) {
+    case 'settings':
+      tenant.replaceSettings(change.settings);
+      break;
+    case 'config':
+      if (change.document) tenant.putConfigDocument(change.collection, change.key, change.document);
+      else tenant.removeConfigDocument(change.collection, change.key);
+      break;
+    case 'items':
+      for (const item of change.items) tenant.upsertItem(item);
+      break;
+    case 'interactions':
+      for (const event of change.events) tenant.recordHistory(event, change.now);
+      break;
+    case 'neighbours': {
+      const { offsets, neighbours, weights, interactionCount, builtAt } = change.model;
+      tenant.replaceNeighbours(new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt));
+      break;
+    }
+  }
+}

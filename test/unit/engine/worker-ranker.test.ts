@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/contract/errors.js';
+import { SCENARIO } from '../../../src/contract/scenarios.js';
+import { resolveProjection } from '../../../src/engine/projection.js';
+import { rankingOutcome, type RankingOutcome } from '../../../src/engine/ranker.js';
+import { WorkerRanker } from '../../../src/engine/worker-ranker.js';
+import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
+import {
+  addEvents,
+  item,
+  neighboursOf,
+  NOW,
+  request,
+  type RequestBody,
+} from '../../support/tenant-fixture.js';
+
+// The thread runs the compiled module (`npm test` builds before it runs the tests).
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const COMPILED_SCRIPT = pathToFileURL(path.join(ROOT, 'dist/src/engine/ranking-worker.js'));
+
+const rankers: WorkerRanker[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(rankers.splice(0).map((ranker) => ranker.close()));
+  dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true }));
+});
+
+function started(script = COMPILED_SCRIPT): WorkerRanker {
+  const ranker = new WorkerRanker(script);
+  rankers.push(ranker);
+  return ranker;
+}
+
+/** A shop whose every change goes to the ranker's thread. */
+function shopFor(ranker: WorkerRanker): TenantState {
+  const tenant = new ServingState(ranker.changes).add('shop');
+  for (const [id, category, price] of [
+    ['a', 'shoes', 10],
+    ['b', 'shoes', 20],
+    ['c', 'bags', 30],
+    ['d', 'bags', 40],
+  ] as const) {
+    tenant.upsertItem(item(id, { category, attributes: { name: id.toUpperCase(), price } }));
+  }
+  addEvents(tenant, [
+    { item: 'a', user: 'u1' },
+    { item: 'b', user: 'u1', country: 'DE' },
+    { item: 'c', user: 'u2', type: 'purchase' },
+    { item: 'd', times: 3 },
+  ]);
+  tenant.replaceNeighbours(
+    neighboursOf(tenant, [
+      ['a', 'b', 0.5],
+      ['a', 'c', 0.25],
+    ]),
+  );
+  tenant.putConfigDocument(
+    'scenarios',
+    'pdp',
+    SCENARIO.parse({ slug: 'pdp', logicType: 'item-to-item', filter: `'price' > 5` }),
+  );
+  return tenant;
+}
+
+function rankedBy(ranker: WorkerRanker, tenant: TenantState, body: RequestBody): Promise<RankingOutcome> {
+  const recommendation = request(body);
+  const projection = resolveProjection(recommendation.projection);
+  return new Promise((resolve) => ranker.rank(tenant, recommendation, projection, NOW, resolve));
+}
+
+function rankedHere(tenant: TenantState, body: RequestBody): RankingOutcome {
+  const recommendation = request(body);
+  return rankingOutcome(tenant, recommendation, resolveProjection(recommendation.projection), NOW);
+}
+
+/** The item ids of a rendered list (which ends where its recommId would follow). */
+function idsOf(outcome: RankingOutcome): string[] {
+  const answer = JSON.parse(`${outcome as string}}`) as { items: { itemId: string }[] };
+  return answer.items.map((entry) => entry.itemId);
+}
+
+const BODIES: RequestBody[] = [
+  { scenario: 'pdp', itemId: 'a' },
+  { logicType: 'item-to-item', itemId: 'a', includedProperties: ['attributes.name'] },
+  { logicType: 'user-to-item', userId: 'u1', country: 'DE', returnProperties: false },
+  { logicType: 'recently-viewed', userId: 'u1' },
+];
+
+describe('WorkerRanker', () => {
+  it('ranks in its thread what this thread ranks, with every change made before the request', async () => {
+    const ranker = started();
+    const tenant = shopFor(ranker);
+    const answers = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
+    expect(answers).toEqual(BODIES.map((body) => rankedHere(tenant, body)));
+    expect(idsOf(answers[0])).toContain('b');
+
+    // Written just before the request, in the same turn: the thread applies it first.
+    tenant.upsertItem(
+      item('b', { category: 'shoes', attributes: { name: 'B', price: 20 }, available: false }),
+    );
+    const afterWrite = await rankedBy(ranker, tenant, BODIES[0]);
+    expect(afterWrite).toEqual(rankedHere(tenant, BODIES[0]));
+    expect(idsOf(afterWrite)).not.toContain('b');
+  });
+
+  it("answers a request's error as the ApiError it is", async () => {
+    const ranker = started();
+    const tenant = shopFor(ranker);
+    const error = await rankedBy(ranker, tenant, { logicType: 'item-to-item', itemId: 'nope' });
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: 'ITEM_NOT_FOUND', statusCode: 404 });
+  });
+
+  it('ranks in this thread once its thread fails, the requests in flight included', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-worker-'));
+    dirs.push(dir);
+    const failing = path.join(dir, 'failing-worker.mjs');
+    writeFileSync(
+      failing,
+      `import { parentPort } from 'node:worker_threads';
+       parentPort.on('message', () => { throw new Error('ranking thread broke'); });`,
+    );
+    const ranker = started(pathToFileURL(failing));
+    const failures: Error[] = [];
+    ranker.whenFailed((error) => failures.push(error));
+    const tenant = shopFor(ranker);
+    const inFlight = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
+    expect(inFlight).toEqual(BODIES.map((body) => rankedHere(tenant, body)));
+    expect(failures.map((error) => error.message)).toEqual(['ranking thread broke']);
+    expect(await rankedBy(ranker, tenant, BODIES[1])).toEqual(rankedHere(tenant, BODIES[1]));
+    const late: Error[] = [];
+    ranker.whenFailed((error) => late.push(error));
+    expect(late).toEqual(failures);
+  });
+});

@@ -1,0 +1,153 @@
+import { describe, expect, it, vi } from 'vitest';
+import { RULE, SCENARIO } from '../../../src/contract/scenarios.js';
+import { applyStateChange, FULL_ROWS, StateChangeLog } from '../../../src/state/state-changes.js';
+import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
+import {
+  addEvents,
+  daysAgo,
+  item,
+  neighboursOf,
+  NOW,
+  rank,
+  type RequestBody,
+} from '../../support/tenant-fixture.js';
+
+function recordedState() {
+  const listener = { pending: vi.fn(), full: vi.fn() };
+  const log = new StateChangeLog(listener);
+  return { state: new ServingState(log), log, listener };
+}
+
+function replayed(log: StateChangeLog): ServingState {
+  const replica = new ServingState();
+  for (const change of log.take()) applyStateChange(replica, change);
+  return replica;
+}
+
+function historyOf(tenant: TenantState, identity: string) {
+  const history = tenant.histories.get(identity)!;
+  return Array.from({ length: history.length }, (_, i) => [
+    tenant.catalog.externalIds[history.items[i]],
+    history.types[i],
+    history.ts[i],
+    tenant.countries.nameOf(history.countries[i]),
+  ]);
+}
+
+describe('state changes', () => {
+  it('rebuild a state that ranks alike, under the same dense ids', () => {
+    const { state, log } = recordedState();
+    const tenant = state.add('shop');
+    // Events may name items before the catalog has them (placeholder ids); one outside every window
+    // gets no id at all.
+    addEvents(tenant, [
+      { item: 'ghost', user: 'u1', ts: daysAgo(2), country: 'DE' },
+      { item: 'forgotten', user: 'u1', ts: daysAgo(200) },
+    ]);
+    for (const [id, category, price] of [
+      ['a', 'shoes', 10],
+      ['b', 'shoes', 20],
+      ['c', 'bags', 30],
+      ['d', 'bags', 40],
+    ] as const) {
+      tenant.upsertItem(item(id, { category, attributes: { price } }));
+    }
+    addEvents(tenant, [
+      { item: 'a', user: 'u1', ts: daysAgo(1) },
+      { item: 'c', user: 'u2', type: 'purchase', ts: daysAgo(3), country: 'FR' },
+      { item: 'd', times: 3 },
+    ]);
+    tenant.replaceNeighbours(
+      neighboursOf(tenant, [
+        ['a', 'b', 0.5],
+        ['a', 'c', 0.25],
+        ['c', 'd', 0.4],
+      ]),
+    );
+    tenant.putConfigDocument(
+      'scenarios',
+      'pdp',
+      SCENARIO.parse({ slug: 'pdp', logicType: 'item-to-item', filter: `'price' > 15` }),
+    );
+    tenant.putConfigDocument(
+      'rules',
+      'cheap',
+      RULE.parse({ slug: 'cheap', type: 'filter', expression: `'price' < 35` }),
+    );
+    tenant.removeConfigDocument('rules', 'cheap');
+    tenant.replaceSettings({
+      ...tenant.settings,
+      freshness: { ...tenant.settings.freshness, keyPath: 'attributes.addedAt' },
+    });
+    tenant.upsertItem(item('b', { category: 'shoes', attributes: { price: 20 }, available: false }));
+    state.add('other').upsertItem(item('z'));
+
+    const replica = replayed(log);
+    const copy = replica.get('shop')!;
+    expect(copy.catalog.externalIds).toEqual(['ghost', 'a', 'b', 'c', 'd']);
+    expect(copy.catalog.externalIds).toEqual(tenant.catalog.externalIds);
+    for (let id = 0; id < tenant.catalog.size; id++) {
+      expect(copy.catalog.document(id)).toEqual(tenant.catalog.document(id));
+    }
+    expect(copy.settings).toEqual(tenant.settings);
+    expect([...copy.config.scenarios]).toEqual([...tenant.config.scenarios]);
+    expect(copy.config.rules.size).toBe(0);
+    expect(copy.neighbours.offsets).toEqual(tenant.neighbours.offsets);
+    expect(copy.neighbours.neighbours).toEqual(tenant.neighbours.neighbours);
+    expect(copy.neighbours.weights).toEqual(tenant.neighbours.weights);
+    for (const identity of ['u1', 'u2'])
+      expect(historyOf(copy, identity)).toEqual(historyOf(tenant, identity));
+    const bodies: RequestBody[] = [
+      { scenario: 'pdp', itemId: 'a' },
+      { logicType: 'item-to-item', itemId: 'c', country: 'FR' },
+      { logicType: 'user-to-item', userId: 'u1', country: 'DE' },
+      { logicType: 'recently-viewed', userId: 'u1' },
+    ];
+    for (const body of bodies) expect(rank(copy, body, NOW)).toEqual(rank(tenant, body, NOW));
+    expect(rank(copy, bodies[0], NOW).ids).not.toContain(copy.catalog.idOf('b'));
+    expect(replica.get('other')!.catalog.externalIds).toEqual(['z']);
+    expect(replica.ids()).toEqual(['other', 'shop']);
+  });
+
+  it('share a change between consecutive rows of one kind and tenant, and say when the log fills', () => {
+    const { state, log, listener } = recordedState();
+    const shop = state.add('shop');
+    const other = state.add('other');
+    expect(listener.pending).toHaveBeenCalledTimes(1);
+    shop.upsertItem(item('a'));
+    shop.upsertItem(item('b'));
+    other.upsertItem(item('a'));
+    shop.upsertItem(item('c'));
+    addEvents(shop, [{ item: 'a' }, { item: 'b' }]);
+    addEvents(shop, [{ item: 'c' }], NOW + 1);
+    expect(
+      log.take().map((change) => {
+        if (change.kind === 'items') return [change.kind, change.tenantId, change.items.length];
+        if (change.kind === 'interactions') return [change.kind, change.tenantId, change.events.length];
+        return [change.kind, change.tenantId];
+      }),
+    ).toEqual([
+      ['tenant', 'shop'],
+      ['tenant', 'other'],
+      ['items', 'shop', 2],
+      ['items', 'other', 1],
+      ['items', 'shop', 1],
+      ['interactions', 'shop', 2],
+      ['interactions', 'shop', 1],
+    ]);
+    expect(listener.full).not.toHaveBeenCalled();
+
+    shop.replaceSettings({ ...shop.settings });
+    expect(listener.pending).toHaveBeenCalledTimes(2);
+    for (let i = 0; i < FULL_ROWS; i++) shop.upsertItem(item(`bulk-${i}`));
+    expect(listener.full).toHaveBeenCalledTimes(1);
+    expect(log.take()).toHaveLength(2);
+    expect(log.take()).toEqual([]);
+  });
+
+  it('refuse to apply to a replica that lacks the tenant', () => {
+    expect(() =>
+      applyStateChange(new ServingState(), { kind: 'items', tenantId: 'shop', items: [item('a')] }),
+    ).toThrow(/unknown tenant 'shop'/);
+  });
+});
