@@ -1,8 +1,7 @@
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
 import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js';
 import { NameTable } from './name-table.js';
-import type { StateChangeLog } from './state-changes.js';
-import { neighbourArrays } from './state-changes.js';
+import { neighbourArrays, type StateChangeLog } from './state-changes.js';
 import { TenantConfig, type ConfigCollection, type ConfigDocument } from './tenant-config.js';
 import { ItemCatalog } from './item-catalog.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';

@@ -110,6 +110,18 @@ export function buildTenant(spec: TenantSpec = {}): TenantState {
   return tenant;
 }
 
+/** Upserts shoes a (price 10) and b (20), bags c (30) and d (40), each named by its id in capitals. */
+export function upsertShoesAndBags(tenant: TenantState): void {
+  for (const [id, category, price] of [
+    ['a', 'shoes', 10],
+    ['b', 'shoes', 20],
+    ['c', 'bags', 30],
+    ['d', 'bags', 40],
+  ] as const) {
+    tenant.upsertItem(item(id, { category, attributes: { name: id.toUpperCase(), price } }));
+  }
+}
+
 /** Records interactions as ingestion stores them (countries normalised, per-type default weights). */
 export function addEvents(tenant: TenantState, events: readonly EventSpec[], now = NOW): void {
   for (const event of events) {

@@ -52,13 +52,16 @@ function collector() {
   return { answers, done };
 }
 
+/** A recommender whose ranker holds every list until released, and what it answered so far. */
+function heldRecommender() {
+  const ranker = new HeldRanker();
+  return { tenant: tenantOf(), ranker, recommender: new Recommender(ranker, OPTIONS), ...collector() };
+}
+
 describe('Recommender', () => {
   it('ranks a miss, and answers the same request from the cache once the list came back', () => {
-    const tenant = tenantOf();
-    const ranker = new HeldRanker();
-    const recommender = new Recommender(ranker, OPTIONS);
+    const { tenant, ranker, recommender, answers, done } = heldRecommender();
     const pdp = request({ logicType: 'item-to-item', itemId: 'a' });
-    const { answers, done } = collector();
     recommender.recommend(tenant, pdp, done);
     // Nothing is cached before the list comes back.
     recommender.recommend(tenant, pdp, done);
@@ -75,10 +78,7 @@ describe('Recommender', () => {
   });
 
   it('never answers a noCache request from the cache', () => {
-    const tenant = tenantOf();
-    const ranker = new HeldRanker();
-    const recommender = new Recommender(ranker, OPTIONS);
-    const { answers, done } = collector();
+    const { tenant, ranker, recommender, answers, done } = heldRecommender();
     recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'a' }), done);
     ranker.release();
     recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'a', noCache: true }), done);
@@ -87,11 +87,8 @@ describe('Recommender', () => {
   });
 
   it('does not keep a list as fresh when the state changed while it was ranked', () => {
-    const tenant = tenantOf();
-    const ranker = new HeldRanker();
-    const recommender = new Recommender(ranker, OPTIONS);
+    const { tenant, ranker, recommender, answers, done } = heldRecommender();
     const pdp = request({ logicType: 'item-to-item', itemId: 'a' });
-    const { answers, done } = collector();
     recommender.recommend(tenant, pdp, done);
     // A write acknowledged after the request was sent: the list may or may not have seen it.
     tenant.upsertItem({ ...tenant.catalog.document(tenant.catalog.idOf('b'))!, available: false });

@@ -16,6 +16,7 @@ import {
   NOW,
   request,
   type RequestBody,
+  upsertShoesAndBags,
 } from '../../support/tenant-fixture.js';
 
 // The thread runs the compiled module (`npm test` builds before it runs the tests).
@@ -38,14 +39,7 @@ function started(script = COMPILED_SCRIPT): WorkerRanker {
 /** A shop whose every change goes to the ranker's thread. */
 function shopFor(ranker: WorkerRanker): TenantState {
   const tenant = new ServingState(ranker.changes).add('shop');
-  for (const [id, category, price] of [
-    ['a', 'shoes', 10],
-    ['b', 'shoes', 20],
-    ['c', 'bags', 30],
-    ['d', 'bags', 40],
-  ] as const) {
-    tenant.upsertItem(item(id, { category, attributes: { name: id.toUpperCase(), price } }));
-  }
+  upsertShoesAndBags(tenant);
   addEvents(tenant, [
     { item: 'a', user: 'u1' },
     { item: 'b', user: 'u1', country: 'DE' },

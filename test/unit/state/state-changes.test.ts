@@ -10,6 +10,7 @@ import {
   NOW,
   rank,
   type RequestBody,
+  upsertShoesAndBags,
 } from '../../support/tenant-fixture.js';
 
 function recordedState() {
@@ -44,14 +45,7 @@ describe('state changes', () => {
       { item: 'ghost', user: 'u1', ts: daysAgo(2), country: 'DE' },
       { item: 'forgotten', user: 'u1', ts: daysAgo(200) },
     ]);
-    for (const [id, category, price] of [
-      ['a', 'shoes', 10],
-      ['b', 'shoes', 20],
-      ['c', 'bags', 30],
-      ['d', 'bags', 40],
-    ] as const) {
-      tenant.upsertItem(item(id, { category, attributes: { price } }));
-    }
+    upsertShoesAndBags(tenant);
     addEvents(tenant, [
       { item: 'a', user: 'u1', ts: daysAgo(1) },
       { item: 'c', user: 'u2', type: 'purchase', ts: daysAgo(3), country: 'FR' },
@@ -79,7 +73,9 @@ describe('state changes', () => {
       ...tenant.settings,
       freshness: { ...tenant.settings.freshness, keyPath: 'attributes.addedAt' },
     });
-    tenant.upsertItem(item('b', { category: 'shoes', attributes: { price: 20 }, available: false }));
+    tenant.upsertItem(
+      item('b', { category: 'shoes', attributes: { name: 'B', price: 20 }, available: false }),
+    );
     state.add('other').upsertItem(item('z'));
 
     const replica = replayed(log);
