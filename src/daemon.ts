@@ -34,13 +34,21 @@ export const DAEMON_FILE = 'daemon.json';
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const rankingThread = options.rankingThread ? new WorkerRanker() : undefined;
   const ranker: Ranker = rankingThread ?? new LocalRanker(new TurnQueue());
-  let runtime: Runtime;
   try {
-    runtime = await openRuntime(options.dataDir, ranker.changes);
+    return await startServing(options, ranker, rankingThread);
   } catch (error) {
+    // A running thread would keep the process alive after a failed start.
     await ranker.close();
     throw error;
   }
+}
+
+async function startServing(
+  options: DaemonOptions,
+  ranker: Ranker,
+  rankingThread: WorkerRanker | undefined,
+): Promise<Daemon> {
+  const runtime = await openRuntime(options.dataDir, ranker.changes);
   const key = operatorKey(options.dataDir);
   if (key.generatedFile) {
     options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);

@@ -89,6 +89,8 @@ export class WorkerRanker implements Ranker {
     this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
     this.worker = new Worker(script);
     this.worker.on('message', (batch: RankedBatch) => this.answered(batch));
+    // An answer that can't be read would leave the answers after it to the wrong requests.
+    this.worker.on('messageerror', (error) => this.failOver(error));
     this.worker.on('error', (error) => this.failOver(error));
     this.worker.on('exit', (code) => this.failOver(new Error(`ranking thread exited with code ${code}`)));
   }
@@ -112,9 +114,11 @@ export class WorkerRanker implements Ranker {
     if (this.failure) listener(this.failure);
   }
 
+  /** Ends the thread; requests still waiting for it, and any that come later, are ranked here. */
   async close(): Promise<void> {
     this.closing = true;
     await this.worker.terminate();
+    this.rankHere();
   }
 
   private schedule(): void {
@@ -159,12 +163,23 @@ export class WorkerRanker implements Ranker {
     if (this.fallback || this.closing) return;
     this.failure = error;
     this.failureListener?.(error);
-    const fallback = (this.fallback = new LocalRanker());
+    void this.worker.terminate();
+    this.rankHere();
+  }
+
+  /**
+   * Ranks the waiting requests, and those to come, in this thread. Not at once: this may run inside a
+   * write's commit (a full change log flushes there), whose changes must all be applied first.
+   */
+  private rankHere(): void {
+    const fallback = (this.fallback ??= new LocalRanker());
     // The changes recorded from now on have no reader.
     this.changes.take();
     const waiting = [...this.sent.splice(0), ...this.queued.splice(0)];
-    for (const { tenant, request, projection, now, done } of waiting) {
-      fallback.rank(tenant, request, projection, now, done);
-    }
+    setImmediate(() => {
+      for (const { tenant, request, projection, now, done } of waiting) {
+        fallback.rank(tenant, request, projection, now, done);
+      }
+    });
   }
 }

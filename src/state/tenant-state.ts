@@ -67,8 +67,8 @@ export class TenantState {
   }
 
   upsertItem(item: StoredItem): void {
-    this.catalog.upsert(item);
     this.changes?.itemUpserted(this.tenantId, item);
+    this.catalog.upsert(item);
   }
 
   /** Adds a committed interaction: its event id, and its place in the windowed history. */

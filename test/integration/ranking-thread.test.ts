@@ -152,5 +152,7 @@ describe('ranking in a worker thread', () => {
     // Prices go up to 60: the last filter leaves nothing.
     expect(filteredCounts[0]).toBeGreaterThan(0);
     expect(filteredCounts.at(-1)).toBe(0);
+    // Had the thread failed, the event-loop thread would have ranked all this, and said so.
+    expect(daemon.output()).not.toMatch(/ranking thread failed/);
   });
 });

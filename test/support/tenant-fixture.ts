@@ -218,7 +218,6 @@ export function entriesOf(tenant: TenantState, pool: CandidatePool): [string, nu
   return Array.from(pool.idView(), (id, i) => [tenant.catalog.externalIds[id], pool.scores[i]]);
 }
 
-/** The ApiError `run` throws; anything else (or nothing) fails the test. */
 /** A ranker that ranks at once, so that a test reads its answers synchronously (see `answerNow`). */
 export function inlineRanker(): LocalRanker {
   return new LocalRanker();
@@ -238,6 +237,7 @@ export function answerNow(
   return answer;
 }
 
+/** The ApiError `run` throws; anything else (or nothing) fails the test. */
 export function apiErrorOf(run: () => unknown): ApiError {
   try {
     run();

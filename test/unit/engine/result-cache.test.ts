@@ -2,7 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ResultCache } from '../../../src/engine/result-cache.js';
 import { ItemNeighbours } from '../../../src/models/item-neighbours.js';
-import { addEvents, buildTenant, item, request, type RequestBody } from '../../support/tenant-fixture.js';
+import { GEO_WINDOW_MS } from '../../../src/state/tenant-state.js';
+import {
+  addEvents,
+  buildTenant,
+  item,
+  NOW,
+  request,
+  type RequestBody,
+} from '../../support/tenant-fixture.js';
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
 
@@ -95,8 +103,6 @@ describe('ResultCache.key', () => {
   });
 });
 
-const NOW = Date.now();
-
 describe('ResultCache entries', () => {
   it('returns the stored list while nothing it depends on changed', () => {
     const tenant = tenantOf();
@@ -141,6 +147,15 @@ describe('ResultCache entries', () => {
     const stored = body();
     cache.set('k', cache.stamp(tenant, undefined, NOW), stored);
     expect(cache.get('k', tenant, NOW + 30_000)).toBe(stored);
+  });
+
+  it('is stale a second after an event left the geo window, though nothing read the counters since', () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache(OPTIONS);
+    addEvents(tenant, [{ item: 'b', ts: NOW - GEO_WINDOW_MS + 10_000 }]);
+    cache.set('k', cache.stamp(tenant, undefined, NOW), body());
+    expect(cache.get('k', tenant, NOW + 5_000)).toBeDefined();
+    expect(cache.get('k', tenant, NOW + 20_000)).toBeUndefined();
   });
 
   it('entries expire after ttlMs', async () => {

@@ -36,6 +36,22 @@ function started(script = COMPILED_SCRIPT): WorkerRanker {
   return ranker;
 }
 
+/** A ranker whose thread must not fail: had it failed, this thread would rank, and alike. */
+function startedSound(): WorkerRanker {
+  const ranker = started();
+  ranker.whenFailed((error) => expect.unreachable(`the ranking thread failed: ${error.message}`));
+  return ranker;
+}
+
+/** A stand-in for the ranking thread, from its module's source. */
+function scriptOf(source: string): URL {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-worker-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'ranking-thread.mjs');
+  writeFileSync(file, `import { parentPort } from 'node:worker_threads';\n${source}`);
+  return pathToFileURL(file);
+}
+
 /** A shop whose every change goes to the ranker's thread. */
 function shopFor(ranker: WorkerRanker): TenantState {
   const tenant = new ServingState(ranker.changes).add('shop');
@@ -86,7 +102,7 @@ const BODIES: RequestBody[] = [
 
 describe('WorkerRanker', () => {
   it('ranks in its thread what this thread ranks, with every change made before the request', async () => {
-    const ranker = started();
+    const ranker = startedSound();
     const tenant = shopFor(ranker);
     const answers = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
     expect(answers).toEqual(BODIES.map((body) => rankedHere(tenant, body)));
@@ -102,7 +118,7 @@ describe('WorkerRanker', () => {
   });
 
   it("answers a request's error as the ApiError it is", async () => {
-    const ranker = started();
+    const ranker = startedSound();
     const tenant = shopFor(ranker);
     const error = await rankedBy(ranker, tenant, { logicType: 'item-to-item', itemId: 'nope' });
     expect(error).toBeInstanceOf(ApiError);
@@ -110,18 +126,20 @@ describe('WorkerRanker', () => {
   });
 
   it('ranks in this thread once its thread fails, the requests in flight included', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-worker-'));
-    dirs.push(dir);
-    const failing = path.join(dir, 'failing-worker.mjs');
-    writeFileSync(
-      failing,
-      `import { parentPort } from 'node:worker_threads';
-       parentPort.on('message', () => { throw new Error('ranking thread broke'); });`,
+    // Answers the first requests with a list of its own, then breaks.
+    const ranker = started(
+      scriptOf(`let messages = 0;
+        parentPort.on('message', ({ jobs }) => {
+          if (jobs.length === 0) return;
+          if (messages++ > 0) throw new Error('ranking thread broke');
+          parentPort.postMessage({ bodies: jobs.map(() => '{"thread":true'), failures: jobs.map(() => null) });
+        });`),
     );
-    const ranker = started(pathToFileURL(failing));
     const failures: Error[] = [];
     ranker.whenFailed((error) => failures.push(error));
     const tenant = shopFor(ranker);
+    expect(await rankedBy(ranker, tenant, BODIES[0])).toBe('{"thread":true');
+    expect(failures).toEqual([]);
     const inFlight = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
     expect(inFlight).toEqual(BODIES.map((body) => rankedHere(tenant, body)));
     expect(failures.map((error) => error.message)).toEqual(['ranking thread broke']);
@@ -129,5 +147,15 @@ describe('WorkerRanker', () => {
     const late: Error[] = [];
     ranker.whenFailed((error) => late.push(error));
     expect(late).toEqual(failures);
+  });
+
+  it('ranks in this thread what waits for its thread when it is closed, and what comes after', async () => {
+    const ranker = started(scriptOf(`parentPort.on('message', () => {});`));
+    const tenant = shopFor(ranker);
+    const waiting = rankedBy(ranker, tenant, BODIES[0]);
+    await new Promise((resolve) => setImmediate(resolve));
+    await ranker.close();
+    expect(await waiting).toEqual(rankedHere(tenant, BODIES[0]));
+    expect(await rankedBy(ranker, tenant, BODIES[3])).toEqual(rankedHere(tenant, BODIES[3]));
   });
 });
