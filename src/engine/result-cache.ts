@@ -59,11 +59,12 @@ export class ResultCache {
   }
 
   get(key: string, tenant: TenantState, now: number): Buffer | undefined {
+    // Events leave the geo window with time alone; ranking drops them as it reads the counters, but
+    // ranking may run elsewhere (WorkerRanker), and a stream of cache hits ranks nothing. Before the
+    // lookup, so that the stamp of a miss (taken next) is as current as the check of a hit.
+    tenant.geoCounts.advance(now);
     const entry = this.lru.get(key);
     if (!entry) return undefined;
-    // Events leave the geo window with time alone; ranking drops them as it reads the counters, but
-    // ranking may run elsewhere (WorkerRanker), and a stream of cache hits ranks nothing.
-    tenant.geoCounts.advance(now);
     const history = entry.identity === undefined ? undefined : tenant.histories.get(entry.identity);
     const fresh =
       entry.catalogVersion === tenant.catalog.version &&

@@ -172,9 +172,8 @@ export class WorkerRanker implements Ranker {
    * write's commit (a full change log flushes there), whose changes must all be applied first.
    */
   private rankHere(): void {
+    // From now on `flush` drops the changes recorded: they have no reader.
     const fallback = (this.fallback ??= new LocalRanker());
-    // The changes recorded from now on have no reader.
-    this.changes.take();
     const waiting = [...this.sent.splice(0), ...this.queued.splice(0)];
     setImmediate(() => {
       for (const { tenant, request, projection, now, done } of waiting) {

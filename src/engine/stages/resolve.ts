@@ -132,17 +132,18 @@ function placementConfig(
   };
 }
 
+/** A placement's configuration, and the effective configurations built from it, per count. */
+interface PlainPlacement {
+  placement: PlacementConfig;
+  byCount: Map<number, EffectiveConfig>;
+}
+
 /**
  * Effective configurations of requests without overrides (most of them), by tenant configuration,
  * scenario (or logic type) and count, until that configuration changes: resolving rules, constraints and
  * expressions (the whole filter included) anew cost as much as a stage. Keyed by objects and constants,
  * whose hashes are stored, rather than by a string built per request.
  */
-interface PlainPlacement {
-  placement: PlacementConfig;
-  byCount: Map<number, EffectiveConfig>;
-}
-
 const plainConfigs = new WeakMap<
   TenantConfig,
   { version: number; byPlacement: Map<Scenario | LogicType, PlainPlacement> }

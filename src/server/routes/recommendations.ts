@@ -26,18 +26,14 @@ const USER_PARAMS = z.strictObject({ userId: z.string().min(1).max(512) });
 const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });
 
 export async function recommendationRoutes(app: FastifyInstance): Promise<void> {
-  // The recommender answers encoded JSON; with this content type Fastify sends it as it is.
-  const send = (reply: FastifyReply, body: Buffer) => {
-    reply.type('application/json; charset=utf-8').send(body);
-  };
-
   /**
    * Returns nothing: a handler that returns the reply makes Fastify wait for it with a promise and stream
    * listeners, which costs more than the cached path's own work.
    */
   const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
     app.recommender.recommend(request.tenant, recommendation, (answer) => {
-      if (Buffer.isBuffer(answer)) send(reply, answer);
+      // The answer is encoded JSON; with this content type Fastify sends it as it is.
+      if (Buffer.isBuffer(answer)) reply.type('application/json; charset=utf-8').send(answer);
       else reply.send(answer);
     });
   };
