@@ -10,7 +10,6 @@ import type { TenantSettings } from '../../src/contract/tenant-settings.js';
 import { CandidatePool } from '../../src/engine/candidate-pool.js';
 import type { PipelineContext } from '../../src/engine/context.js';
 import { recommendList, type RankedList } from '../../src/engine/pipeline.js';
-import { LocalRanker } from '../../src/engine/ranker.js';
 import type { Recommender } from '../../src/engine/recommender.js';
 import { fromBody, type RecommendationRequest } from '../../src/engine/request.js';
 import { resolve } from '../../src/engine/stages/resolve.js';
@@ -85,21 +84,20 @@ let anonymous = 0;
 /** Items first (so dense ids follow their order), then events, neighbours and configuration. */
 export function buildTenant(spec: TenantSpec = {}): TenantState {
   const tenant = new TenantState(spec.tenantId ?? 't1');
-  for (const entry of spec.items ?? [])
-    tenant.catalog.upsert(typeof entry === 'string' ? item(entry) : entry);
+  for (const entry of spec.items ?? []) tenant.upsertItem(typeof entry === 'string' ? item(entry) : entry);
   addEvents(tenant, spec.events ?? []);
   if (spec.neighbours) tenant.replaceNeighbours(neighboursOf(tenant, spec.neighbours));
   for (const scenario of spec.scenarios ?? []) {
     const parsed = SCENARIO.parse(scenario);
-    tenant.config.scenarios.set(parsed.slug, parsed);
+    tenant.putConfigDocument('scenarios', parsed.slug, parsed);
   }
   for (const rule of spec.rules ?? []) {
     const parsed = RULE.parse(rule);
-    tenant.config.rules.set(parsed.slug, parsed);
+    tenant.putConfigDocument('rules', parsed.slug, parsed);
   }
   for (const segmentation of spec.segmentations ?? []) {
     const parsed = SEGMENTATION.parse(segmentation);
-    tenant.config.segmentations.set(parsed.segmentationId, parsed);
+    tenant.putConfigDocument('segmentations', parsed.segmentationId, parsed);
   }
   if (spec.freshness) {
     tenant.replaceSettings({
@@ -218,12 +216,10 @@ export function entriesOf(tenant: TenantState, pool: CandidatePool): [string, nu
   return Array.from(pool.idView(), (id, i) => [tenant.catalog.externalIds[id], pool.scores[i]]);
 }
 
-/** A ranker that ranks at once, so that a test reads its answers synchronously (see `answerNow`). */
-export function inlineRanker(): LocalRanker {
-  return new LocalRanker();
-}
-
-/** The recommender's answer to a request it answers synchronously (cached, or an inline ranker's). */
+/**
+ * The recommender's answer to a request it answers synchronously: cached, or ranked by a `LocalRanker`
+ * without a turn queue.
+ */
 export function answerNow(
   recommender: Recommender,
   tenant: TenantState,

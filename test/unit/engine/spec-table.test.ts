@@ -4,6 +4,7 @@
  * fixture's `rank`) or `Recommender.recommend`.
  */
 import { describe, expect, it } from 'vitest';
+import { LocalRanker } from '../../../src/engine/ranker.js';
 import { Recommender } from '../../../src/engine/recommender.js';
 import type { RecommendationRequest } from '../../../src/engine/request.js';
 import { ResultCache } from '../../../src/engine/result-cache.js';
@@ -13,7 +14,6 @@ import {
   buildTenant,
   DAY,
   daysAgo,
-  inlineRanker,
   item,
   NOW,
   rank,
@@ -296,7 +296,7 @@ const UNIFIED_REQUEST: Row[] = [
     'Scenario slug; resolves logicType, filter, boosters, constraints.',
     () => {
       const response = answer(
-        new Recommender(inlineRanker()),
+        new Recommender(new LocalRanker()),
         tenant,
         request({ scenario: 'pdp-filtered', itemId: 's' }),
         NOW,
@@ -312,7 +312,7 @@ const UNIFIED_REQUEST: Row[] = [
     () => {
       expect(apiErrorOf(() => rank(tenant, { itemId: 's' })).code).toBe('MISSING_SEED');
       const response = answer(
-        new Recommender(inlineRanker()),
+        new Recommender(new LocalRanker()),
         tenant,
         request({ logicType: 'item-to-item', itemId: 's' }),
         NOW,
@@ -372,7 +372,7 @@ const UNIFIED_REQUEST: Row[] = [
       expect(rank(wide, { logicType: 'item-to-item', itemId: 'i0' }).ids.length).toBe(10);
       expect(rank(wide, { scenario: 'five', itemId: 'i0', count: 12 }).ids.length).toBe(5);
       const response = answer(
-        new Recommender(inlineRanker()),
+        new Recommender(new LocalRanker()),
         wide,
         request({ logicType: 'item-to-item', itemId: 'i0' }),
         NOW,
@@ -402,7 +402,7 @@ const UNIFIED_REQUEST: Row[] = [
     'returnProperties',
     'Default true. false returns identity-only items.',
     () => {
-      const recommender = new Recommender(inlineRanker());
+      const recommender = new Recommender(new LocalRanker());
       const lean = answer(recommender, tenant, request({ ...pdp, count: 1, returnProperties: false }), NOW);
       expect(lean.items).toEqual([{ itemId: 'a', score: 0.5 }]);
       const recent = answer(
@@ -432,7 +432,7 @@ const UNIFIED_REQUEST: Row[] = [
     'includedProperties',
     'Exact raw document paths; used when returnProperties is true.',
     () => {
-      const recommender = new Recommender(inlineRanker());
+      const recommender = new Recommender(new LocalRanker());
       const body: RequestBody = {
         ...pdp,
         count: 2,
@@ -455,7 +455,7 @@ const UNIFIED_REQUEST: Row[] = [
       // c (2 days old) is fresh for pdp-diverse (7 days) at NOW, not 6 days later: the score of c tells
       // which clock the list was ranked at. The cache key does not carry the clock.
       const own = shop(); // moving the clock forward advances the tenant's windows
-      const recommender = new Recommender(inlineRanker());
+      const recommender = new Recommender(new LocalRanker());
       const later = NOW + 6 * DAY;
       const scoreOfC = (body: RequestBody, at: number) =>
         answer(recommender, own, request(body), at).items.find((entry) => entry.itemId === 'c')?.score;
@@ -602,7 +602,7 @@ describe('SPEC "Unified recommendations" request table', () => {
 
 describe('SPEC "Caching"', () => {
   it('a request with an override is never answered from the cache entry of the plain request', () => {
-    const recommender = new Recommender(inlineRanker());
+    const recommender = new Recommender(new LocalRanker());
     const ids = (body: RequestBody) =>
       answer(recommender, tenant, request(body), NOW).items.map((i) => i.itemId);
     expect(ids(pdp)).toEqual(BASE);
