@@ -25,13 +25,13 @@ export class Recommender {
   recommend(
     tenant: TenantState,
     request: RecommendationRequest,
-    done: (answer: Buffer | Error) => void,
+    done: (answer: string | Error) => void,
     now = Date.now(),
   ): void {
     const projection = resolveProjection(request.projection);
     if (request.noCache) {
       this.ranker.rank(tenant, request, projection, now, (outcome) =>
-        done(outcome instanceof Error ? outcome : withRecommId(Buffer.from(outcome))),
+        done(outcome instanceof Error ? outcome : withRecommId(outcome)),
       );
       return;
     }
@@ -42,9 +42,8 @@ export class Recommender {
     const stamp = this.cache.stamp(tenant, request.userId, now);
     this.ranker.rank(tenant, request, projection, now, (outcome) => {
       if (outcome instanceof Error) return done(outcome);
-      const body = Buffer.from(outcome);
-      this.cache.set(key, stamp, body);
-      done(withRecommId(body));
+      this.cache.set(key, stamp, outcome);
+      done(withRecommId(outcome));
     });
   }
 }

@@ -17,8 +17,8 @@ export interface CacheStamp {
 }
 
 interface Entry extends CacheStamp {
-  /** The rendered answer, without its recommId, encoded. */
-  body: Buffer;
+  /** The rendered answer, without its recommId. */
+  body: string;
 }
 
 export interface ResultCacheOptions {
@@ -40,7 +40,8 @@ export class ResultCache {
     this.lru = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
       ttl: options.ttlMs,
-      sizeCalculation: (entry, key) => 256 + key.length * 2 + entry.body.length,
+      // Two bytes per character: the most a string takes.
+      sizeCalculation: (entry, key) => 256 + (key.length + entry.body.length) * 2,
     });
   }
 
@@ -58,7 +59,7 @@ export class ResultCache {
     return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${projection}\u0000${country}\u0000${overrides}`;
   }
 
-  get(key: string, tenant: TenantState, now: number): Buffer | undefined {
+  get(key: string, tenant: TenantState, now: number): string | undefined {
     // Events leave the geo window with time alone; ranking drops them as it reads the counters, but
     // ranking may run elsewhere (WorkerRanker), and a stream of cache hits ranks nothing. Before the
     // lookup, so that the stamp of a miss (taken next) is as current as the check of a hit.
@@ -92,7 +93,7 @@ export class ResultCache {
     };
   }
 
-  set(key: string, stamp: CacheStamp, body: Buffer): void {
+  set(key: string, stamp: CacheStamp, body: string): void {
     this.lru.set(key, { ...stamp, body });
   }
 }

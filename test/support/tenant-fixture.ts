@@ -225,8 +225,8 @@ export function answerNow(
   tenant: TenantState,
   recommendation: RecommendationRequest,
   now = NOW,
-): Buffer {
-  let answer: Buffer | Error | undefined;
+): string {
+  let answer: string | Error | undefined;
   recommender.recommend(tenant, recommendation, (outcome) => (answer = outcome), now);
   if (answer === undefined) throw new Error('the recommender did not answer synchronously');
   if (answer instanceof Error) throw answer;

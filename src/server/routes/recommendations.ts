@@ -32,8 +32,8 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
    */
   const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
     app.recommender.recommend(request.tenant, recommendation, (answer) => {
-      // The answer is encoded JSON; with this content type Fastify sends it as it is.
-      if (Buffer.isBuffer(answer)) reply.type('application/json; charset=utf-8').send(answer);
+      // The answer is JSON text; with this content type Fastify sends it as it is.
+      if (typeof answer === 'string') reply.type('application/json; charset=utf-8').send(answer);
       else reply.send(answer);
     });
   };

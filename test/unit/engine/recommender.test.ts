@@ -43,12 +43,12 @@ class HeldRanker implements Ranker {
 }
 
 type Parsed = { items: { itemId: string }[]; recommId: string };
-const parse = (body: Buffer) => JSON.parse(body.toString()) as Parsed;
+const parse = (body: string) => JSON.parse(body) as Parsed;
 
 /** Whatever the recommender answered, parsed (or the error), as each answer arrives. */
 function collector() {
   const answers: (Parsed | Error)[] = [];
-  const done = (answer: Buffer | Error) => answers.push(answer instanceof Error ? answer : parse(answer));
+  const done = (answer: string | Error) => answers.push(answer instanceof Error ? answer : parse(answer));
   return { answers, done };
 }
 

@@ -95,19 +95,12 @@ describe('renderList', () => {
 });
 
 describe('withRecommId', () => {
-  it('closes the body with a new UUID each time, leaving the body as it was', () => {
-    const body = Buffer.from(renderList(catalogOf(), scored([0, 1]), PROJECTIONS[1][1]));
-    const first = JSON.parse(withRecommId(body).toString()) as { recommId: string; count: number };
-    const second = JSON.parse(withRecommId(body).toString()) as { recommId: string };
+  it('closes the body with a new UUID each time', () => {
+    const body = renderList(catalogOf(), scored([0, 1]), PROJECTIONS[1][1]);
+    const first = JSON.parse(withRecommId(body)) as { recommId: string; count: number };
+    const second = JSON.parse(withRecommId(body)) as { recommId: string };
     expect(first.count).toBe(1);
     expect(first.recommId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(second.recommId).not.toBe(first.recommId);
-    expect(body.toString()).toBe(renderList(catalogOf(), scored([0, 1]), PROJECTIONS[1][1]));
-  });
-
-  it('keeps characters beyond ASCII', () => {
-    const body = Buffer.from('{"items":[{"name":"Café Ünïcödé 東京"}],"count":1');
-    const answer = JSON.parse(withRecommId(body).toString()) as { items: { name: string }[] };
-    expect(answer.items[0].name).toBe('Café Ünïcödé 東京');
   });
 });

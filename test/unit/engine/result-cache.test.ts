@@ -14,9 +14,9 @@ import {
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
 
-/** An encoded answer of `length` bytes. */
-function body(length = 40): Buffer {
-  return Buffer.from(`{"items":[${'0'.repeat(length - 10)}]`);
+/** A rendered answer of `length` characters. */
+function body(length = 40): string {
+  return `{"items":[${'0'.repeat(length - 10)}]`;
 }
 
 function tenantOf() {
@@ -168,8 +168,8 @@ describe('ResultCache entries', () => {
 
   it('the least recently used entries go when maxBytes is exceeded', () => {
     const tenant = tenantOf();
-    // Each entry weighs 256 + 2 × key length + body bytes: 256 + 2 × 1 + 150 = 408 bytes; two fit.
-    const cache = new ResultCache({ maxBytes: 1000, ttlMs: 60_000 });
+    // Each entry weighs 256 + 2 bytes per character of key and body: 256 + 2 × (1 + 150) = 558 bytes; two fit.
+    const cache = new ResultCache({ maxBytes: 1200, ttlMs: 60_000 });
     const ten = body(150);
     cache.set('a', cache.stamp(tenant, undefined, NOW), ten);
     cache.set('b', cache.stamp(tenant, undefined, NOW), ten);

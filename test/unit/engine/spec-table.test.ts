@@ -287,7 +287,7 @@ function answer(
   recommendation: RecommendationRequest,
   at: number,
 ): Answer {
-  return JSON.parse(answerNow(recommender, tenant, recommendation, at).toString()) as Answer;
+  return JSON.parse(answerNow(recommender, tenant, recommendation, at)) as Answer;
 }
 
 const UNIFIED_REQUEST: Row[] = [
