@@ -10,6 +10,7 @@ import { connectionDrainingPlugin } from './plugins/connection-draining.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js';
+import { RepeatedBodies } from './repeated-bodies.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestionRoutes } from './routes/ingestion.js';
@@ -71,7 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(connectionDrainingPlugin);
   await app.register(turnBatchedResponsesPlugin);
   await app.register(errorsPlugin);
-  await app.register(jsonBodyPlugin);
+  await app.register(jsonBodyPlugin, { bodies: new RepeatedBodies() });
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);
   await app.register(tenantRoutes);

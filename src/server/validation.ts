@@ -1,5 +1,6 @@
 import type { FastifySchemaCompiler } from 'fastify';
 import type { z } from 'zod';
+import { RememberedBody } from './repeated-bodies.js';
 
 /** Carries zod's issues to the error handler, which turns them into the contract's `details`. */
 export class SchemaValidationError extends Error {
@@ -11,10 +12,12 @@ export class SchemaValidationError extends Error {
 }
 
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema }) => {
-  return (data: unknown) => {
+  const validate = (data: unknown) => {
     const result = schema.safeParse(data);
     return result.success
       ? { value: result.data }
       : { error: new SchemaValidationError(result.error.issues) };
   };
+  return (data: unknown) =>
+    data instanceof RememberedBody ? data.validate(schema, validate) : validate(data);
 };

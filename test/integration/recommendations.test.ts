@@ -122,6 +122,58 @@ describe('POST /recommendations', () => {
     expect(new Set(answers.map((answer) => answer.body.recommId)).size).toBe(3);
   });
 
+  it('answers a body sent again, on either POST route, as it answered it the first time', async () => {
+    const body = {
+      logicType: 'items-to-items',
+      itemIds: ['s2', 'b1'],
+      count: 3,
+      country: 'DE',
+      includedProperties: ['attributes.name'],
+      filter: `'price' > 0`,
+      boosters: [`boost by 2 where 'brand' = "acme"`],
+      rulesSlugs: [],
+    };
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await post('/recommendations', body));
+    answers.push(await post('/recommendations', { ...body, noCache: true }));
+    const legacyBody: Partial<typeof body> = { ...body };
+    delete legacyBody.logicType;
+    for (let i = 0; i < 2; i++) answers.push(await post('/recommendations/items-to-items', legacyBody));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(answers.map((answer) => answer.body.items)).toEqual(Array(6).fill(answers[0].body.items));
+
+    for (let i = 0; i < 2; i++) {
+      expectError(
+        await post('/recommendations', { logicType: 'sideways', userId: 'u1' }),
+        400,
+        'INVALID_BODY',
+      );
+      expectError(await post('/recommendations', { logicType: 'user-to-item' }), 400, 'MISSING_SEED');
+    }
+  });
+
+  it('sends names beyond ASCII as UTF-8, with their length in bytes', async () => {
+    const shop = tenantHeaders(await createTenant(daemon.url, 'unicode'));
+    const name = 'Café Ünïcödé 東京 👟';
+    const items = [{ externalId: 'x1', attributes: { name } }];
+    const interactions = [{ userId: 'v', itemId: 'x1', type: 'view', timestamp: hoursAgo(1) }];
+    const write = (route: string, body: unknown) => call(daemon.url, 'POST', route, { headers: shop, body });
+    expect((await write('/ingestion/items', { items })).status).toBe(200);
+    expect((await write('/ingestion/interactions', { interactions })).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(`${daemon.url}/recommendations`, {
+        method: 'POST',
+        headers: { ...shop, 'content-type': 'application/json' },
+        body: JSON.stringify({ logicType: 'recently-viewed', userId: 'v' }),
+      });
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(Number(response.headers.get('content-length'))).toBe(bytes.length);
+      const answer = JSON.parse(bytes.toString('utf8')) as { items: { attributes: { name: string } }[] };
+      expect(answer.items[0].attributes.name).toBe(name);
+    }
+  });
+
   it('defaults count to 10 and never returns more items than the catalog has', async () => {
     const response = await post('/recommendations', { logicType: 'item-to-item', itemId: 's1' });
     expect(response.body.count).toBe(9);

@@ -21,6 +21,15 @@ import {
 
 /** Recommendations may be fetched by every credential kind of the tenant, public tokens included. */
 const config = { kinds: ['api' as const, 'private' as const, 'public' as const] };
+/**
+ * A client asks for the same list again and again in the same words, and answering from the cache costs
+ * less than parsing and validating the body anew: such bodies are remembered (RepeatedBodies). A noCache
+ * body is ranked every time, which costs far more than its parsing, so it is not worth the room.
+ */
+const postConfig = {
+  ...config,
+  rememberBody: (parsed: unknown) => (parsed as { noCache?: unknown } | null)?.noCache !== true,
+};
 
 const USER_PARAMS = z.strictObject({ userId: z.string().min(1).max(512) });
 const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });
@@ -40,9 +49,13 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
 
   // Handlers are synchronous (a thrown error still reaches the error handler): a promise per request
   // costs more than the cached path's own work.
-  app.post('/recommendations', { config, schema: { body: RECOMMENDATION_BODY } }, (request, reply) => {
-    serve(request, reply, fromBody(request.body as RecommendationBody));
-  });
+  app.post(
+    '/recommendations',
+    { config: postConfig, schema: { body: RECOMMENDATION_BODY } },
+    (request, reply) => {
+      serve(request, reply, fromBody(request.body as RecommendationBody));
+    },
+  );
 
   const legacyGet = (path: string, logicType: LogicType, seed: 'userId' | 'itemId') => {
     app.get(
@@ -75,7 +88,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
 
   app.post(
     '/recommendations/items-to-items',
-    { config, schema: { body: ITEMS_TO_ITEMS_BODY, querystring: LEGACY_QUERY } },
+    { config: postConfig, schema: { body: ITEMS_TO_ITEMS_BODY, querystring: LEGACY_QUERY } },
     (request, reply) => {
       serve(request, reply, fromItemsToItems(request.body as ItemsToItemsBody, request.query as LegacyQuery));
     },

@@ -1,0 +1,79 @@
+import { LRUCache } from 'lru-cache';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's JSON bodies repeat: each distinct text whose parsed body this accepts is parsed and
+     * validated once (RepeatedBodies).
+     */
+    rememberBody?: (parsed: unknown) => boolean;
+  }
+}
+
+/** Longer bodies are parsed each time: a request for a list is short, and a long text costs room. */
+const MAX_TEXT_LENGTH = 4096;
+/** Per entry beyond the text: the parsed body, the validated one and the cache's own bookkeeping. */
+const ENTRY_OVERHEAD = 1024;
+
+/** Freezes an object parsed from JSON and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * A body parsed from a text seen before, as the parser hands it to validation; the handler gets what the
+ * route's schema made of it, frozen to its leaves, so that requests can share it.
+ */
+export class RememberedBody {
+  private passed?: { schema: object; outcome: { value: unknown } };
+
+  constructor(readonly parsed: unknown) {}
+
+  /** The outcome of the schema's first success: a body no one can change that passed once passes for good. */
+  validate<E>(
+    schema: object,
+    validate: (parsed: unknown) => { value: unknown } | { error: E },
+  ): { value: unknown } | { error: E } {
+    if (this.passed?.schema === schema) return this.passed.outcome;
+    const outcome = validate(this.parsed);
+    if ('error' in outcome) return outcome;
+    this.passed = { schema, outcome: { value: deepFreeze(outcome.value) } };
+    return this.passed.outcome;
+  }
+}
+
+/**
+ * Request bodies remembered by their text, on the routes that ask for it (`rememberBody`). A shop asks for
+ * the same list (a user, a scenario, a projection) on page view after page view, and once the answer is
+ * cached, parsing and validating its body again takes more time than answering it.
+ */
+export class RepeatedBodies {
+  private readonly bodies: LRUCache<string, RememberedBody>;
+
+  constructor(maxBytes = 16 * 1024 * 1024) {
+    this.bodies = new LRUCache<string, RememberedBody>({
+      maxSize: maxBytes,
+      sizeCalculation: (_body, text) => text.length * 2 + ENTRY_OVERHEAD,
+    });
+  }
+
+  /** The body remembered for this text, if any. */
+  get(text: string): RememberedBody | undefined {
+    return text.length > MAX_TEXT_LENGTH ? undefined : this.bodies.get(text);
+  }
+
+  /**
+   * What the parser hands on for a body parsed from `text`: a RememberedBody, or the parsed body as it is if
+   * the text is too long to be worth remembering.
+   */
+  remember(text: string, parsed: unknown): unknown {
+    if (text.length > MAX_TEXT_LENGTH) return parsed;
+    const body = new RememberedBody(parsed);
+    this.bodies.set(text, body);
+    return body;
+  }
+}
