@@ -12,8 +12,14 @@ declare module 'fastify' {
 
 /** Longer bodies are parsed each time: a request for a list is short, and a long text costs room. */
 const MAX_TEXT_LENGTH = 4096;
-/** Per entry beyond the text: the parsed body, the validated one and the cache's own bookkeeping. */
-const ENTRY_OVERHEAD = 1024;
+/**
+ * What an entry may take per character of its text: the text (2 bytes at most), then the parsed and the
+ * validated body, which share their strings but not their arrays (an array of one-digit numbers, the
+ * densest JSON there is, takes 8 bytes per character in each).
+ */
+const BYTES_PER_CHARACTER = 18;
+/** The two bodies' objects and the cache's own bookkeeping. */
+const ENTRY_OVERHEAD = 512;
 
 /** Freezes an object parsed from JSON and everything in it. */
 function deepFreeze<T>(value: T): T {
@@ -25,8 +31,8 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * A body parsed from a text seen before, as the parser hands it to validation; the handler gets what the
- * route's schema made of it, frozen to its leaves, so that requests can share it.
+ * A body parsed from a remembered text, as the parser hands it to validation; the handler gets what the
+ * route's schema made of it, frozen to its leaves, so that the requests sending that text share it.
  */
 export class RememberedBody {
   private passed?: { schema: object; outcome: { value: unknown } };
@@ -54,10 +60,10 @@ export class RememberedBody {
 export class RepeatedBodies {
   private readonly bodies: LRUCache<string, RememberedBody>;
 
-  constructor(maxBytes = 16 * 1024 * 1024) {
+  constructor(maxBytes = 32 * 1024 * 1024) {
     this.bodies = new LRUCache<string, RememberedBody>({
       maxSize: maxBytes,
-      sizeCalculation: (_body, text) => text.length * 2 + ENTRY_OVERHEAD,
+      sizeCalculation: (_body, text) => text.length * BYTES_PER_CHARACTER + ENTRY_OVERHEAD,
     });
   }
 

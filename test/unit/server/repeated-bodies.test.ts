@@ -119,8 +119,8 @@ describe('repeated bodies', () => {
   });
 
   it('the least recently used texts are forgotten once the bytes are exceeded', async () => {
-    // Room for three short texts.
-    const { app, runs, post } = await appWith(new RepeatedBodies(3 * 1100));
+    // Room for three texts of 15 characters: 3 × (15 × 18 + 512) bytes.
+    const { app, runs, post } = await appWith(new RepeatedBodies(3 * (15 * 18 + 512)));
     const texts = ['u1', 'u2', 'u3', 'u4'].map((userId) => JSON.stringify({ userId }));
     for (const text of texts) await post('/remembering', text);
     expect(runs.remembering).toBe(4);
