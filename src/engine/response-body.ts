@@ -11,24 +11,28 @@ function jsonNumber(value: number): string {
 /**
  * The JSON response of a ranked list, written as text rather than serialized from objects: each item's
  * projected document is rendered once and remembered by the catalog, so a response costs a few string
- * joins. Ends before the recommId (see `withRecommId`), which is the only part a cached body lacks.
+ * joins. Ends before the recommId (see `withRecommId`), which is the only part a cached body lacks. The
+ * parts are joined once, into one flat string: pieces joined one by one would stay a chain of them, which
+ * the answer cache would keep at several times the size it counts, the catalog's rendered documents with
+ * it.
  */
 export function renderList(catalog: ItemCatalog, list: RankedList, projection: ResolvedProjection): string {
   const render = (document: Readonly<Record<string, unknown>>) =>
     JSON.stringify(projectItem(document, projection.mode));
-  let items = '';
+  const parts = ['{"items":['];
   let count = 0;
   for (let i = 0; i < list.ids.length; i++) {
     const item = catalog.renderedDocument(list.ids[i], projection.key, render);
     if (item === undefined) continue;
-    if (count++ > 0) items += ',';
+    if (count++ > 0) parts.push(',');
     // The score goes last, into the rendered object's closing brace.
-    items += list.scores ? `${item.slice(0, -1)},"score":${jsonNumber(list.scores[i])}}` : item;
+    if (list.scores) parts.push(item.slice(0, -1), ',"score":', jsonNumber(list.scores[i]), '}');
+    else parts.push(item);
   }
-  let body = `{"items":[${items}],"count":${count},"algorithm":${JSON.stringify(list.algorithm)}`;
-  if (list.scenario !== undefined) body += `,"scenario":${JSON.stringify(list.scenario)}`;
-  if (list.filterRelaxation) body += `,"filterRelaxation":${JSON.stringify(list.filterRelaxation)}`;
-  return body;
+  parts.push(`],"count":${count},"algorithm":${JSON.stringify(list.algorithm)}`);
+  if (list.scenario !== undefined) parts.push(`,"scenario":${JSON.stringify(list.scenario)}`);
+  if (list.filterRelaxation) parts.push(`,"filterRelaxation":${JSON.stringify(list.filterRelaxation)}`);
+  return parts.join('');
 }
 
 /**
