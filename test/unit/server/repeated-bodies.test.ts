@@ -131,6 +131,16 @@ describe('repeated bodies', () => {
     await app.close();
   });
 
+  it('bodies that fail their schema take no room', async () => {
+    const { app, runs, post } = await appWith(new RepeatedBodies(3 * (15 * 18 + 512)));
+    await post('/remembering', '{"userId":"u1"}');
+    for (let i = 0; i < 5; i++) expect((await post('/remembering', `{"userId":${i}}`)).statusCode).toBe(400);
+    expect(runs.remembering).toBe(6);
+    await post('/remembering', '{"userId":"u1"}');
+    expect(runs.remembering).toBe(6);
+    await app.close();
+  });
+
   it('a route may remember bodies only with a body schema', async () => {
     const app = Fastify();
     await app.register(jsonBodyPlugin, { bodies: new RepeatedBodies() });
