@@ -9,17 +9,20 @@ import type { TurnQueue } from './turn-queue.js';
 /** The request's list as JSON (see `renderList`), or why the request has none. */
 export type RankingOutcome = string | Error;
 
+/** Ranks a tenant's request, and calls `done` with the outcome, now or later. */
+export type Rank = (
+  tenant: TenantState,
+  request: RecommendationRequest,
+  projection: ResolvedProjection,
+  now: number,
+  done: (outcome: RankingOutcome) => void,
+) => void;
+
 /** Ranks recommendation requests: in the thread that asks (LocalRanker) or in another (WorkerRanker). */
 export interface Ranker {
   /** Where the serving state records its changes, when ranking reads a replica of it. */
   readonly changes?: StateChangeLog;
-  rank(
-    tenant: TenantState,
-    request: RecommendationRequest,
-    projection: ResolvedProjection,
-    now: number,
-    done: (outcome: RankingOutcome) => void,
-  ): void;
+  readonly rank: Rank;
   close(): Promise<void>;
 }
 
@@ -44,16 +47,10 @@ export function rankingOutcome(
 export class LocalRanker implements Ranker {
   constructor(private readonly queue?: TurnQueue) {}
 
-  rank(
-    tenant: TenantState,
-    request: RecommendationRequest,
-    projection: ResolvedProjection,
-    now: number,
-    done: (outcome: RankingOutcome) => void,
-  ): void {
+  readonly rank: Rank = (tenant, request, projection, now, done) => {
     if (!this.queue) return done(rankingOutcome(tenant, request, projection, now));
     this.queue.defer(() => done(rankingOutcome(tenant, request, projection, now)));
-  }
+  };
 
   async close(): Promise<void> {}
 }

@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode } from '../contract/errors.js';
 import { StateChangeLog, type StateChange } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { ResolvedProjection } from './projection.js';
-import { LocalRanker, type Ranker, type RankingOutcome } from './ranker.js';
+import { LocalRanker, type Rank, type Ranker, type RankingOutcome } from './ranker.js';
 import type { RecommendationRequest } from './request.js';
 
 /**
@@ -95,18 +95,12 @@ export class WorkerRanker implements Ranker {
     this.worker.on('exit', (code) => this.failOver(new Error(`ranking thread exited with code ${code}`)));
   }
 
-  rank(
-    tenant: TenantState,
-    request: RecommendationRequest,
-    projection: ResolvedProjection,
-    now: number,
-    done: (outcome: RankingOutcome) => void,
-  ): void {
+  readonly rank: Rank = (tenant, request, projection, now, done) => {
     if (this.fallback) return this.fallback.rank(tenant, request, projection, now, done);
     this.queued.push({ tenant, request, projection, now, done });
     if (this.queued.length >= JOBS_PER_MESSAGE) this.flush();
     else this.schedule();
-  }
+  };
 
   /** `listener` is told once, should the thread fail (at once, if it has). */
   whenFailed(listener: (error: Error) => void): void {

@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ResolvedProjection } from '../../../src/engine/projection.js';
-import { LocalRanker, type Ranker, type RankingOutcome } from '../../../src/engine/ranker.js';
+import { LocalRanker, type Rank, type Ranker } from '../../../src/engine/ranker.js';
 import { Recommender } from '../../../src/engine/recommender.js';
-import type { RecommendationRequest } from '../../../src/engine/request.js';
-import type { TenantState } from '../../../src/state/tenant-state.js';
 import { answerNow, buildTenant, request } from '../../support/tenant-fixture.js';
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
@@ -25,15 +22,9 @@ class HeldRanker implements Ranker {
   private readonly inline = new LocalRanker();
   readonly held: (() => void)[] = [];
 
-  rank(
-    tenant: TenantState,
-    request: RecommendationRequest,
-    projection: ResolvedProjection,
-    now: number,
-    done: (outcome: RankingOutcome) => void,
-  ): void {
-    this.held.push(() => this.inline.rank(tenant, request, projection, now, done));
-  }
+  readonly rank: Rank = (...job) => {
+    this.held.push(() => this.inline.rank(...job));
+  };
 
   release(): void {
     for (const job of this.held.splice(0)) job();
