@@ -8,6 +8,7 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
+import { eventually } from '../support/eventually.js';
 
 interface Answer {
   items: { itemId: string; attributes?: { price: number } }[];
@@ -30,18 +31,6 @@ async function started(dataDir: string, rankingThread: boolean): Promise<DaemonP
   });
   daemons.push(daemon);
   return daemon;
-}
-
-async function eventually(check: () => Promise<void>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
 }
 
 const REQUESTS: unknown[] = [
@@ -106,7 +95,7 @@ describe('ranking in a worker thread', () => {
       });
       expect(answer.body.items.map((entry) => entry.itemId)).toEqual(['s2', 'b1']);
     };
-    await eventually(modelBuilt);
+    await eventually(modelBuilt, 10_000);
     const answers = async () => {
       const bodies = [];
       for (const body of REQUESTS) {
@@ -120,11 +109,11 @@ describe('ranking in a worker thread', () => {
     // the store's order), and ties between equal scores go by them.
     await daemon.stop();
     daemon = await started(dataDir, false);
-    await eventually(modelBuilt);
+    await eventually(modelBuilt, 10_000);
     const inEventLoop = await answers();
     await daemon.stop();
     daemon = await started(dataDir, true);
-    await eventually(modelBuilt);
+    await eventually(modelBuilt, 10_000);
     expect(await answers()).toEqual(inEventLoop);
 
     // Every write is seen by the next request, which the thread ranks.

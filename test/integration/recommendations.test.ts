@@ -8,6 +8,7 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
+import { eventually } from '../support/eventually.js';
 
 let daemon: DaemonProcess;
 let headers: Record<string, string>;
@@ -16,20 +17,6 @@ const post = (route: string, body: unknown) => call(daemon.url, 'POST', route, {
 const get = (route: string) => call(daemon.url, 'GET', route, { headers });
 const ids = (response: { body: { items: { itemId: string }[] } }) =>
   response.body.items.map((item) => item.itemId);
-
-/** Polls until `check` passes (model effects may take up to 5 s), failing after `ms`. */
-async function eventually(check: () => Promise<void>, ms = 8000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
 
 const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
 
