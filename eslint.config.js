@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,6 +11,41 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  // The batch half and the serving half meet only through artifacts, the lake and shared pure code
+  // (src/artifacts, src/lake, src/linalg); the CLI's commands may call both (README, "Batch models").
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/commands/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/jobs/**'], message: 'serving code never imports the batch jobs' }] },
+      ],
+    },
+  },
+  {
+    files: ['jobs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/src/server/**',
+                '**/src/engine/**',
+                '**/src/state/**',
+                '**/src/store/**',
+                '**/src/models/**',
+                '**/src/commands/**',
+              ],
+              message: 'batch jobs never import serving code',
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -58,10 +58,15 @@ async function startServing(
     app.log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
   );
   await options.beforeListen?.(runtime, app);
+  // Models already built serve from the first request on.
+  runtime.loader.start(app.log);
   const address = await app.listen({ host: options.host, port: options.port });
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
+  runtime.lake.follow((error, tenantId) =>
+    app.log.error({ tenantId, reason: (error as Error).message }, 'lake export failed'),
+  );
   runtime.models.start(app.log);
   let stopping: Promise<void> | undefined;
   return {
@@ -74,6 +79,8 @@ async function startServing(
         await app.close();
         await ranker.close();
         await runtime.models.stop();
+        runtime.loader.stop();
+        await runtime.lake.stop();
         await runtime.store.close();
         rmSync(daemonFile, { force: true });
       })();

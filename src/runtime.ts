@@ -1,4 +1,6 @@
-import { ModelScheduler } from './models/model-scheduler.js';
+import { ModelLoader } from './models/model-loader.js';
+import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
+import { LakeExporter } from './store/lake-export.js';
 import { Store } from './store/database.js';
 import { loadState } from './store/load-state.js';
 import type { StateChangeLog } from './state/state-changes.js';
@@ -13,7 +15,11 @@ export interface Runtime {
   readonly state: ServingState;
   readonly credentials: CredentialRegistry;
   readonly serverSecret: string;
-  /** Keeps item-neighbour models current; idle until the daemon starts it. */
+  /** Exports committed rows to the lake; idle until the daemon has it follow the store. */
+  readonly lake: LakeExporter;
+  /** Swaps newly published model versions in; idle until the daemon starts it. */
+  readonly loader: ModelLoader;
+  /** Keeps models current by running the batch jobs; idle until the daemon starts it. */
   readonly models: ModelScheduler;
 }
 
@@ -28,6 +34,8 @@ export async function openRuntime(dataDir: string, changes?: StateChangeLog): Pr
     await store.close();
     throw error;
   }
-  const models = new ModelScheduler({ store, state });
-  return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir), models };
+  const lake = new LakeExporter(store, dataDir);
+  const loader = new ModelLoader(dataDir, state);
+  const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir));
+  return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir), lake, loader, models };
 }

@@ -1,6 +1,8 @@
-import type { Runtime } from '../runtime.js';
-import type { TenantState } from '../state/tenant-state.js';
-import { buildCooccurrence } from './cooccurrence-builder.js';
+import { spawn } from 'node:child_process';
+import type { ModelName } from '../artifacts/layout.js';
+import type { LakeExporter } from '../store/lake-export.js';
+import type { ServingState, TenantState } from '../state/tenant-state.js';
+import type { ModelLoader } from './model-loader.js';
 
 export interface SchedulerLog {
   debug(details: object, message: string): void;
@@ -27,10 +29,36 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
   largeTenantSpacingMs: 30_000,
 };
 
+/** The models the daemon builds for every tenant with interactions. */
+export const DAEMON_MODELS: readonly ModelName[] = ['cooccurrence'];
+
+/** Builds a tenant's models from its lake and publishes them; rejects with the reason when it failed. */
+export type BuildRunner = (tenantId: string, models: readonly ModelName[]) => Promise<void>;
+
+const BUILD_SCRIPT = new URL('../../jobs/build-process.js', import.meta.url);
+
+/** Runs the batch jobs in a process of their own (jobs/build-process.ts), as cron's `nextrec build` does. */
+export function processBuildRunner(dataDir: string, script: URL = BUILD_SCRIPT): BuildRunner {
+  return (tenantId, models) =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [script.pathname, dataDir, tenantId, models.join(',')], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let errors = '';
+      child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+      child.once('error', reject);
+      child.once('exit', (code, signal) => {
+        if (code === 0) resolve();
+        else reject(new Error(errors.trim() || `build process ended with ${signal ?? `code ${code}`}`));
+      });
+    });
+}
+
 /**
- * Keeps every tenant's co-occurrence neighbours current: small tenants see new interactions in their
- * model within seconds, large ones on the share-or-interval rule. One build runs at a time (the machine's
- * cores also serve requests), and a build replaces the tenant's model in one assignment.
+ * Keeps every tenant's models current (CONTRACT, "Freshness of effects"): small tenants see new
+ * interactions in their models within seconds, large ones on the share-or-interval rule. A build exports
+ * the tenant's new rows to the lake, runs the jobs apart from the daemon, and has the loader swap the
+ * new versions in. One build runs at a time.
  */
 export class ModelScheduler {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -42,17 +70,19 @@ export class ModelScheduler {
   private log: SchedulerLog = { debug: () => undefined, error: () => undefined };
 
   constructor(
-    private readonly runtime: Pick<Runtime, 'store' | 'state'>,
+    private readonly state: ServingState,
+    private readonly lake: LakeExporter,
+    private readonly loader: ModelLoader,
+    private readonly runBuild: BuildRunner,
     private readonly schedule: ModelSchedule = DEFAULT_SCHEDULE,
+    private readonly models: readonly ModelName[] = DAEMON_MODELS,
   ) {}
 
-  /** Builds every tenant's model once, then follows writes; only the daemon starts it. */
+  /** Builds every tenant's models that need it, then follows writes; only the daemon starts it. */
   start(log: SchedulerLog): void {
     this.log = log;
     this.started = true;
-    for (const tenantId of this.runtime.state.ids()) {
-      if (this.runtime.state.get(tenantId)!.interactionTotal > 0) this.enqueue(tenantId);
-    }
+    this.sweep();
     this.interval = setInterval(() => this.sweep(), this.schedule.intervalMs);
     this.interval.unref();
   }
@@ -95,8 +125,8 @@ export class ModelScheduler {
   }
 
   private sweep(): void {
-    for (const tenantId of this.runtime.state.ids()) {
-      const tenant = this.runtime.state.get(tenantId)!;
+    for (const tenantId of this.state.ids()) {
+      const tenant = this.state.get(tenantId)!;
       if (tenant.interactionTotal > tenant.neighbours.interactionCount) this.enqueue(tenantId);
     }
   }
@@ -117,19 +147,15 @@ export class ModelScheduler {
 
   private async buildNext(): Promise<void> {
     const tenantId = this.queue.shift()!;
-    const tenant = this.runtime.state.get(tenantId);
-    if (!tenant) return;
+    if (!this.state.get(tenantId)) return;
     const started = Date.now();
     try {
-      const count = tenant.interactionTotal;
-      const model = await buildCooccurrence(this.runtime.store, tenantId, tenant.catalog.externalIds, count);
-      tenant.replaceNeighbours(model);
-      this.log.debug(
-        { tenantId, ms: Date.now() - started, pairs: model.neighbours.length },
-        'co-occurrence built',
-      );
+      await this.lake.flush(tenantId);
+      await this.runBuild(tenantId, this.models);
+      this.loader.poll();
+      this.log.debug({ tenantId, ms: Date.now() - started }, 'models built');
     } catch (error) {
-      this.log.error({ err: error, tenantId }, 'co-occurrence build failed');
+      this.log.error({ tenantId, reason: (error as Error).message }, 'model build failed');
     }
   }
 }

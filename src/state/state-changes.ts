@@ -2,7 +2,7 @@ import type { TenantSettings } from '../contract/tenant-settings.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
 import type { StoredInteraction, StoredItem } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
-import type { ServingState } from './tenant-state.js';
+import type { NeighbourModel, ServingState } from './tenant-state.js';
 
 /** An item-neighbour model as plain data: a message between threads carries no classes. */
 export interface NeighbourArrays {
@@ -31,7 +31,7 @@ export type StateChange =
     }
   | { kind: 'items'; tenantId: string; items: StoredItem[] }
   | { kind: 'interactions'; tenantId: string; now: number; events: StoredInteraction[] }
-  | { kind: 'neighbours'; tenantId: string; model: NeighbourArrays };
+  | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays };
 
 export interface StateChangeListener {
   /** The log went from empty to holding changes. */
@@ -112,7 +112,10 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       break;
     case 'neighbours': {
       const { offsets, neighbours, weights, interactionCount, builtAt } = change.model;
-      tenant.replaceNeighbours(new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt));
+      tenant.replaceNeighbours(
+        new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt),
+        change.name,
+      );
       break;
     }
   }

@@ -10,6 +10,9 @@ import { DAY_MS, HISTORY_WINDOW_MS, TYPE_CODES, UserHistories, insideWindow } fr
 
 export const GEO_WINDOW_MS = 7 * DAY_MS;
 
+/** The models served as item neighbour lists. */
+export type NeighbourModel = 'cooccurrence' | 'ease';
+
 /**
  * Everything the daemon serves a tenant from, in memory; rebuilt from the store at start. What ranking
  * reads changes only through the methods here, which tell the change log (when there is one) about it.
@@ -30,7 +33,10 @@ export class TenantState {
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
   private currentSettings: TenantSettings = defaultTenantSettings();
-  private currentNeighbours = ItemNeighbours.empty();
+  private readonly neighbourModels: Record<NeighbourModel, ItemNeighbours> = {
+    cooccurrence: ItemNeighbours.empty(),
+    ease: ItemNeighbours.empty(),
+  };
 
   constructor(
     readonly tenantId: string,
@@ -41,9 +47,14 @@ export class TenantState {
     return this.currentSettings;
   }
 
-  /** Item-to-item neighbours, replaced whole when a new model is built. */
+  /** Item-to-item neighbours (co-occurrence), replaced whole when a new model is loaded. */
   get neighbours(): ItemNeighbours {
-    return this.currentNeighbours;
+    return this.neighbourModels.cooccurrence;
+  }
+
+  /** A model of item neighbour lists: `cooccurrence` or `ease`. */
+  neighbourModel(model: NeighbourModel): ItemNeighbours {
+    return this.neighbourModels[model];
   }
 
   replaceSettings(settings: TenantSettings): void {
@@ -51,9 +62,14 @@ export class TenantState {
     this.changes?.record({ kind: 'settings', tenantId: this.tenantId, settings });
   }
 
-  replaceNeighbours(model: ItemNeighbours): void {
-    this.currentNeighbours = model;
-    this.changes?.record({ kind: 'neighbours', tenantId: this.tenantId, model: neighbourArrays(model) });
+  replaceNeighbours(model: ItemNeighbours, name: NeighbourModel = 'cooccurrence'): void {
+    this.neighbourModels[name] = model;
+    this.changes?.record({
+      kind: 'neighbours',
+      tenantId: this.tenantId,
+      name,
+      model: neighbourArrays(model),
+    });
   }
 
   putConfigDocument(collection: ConfigCollection, key: string, document: ConfigDocument): void {

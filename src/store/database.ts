@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { migrate } from './migrations.js';
-import { WriteQueue } from './write-queue.js';
+import { WriteQueue, type EventSequences } from './write-queue.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -18,8 +18,9 @@ export class Store {
     readonly file: string,
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
+    sequences: EventSequences,
   ) {
-    this.writes = new WriteQueue(writer);
+    this.writes = new WriteQueue(writer, sequences);
   }
 
   static async open(dataDir: string): Promise<Store> {
@@ -37,15 +38,21 @@ export class Store {
   private static async create(file: string): Promise<Store> {
     const instance = await DuckDBInstance.create(file);
     const writer = await instance.connect();
+    let sequences: EventSequences;
     try {
       await migrate(writer);
       await writer.run(STAGING_TABLES);
+      const last = await writer.runAndReadAll(
+        'SELECT (SELECT coalesce(max(seq), 0) FROM interactions), (SELECT coalesce(max(seq), 0) FROM impressions)',
+      );
+      const [interactions, impressions] = last.getRows()[0].map(Number);
+      sequences = { interactions, impressions };
     } catch (error) {
       writer.closeSync();
       instance.closeSync();
       throw error;
     }
-    return new Store(file, instance, writer);
+    return new Store(file, instance, writer, sequences);
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {

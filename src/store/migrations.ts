@@ -91,6 +91,18 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    description: 'sequence numbers of events, for the lake export',
+    // Each table's events are numbered in commit order; the lake exports ranges of them (README, "Batch
+    // models"). Rows of an older file are numbered in their stored order.
+    statements: [
+      'ALTER TABLE interactions ADD COLUMN seq BIGINT',
+      'UPDATE interactions SET seq = rowid + 1',
+      'ALTER TABLE impressions ADD COLUMN seq BIGINT',
+      'UPDATE impressions SET seq = rowid + 1',
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

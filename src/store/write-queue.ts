@@ -14,6 +14,12 @@ import {
  */
 export type WriteJob<T> = (rows: RowBuffer, scratch: Map<string, unknown>) => () => T;
 
+/** The last sequence number stored in each event table. */
+export interface EventSequences {
+  interactions: number;
+  impressions: number;
+}
+
 interface Pending {
   job: WriteJob<unknown>;
   resolve: (value: unknown) => void;
@@ -27,14 +33,27 @@ interface Pending {
 export class WriteQueue {
   private pending: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  /** The last sequence number given to an event of each table (a rolled-back one leaves a gap). */
+  private readonly sequence: EventSequences;
+  private committedListener: (tenantIds: Set<string>) => void = () => undefined;
 
-  constructor(private readonly connection: DuckDBConnection) {}
+  constructor(
+    private readonly connection: DuckDBConnection,
+    sequences: EventSequences = { interactions: 0, impressions: 0 },
+  ) {
+    this.sequence = { ...sequences };
+  }
 
   submit<T>(job: WriteJob<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ job, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushing) this.flushing = this.flushLoop();
     });
+  }
+
+  /** Told, after each commit, which tenants' rows it held (the lake export follows it). */
+  onCommitted(listener: (tenantIds: Set<string>) => void): void {
+    this.committedListener = listener;
   }
 
   /** Resolves once everything queued so far is committed or has failed. */
@@ -79,6 +98,7 @@ export class WriteQueue {
       await this.connection.run('ROLLBACK').catch(() => undefined);
       throw error;
     }
+    this.committedListener(tenantsOf(rows));
     return appliers;
   }
 
@@ -93,8 +113,16 @@ export class WriteQueue {
       await this.connection.run('INSERT OR REPLACE INTO users SELECT * FROM temp.users_stage');
       await this.connection.run('DELETE FROM temp.users_stage');
     }
-    if (rows.interactions.length) await this.append('interactions', rows.interactions, appendInteraction);
-    if (rows.impressions.length) await this.append('impressions', rows.impressions, appendImpression);
+    if (rows.interactions.length)
+      await this.append('interactions', rows.interactions, (a, tenantId, event) => {
+        appendInteraction(a, tenantId, event);
+        a.appendBigInt(BigInt(++this.sequence.interactions));
+      });
+    if (rows.impressions.length)
+      await this.append('impressions', rows.impressions, (a, tenantId, event) => {
+        appendImpression(a, tenantId, event);
+        a.appendBigInt(BigInt(++this.sequence.impressions));
+      });
     for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
   }
 
@@ -115,6 +143,15 @@ export class WriteQueue {
       appender.closeSync();
     }
   }
+}
+
+function tenantsOf(rows: RowBuffer): Set<string> {
+  const tenants = new Set<string>();
+  for (const [tenantId] of rows.items.values()) tenants.add(tenantId);
+  for (const [tenantId] of rows.users.values()) tenants.add(tenantId);
+  for (const [tenantId] of rows.interactions) tenants.add(tenantId);
+  for (const [tenantId] of rows.impressions) tenants.add(tenantId);
+  return tenants;
 }
 
 function settle(pending: Pending, applier: () => unknown): void {

@@ -1,3 +1,4 @@
+import type { ModelName } from '../../artifacts/layout.js';
 import type { LogicType } from '../../contract/scenarios.js';
 import type { CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
@@ -6,6 +7,8 @@ export interface Algorithm {
   readonly name: string;
   readonly description: string;
   readonly logicTypes: readonly LogicType[];
+  /** The batch models it ranks from (README, "Batch models"). */
+  readonly models: readonly ModelName[];
   /** Whether stage 4 multiplies the algorithm's own candidates by the geo lift. */
   readonly geoLift: boolean;
   /** Whether popularity fills the pool after the algorithm's own candidates. */

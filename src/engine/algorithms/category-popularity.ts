@@ -79,6 +79,7 @@ export const categoryPopularity: Algorithm = {
   description:
     "Popular items of the seed items' categories (geo-aware); for users, of their recent categories.",
   logicTypes: ['similar-products', 'item-to-item', 'items-to-items', 'user-to-item'],
+  models: [],
   geoLift: true,
   popularityFill: true,
   scored: true,

@@ -10,6 +10,7 @@ export const recentlyViewed: Algorithm = {
   name: 'recently-viewed',
   description: "Distinct items of the user's view events in the last 30 days, newest first.",
   logicTypes: ['recently-viewed'],
+  models: [],
   geoLift: false,
   popularityFill: false,
   scored: false,

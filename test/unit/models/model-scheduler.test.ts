@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendInteractions } from '../../../src/ingestion/events.js';
+import { buildTenant } from '../../../jobs/build.js';
 import { DEFAULT_SCHEDULE, ModelScheduler } from '../../../src/models/model-scheduler.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
@@ -19,7 +20,14 @@ async function setUp(schedule: Partial<typeof DEFAULT_SCHEDULE>) {
   dir = mkdtempSync(path.join(tmpdir(), 'nextrec-scheduler-'));
   runtime = await openRuntime(dir);
   await createTenant(runtime, 'shop');
-  scheduler = new ModelScheduler(runtime, { ...DEFAULT_SCHEDULE, debounceMs: 20, ...schedule });
+  // The jobs run in this process here; the daemon runs them in one of their own.
+  scheduler = new ModelScheduler(
+    runtime.state,
+    runtime.lake,
+    runtime.loader,
+    async (tenantId, models) => void (await buildTenant(dir, tenantId, models)),
+    { ...DEFAULT_SCHEDULE, debounceMs: 20, ...schedule },
+  );
   // The scheduler of the runtime stays idle; this one is told about commits by hand.
   scheduler.start(quiet);
   return runtime.state.get('shop')!;

@@ -1,0 +1,52 @@
+import type { ModelName } from '../src/artifacts/layout.js';
+import { publishModel } from '../src/artifacts/publish.js';
+import type { Manifest } from '../src/artifacts/manifest.js';
+import { LakeDb, type LakeDbOptions } from './lake/lake-db.js';
+import { jobFor } from './registry.js';
+
+export interface BuildOptions {
+  now?: number;
+  threads?: number;
+  lakeDb?: LakeDbOptions;
+  /** Job parameters per model, over each job's defaults. */
+  parameters?: Partial<Record<ModelName, object>>;
+}
+
+export interface BuildResult {
+  model: ModelName;
+  manifest: Manifest;
+}
+
+/**
+ * Builds a tenant's models from its lake and publishes each as a new version (README, "Batch models").
+ * The daemon swaps a published version in by itself. Models are built one after another, so the lake is
+ * read once and the machine's cores go to one build at a time.
+ */
+export async function buildTenant(
+  dataDir: string,
+  tenantId: string,
+  models: readonly ModelName[],
+  options: BuildOptions = {},
+  progress: (model: ModelName, stage: 'start' | 'done') => void = () => undefined,
+): Promise<BuildResult[]> {
+  const lake = await LakeDb.open(dataDir, tenantId, options.lakeDb);
+  try {
+    const results: BuildResult[] = [];
+    for (const model of models) {
+      progress(model, 'start');
+      const job = jobFor(model);
+      const started = performance.now();
+      const built = await job.build(
+        lake,
+        { ...job.defaults, ...options.parameters?.[model] },
+        { now: options.now ?? Date.now(), threads: options.threads ?? 2 },
+      );
+      const manifest = publishModel(dataDir, tenantId, model, built, Math.round(performance.now() - started));
+      results.push({ model, manifest });
+      progress(model, 'done');
+    }
+    return results;
+  } finally {
+    lake.close();
+  }
+}

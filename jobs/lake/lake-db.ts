@@ -1,0 +1,122 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { latestSnapshot, liveSegments, tableDir } from '../../src/lake/layout.js';
+
+/** How much of the machine a job's DuckDB may take (README, "Batch models"). */
+export interface LakeDbOptions {
+  memoryLimit: string;
+  threads: number;
+}
+
+export const DEFAULT_LAKE_DB: LakeDbOptions = { memoryLimit: '1GB', threads: 2 };
+
+/** The lake tables as a job reads them, when the lake has none of their files yet. */
+const EMPTY = {
+  interactions: `SELECT NULL::BIGINT AS seq, NULL::VARCHAR AS event_id, NULL::VARCHAR AS user_id,
+    NULL::VARCHAR AS session_id, NULL::VARCHAR AS item_id, NULL::VARCHAR AS type, NULL::DOUBLE AS weight,
+    NULL::VARCHAR AS scenario_slug, NULL::VARCHAR AS country, NULL::BIGINT AS ts, NULL::BIGINT AS received_at
+    LIMIT 0`,
+  items: `SELECT NULL::VARCHAR AS external_id, NULL::VARCHAR AS category, NULL::VARCHAR AS attributes,
+    NULL::VARCHAR AS expires_at, NULL::BOOLEAN AS available, NULL::BOOLEAN AS feed_managed,
+    NULL::BIGINT AS created_at, NULL::BIGINT AS updated_at LIMIT 0`,
+};
+
+function quoted(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * An in-memory DuckDB whose views `interactions` and `items` read one tenant's lake files: a job never
+ * opens the live store (the daemon holds it), only the Parquet files exported from it.
+ */
+export class LakeDb {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    readonly db: DuckDBConnection,
+    private readonly spillDir: string,
+  ) {}
+
+  private static async create(options: LakeDbOptions): Promise<LakeDb> {
+    const spillDir = path.join(tmpdir(), `nextrec-job-${process.pid}-${Date.now()}`);
+    mkdirSync(spillDir, { recursive: true });
+    const instance = await DuckDBInstance.create(':memory:', {
+      memory_limit: options.memoryLimit,
+      threads: String(options.threads),
+      temp_directory: spillDir,
+    });
+    return new LakeDb(instance, await instance.connect(), spillDir);
+  }
+
+  static async open(
+    dataDir: string,
+    tenantId: string,
+    options: LakeDbOptions = DEFAULT_LAKE_DB,
+  ): Promise<LakeDb> {
+    const lake = await LakeDb.create(options);
+    const { db } = lake;
+    try {
+      const segments = liveSegments(tableDir(dataDir, tenantId, 'interactions'));
+      await db.run(
+        `CREATE VIEW interactions AS ${
+          segments.length
+            ? `SELECT * FROM read_parquet([${segments.map((s) => quoted(s.file)).join(', ')}])`
+            : EMPTY.interactions
+        }`,
+      );
+      const items = latestSnapshot(tableDir(dataDir, tenantId, 'items'));
+      await db.run(
+        `CREATE VIEW items AS ${items ? `SELECT * FROM read_parquet(${quoted(items.file)})` : EMPTY.items}`,
+      );
+    } catch (error) {
+      lake.close();
+      throw error;
+    }
+    return lake;
+  }
+
+  /** A lake of no files whose `interactions` a caller fills (`nextrec evaluate` puts a train part there). */
+  static async scratch(options: LakeDbOptions = DEFAULT_LAKE_DB): Promise<LakeDb> {
+    const lake = await LakeDb.create(options);
+    await lake.db.run(`CREATE VIEW items AS ${EMPTY.items}`);
+    await lake.db.run(`CREATE TABLE interactions AS ${EMPTY.interactions}`);
+    return lake;
+  }
+
+  /** Appends views of weight 1 to a scratch lake's interactions. */
+  async appendViews(events: Iterable<{ user: string; item: string; ts: number }>): Promise<void> {
+    const appender = await this.db.createAppender('interactions');
+    try {
+      let seq = 0;
+      for (const event of events) {
+        appender.appendBigInt(BigInt(++seq));
+        appender.appendNull();
+        appender.appendVarchar(event.user);
+        appender.appendNull();
+        appender.appendVarchar(event.item);
+        appender.appendVarchar('view');
+        appender.appendDouble(1);
+        appender.appendNull();
+        appender.appendNull();
+        appender.appendBigInt(BigInt(Math.round(event.ts)));
+        appender.appendBigInt(BigInt(Math.round(event.ts)));
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  async count(sql: string): Promise<number> {
+    const reader = await this.db.runAndReadAll(sql);
+    return Number(reader.getRows()[0][0] ?? 0);
+  }
+
+  close(): void {
+    this.db.closeSync();
+    this.instance.closeSync();
+    rmSync(this.spillDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,14 @@
+import type { ModelName } from '../src/artifacts/layout.js';
+import { cooccurrenceJob } from './item-models/cooccurrence.js';
+import type { ModelJob } from './model-job.js';
+
+/** The job that builds each model. */
+export const JOBS: Partial<Record<ModelName, ModelJob<object>>> = {
+  cooccurrence: cooccurrenceJob as unknown as ModelJob<object>,
+};
+
+export function jobFor(model: ModelName): ModelJob<object> {
+  const job = JOBS[model];
+  if (!job) throw new Error(`no job builds the model '${model}'`);
+  return job;
+}

@@ -1,0 +1,91 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  CURRENT_FILE,
+  MANIFEST_FILE,
+  currentVersion,
+  modelDir,
+  versionName,
+  versions,
+  type ModelName,
+} from './layout.js';
+import { MANIFEST_FORMAT, sha256, type Manifest } from './manifest.js';
+
+/** A model as a job built it: its files and what the manifest says of them. */
+export interface BuiltModel {
+  files: Record<string, Uint8Array>;
+  parameters: Record<string, unknown>;
+  source: Manifest['source'];
+  shape: Manifest['shape'];
+  evaluation?: Manifest['evaluation'];
+}
+
+/** Versions kept besides the current one, for a rollback by hand and for loaders still reading them. */
+export const KEPT_VERSIONS = 3;
+
+function writeDurably(file: string, bytes: Uint8Array | string): void {
+  writeFileSync(file, bytes);
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes a new version of a tenant's model and points CURRENT at it: the version's folder is written
+ * under a partial name and renamed whole, then CURRENT is replaced by a rename, so a reader sees either
+ * the old version or the complete new one. Older versions beyond KEPT_VERSIONS are removed.
+ */
+export function publishModel(
+  dataDir: string,
+  tenantId: string,
+  model: ModelName,
+  built: BuiltModel,
+  buildMs: number,
+): Manifest {
+  const dir = modelDir(dataDir, tenantId, model);
+  mkdirSync(dir, { recursive: true });
+  const existing = versions(dir);
+  const version = Math.max(Date.now(), (existing.at(-1) ?? 0) + 1);
+  const final = path.join(dir, versionName(version));
+  const partial = `${final}.${process.pid}.partial`;
+  mkdirSync(partial);
+  try {
+    const files: Manifest['files'] = {};
+    for (const [name, bytes] of Object.entries(built.files)) {
+      writeDurably(path.join(partial, name), bytes);
+      files[name] = { bytes: bytes.byteLength, sha256: sha256(bytes) };
+    }
+    const manifest: Manifest = {
+      format: MANIFEST_FORMAT,
+      model,
+      version,
+      tenantId,
+      builtAt: new Date().toISOString(),
+      buildMs,
+      parameters: built.parameters,
+      source: built.source,
+      shape: built.shape,
+      ...(built.evaluation ? { evaluation: built.evaluation } : {}),
+      files,
+    };
+    writeDurably(path.join(partial, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
+    renameSync(partial, final);
+    const pointer = path.join(dir, `${CURRENT_FILE}.${process.pid}.partial`);
+    writeDurably(pointer, `${versionName(version)}\n`);
+    renameSync(pointer, path.join(dir, CURRENT_FILE));
+    prune(dir);
+    return manifest;
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+}
+
+function prune(dir: string): void {
+  const current = currentVersion(dir);
+  const old = versions(dir).filter((version) => version !== current);
+  for (const version of old.slice(0, Math.max(0, old.length - KEPT_VERSIONS)))
+    rmSync(path.join(dir, versionName(version)), { recursive: true, force: true });
+}

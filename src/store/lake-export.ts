@@ -1,0 +1,247 @@
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import {
+  EVENT_TABLES,
+  SNAPSHOT_TABLES,
+  coveredSegments,
+  exportedThrough,
+  latestSnapshot,
+  liveSegments,
+  partialName,
+  segmentName,
+  snapshotName,
+  snapshots,
+  tableDir,
+  type EventTable,
+  type Segment,
+  type SnapshotTable,
+} from '../lake/layout.js';
+import type { Store } from './database.js';
+
+/** The columns each table exports (the tenant is the folder). */
+const COLUMNS: Record<EventTable | SnapshotTable, string> = {
+  interactions:
+    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at',
+  impressions: 'seq, event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at',
+  items:
+    'external_id, category, attributes::VARCHAR AS attributes, expires_at, available, feed_managed, created_at, updated_at',
+  users: 'external_id, attributes::VARCHAR AS attributes, created_at, updated_at',
+};
+
+export interface CompactionOptions {
+  /** Segments smaller than this are merged... */
+  smallBytes: number;
+  /** ...once a table has more than this many live segments. */
+  maxSegments: number;
+  /** Merged-away segments are removed this long after the merge, so a job that listed them can finish. */
+  graceMs: number;
+}
+
+export const DEFAULT_COMPACTION: CompactionOptions = {
+  smallBytes: 8 * 1024 * 1024,
+  maxSegments: 16,
+  graceMs: 60_000,
+};
+
+export interface TableExport {
+  table: string;
+  /** Rows written by this export (snapshots: the snapshot's rows when one was written, else 0). */
+  rows: number;
+}
+
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+async function scalarRow(db: DuckDBConnection, sql: string): Promise<number[]> {
+  const reader = await db.runAndReadAll(sql);
+  return reader.getRows()[0].map((value) => Number(value ?? 0));
+}
+
+/** Writes a query's rows to `file` as Parquet, under a partial name first so readers never see half. */
+async function copyToParquet(db: DuckDBConnection, query: string, file: string): Promise<void> {
+  const partial = partialName(file);
+  try {
+    await db.run(`COPY (${query}) TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd)`);
+    renameSync(partial, file);
+  } finally {
+    rmSync(partial, { force: true });
+  }
+}
+
+async function exportEvents(
+  db: DuckDBConnection,
+  dataDir: string,
+  tenantId: string,
+  table: EventTable,
+): Promise<number> {
+  const dir = tableDir(dataDir, tenantId, table);
+  const from = exportedThrough(dir);
+  const tenant = sqlString(tenantId);
+  const [through, rows] = await scalarRow(
+    db,
+    `SELECT max(seq), count(*) FROM ${table} WHERE tenant_id = ${tenant} AND seq > ${from}`,
+  );
+  if (rows === 0) return 0;
+  mkdirSync(dir, { recursive: true });
+  await copyToParquet(
+    db,
+    `SELECT ${COLUMNS[table]} FROM ${table} WHERE tenant_id = ${tenant} AND seq > ${from} AND seq <= ${through} ORDER BY seq`,
+    `${dir}/${segmentName(from + 1, through)}`,
+  );
+  return rows;
+}
+
+async function exportSnapshot(
+  db: DuckDBConnection,
+  dataDir: string,
+  tenantId: string,
+  table: SnapshotTable,
+): Promise<number> {
+  const dir = tableDir(dataDir, tenantId, table);
+  const tenant = sqlString(tenantId);
+  const [rows, updated] = await scalarRow(
+    db,
+    `SELECT count(*), max(updated_at) FROM ${table} WHERE tenant_id = ${tenant}`,
+  );
+  const latest = latestSnapshot(dir);
+  if (latest) {
+    const [oldRows, oldUpdated] = await scalarRow(
+      db,
+      `SELECT count(*), max(updated_at) FROM read_parquet(${sqlString(latest.file)})`,
+    );
+    if (oldRows === rows && oldUpdated === updated) return 0;
+  } else if (rows === 0) return 0;
+  mkdirSync(dir, { recursive: true });
+  const version = Math.max(Date.now(), (latest?.version ?? 0) + 1);
+  await copyToParquet(
+    db,
+    `SELECT ${COLUMNS[table]} FROM ${table} WHERE tenant_id = ${tenant} ORDER BY external_id`,
+    `${dir}/${snapshotName(version)}`,
+  );
+  // The previous snapshot stays for a job that may be reading it; older ones go.
+  for (const old of snapshots(dir).slice(0, -2)) rmSync(old.file, { force: true });
+  return rows;
+}
+
+/** Merges runs of small segments once there are many, and removes what earlier merges covered. */
+async function compact(db: DuckDBConnection, dir: string, options: CompactionOptions): Promise<void> {
+  const now = Date.now();
+  for (const segment of coveredSegments(dir)) {
+    const cover = liveSegments(dir).find((live) => live.first <= segment.first && live.last >= segment.last);
+    if (!cover || now - statSync(cover.file).mtimeMs >= options.graceMs)
+      rmSync(segment.file, { force: true });
+  }
+  const live = liveSegments(dir);
+  if (live.length <= options.maxSegments) return;
+  let run: Segment[] = [];
+  const runs: Segment[][] = [];
+  for (const segment of live) {
+    if (statSync(segment.file).size < options.smallBytes) run.push(segment);
+    else {
+      if (run.length > 1) runs.push(run);
+      run = [];
+    }
+  }
+  if (run.length > 1) runs.push(run);
+  for (const merged of runs) {
+    const files = merged.map((segment) => sqlString(segment.file)).join(', ');
+    await copyToParquet(
+      db,
+      `SELECT * FROM read_parquet([${files}]) ORDER BY seq`,
+      `${dir}/${segmentName(merged[0].first, merged.at(-1)!.last)}`,
+    );
+  }
+}
+
+/**
+ * Exports what the store has committed for a tenant and the lake lacks: new events as a segment per table,
+ * catalog tables as a new snapshot when they changed. Reads one snapshot of the store, so every table is
+ * exported as of the same commit.
+ */
+export async function exportTenantLake(
+  store: Store,
+  dataDir: string,
+  tenantId: string,
+  compaction: CompactionOptions = DEFAULT_COMPACTION,
+): Promise<TableExport[]> {
+  return store.read(async (db) => {
+    await db.run('BEGIN TRANSACTION');
+    try {
+      const exported: TableExport[] = [];
+      for (const table of EVENT_TABLES) {
+        exported.push({ table, rows: await exportEvents(db, dataDir, tenantId, table) });
+        await compact(db, tableDir(dataDir, tenantId, table), compaction);
+      }
+      for (const table of SNAPSHOT_TABLES) {
+        exported.push({ table, rows: await exportSnapshot(db, dataDir, tenantId, table) });
+      }
+      return exported;
+    } finally {
+      await db.run('ROLLBACK');
+    }
+  });
+}
+
+export async function storedTenants(store: Store): Promise<string[]> {
+  return store.read(async (db) => {
+    const reader = await db.runAndReadAll('SELECT tenant_id FROM tenants ORDER BY 1');
+    return reader.getRows().map((row) => String(row[0]));
+  });
+}
+
+/**
+ * Keeps the lake behind the store by at most a few seconds: tenants with new commits are exported after
+ * `delayMs`, one export at a time. `flush` exports a tenant now (batch jobs ask for it before reading).
+ */
+export class LakeExporter {
+  private readonly due = new Map<string, NodeJS.Timeout>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
+  private following = false;
+  private onError: (error: unknown, tenantId: string) => void = () => undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly dataDir: string,
+    private readonly delayMs = 2_000,
+  ) {}
+
+  /** Follows the store's commits from now on; only the daemon does. */
+  follow(onError: (error: unknown, tenantId: string) => void): void {
+    this.onError = onError;
+    this.following = true;
+    this.store.writes.onCommitted((tenantIds) => {
+      for (const tenantId of tenantIds) this.committed(tenantId);
+    });
+  }
+
+  /** Called after a tenant's rows were committed. */
+  committed(tenantId: string): void {
+    if (!this.following || this.stopped || this.due.has(tenantId)) return;
+    const timer = setTimeout(() => {
+      this.due.delete(tenantId);
+      this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
+    }, this.delayMs);
+    timer.unref();
+    this.due.set(tenantId, timer);
+  }
+
+  /** Exports the tenant now, after any export in progress. */
+  flush(tenantId: string): Promise<TableExport[]> {
+    const run = this.chain.then(() => exportTenantLake(this.store, this.dataDir, tenantId));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Exports every tenant with pending commits, then stops following commits. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const pending = [...this.due.keys()];
+    for (const timer of this.due.values()) clearTimeout(timer);
+    this.due.clear();
+    for (const tenantId of pending) await this.flush(tenantId).catch(() => undefined);
+    await this.chain;
+  }
+}

@@ -1,0 +1,188 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ArtifactError } from '../../../src/artifacts/errors.js';
+import { MODEL_FORMATS, type Factors, type NeighbourLists } from '../../../src/artifacts/formats.js';
+import {
+  currentVersion,
+  modelDir,
+  versionName,
+  versions,
+  type ModelName,
+} from '../../../src/artifacts/layout.js';
+import { openCurrent, openVersion } from '../../../src/artifacts/open.js';
+import { KEPT_VERSIONS, publishModel } from '../../../src/artifacts/publish.js';
+import { ModelLoader } from '../../../src/models/model-loader.js';
+import { ServingState } from '../../../src/state/tenant-state.js';
+
+let dataDir: string;
+beforeEach(() => (dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-artifacts-'))));
+afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const lists = (weight = 0.5): NeighbourLists => ({
+  items: ['a', 'b', 'c'],
+  offsets: Int32Array.from([0, 2, 3, 3]),
+  neighbours: Int32Array.from([1, 2, 0]),
+  weights: Float32Array.from([weight, 0.25, 0.75]),
+});
+
+const factors = (value = 0.5): Factors => ({
+  factors: 2,
+  items: ['a', 'b'],
+  itemFactors: Float32Array.from([value, 1, 2, 3]),
+  users: ['u1'],
+  userFactors: Float32Array.from([4, 5]),
+});
+
+/** A sample model of each kind, and a way to spoil one value of it (NaN) while its files stay consistent. */
+const SAMPLES: { model: ModelName; sample: (value?: number) => NeighbourLists | Factors }[] = [
+  { model: 'cooccurrence', sample: lists },
+  { model: 'ease', sample: lists },
+  { model: 'factors', sample: factors },
+];
+
+function publish(model: ModelName, built: NeighbourLists | Factors): number {
+  const format = MODEL_FORMATS[model] as (typeof MODEL_FORMATS)['factors'] | (typeof MODEL_FORMATS)['ease'];
+  const encoded = (
+    format.encode as (m: unknown) => { files: Record<string, Uint8Array>; shape: Record<string, number> }
+  )(built);
+  return publishModel(
+    dataDir,
+    'shop',
+    model,
+    {
+      ...encoded,
+      parameters: { sample: true },
+      source: { interactions: 10, users: 1, items: 3 },
+    },
+    1,
+  ).version;
+}
+
+describe.each(SAMPLES)('the $model model contract', ({ model, sample }) => {
+  const decode = (version: number) =>
+    MODEL_FORMATS[model].decode(openVersion(dataDir, 'shop', model, version));
+
+  it('reads back exactly what was built, from the version CURRENT names', () => {
+    const version = publish(model, sample());
+    expect(currentVersion(modelDir(dataDir, 'shop', model))).toBe(version);
+    expect(MODEL_FORMATS[model].decode(openCurrent(dataDir, 'shop', model)!)).toEqual(sample());
+    expect(openCurrent(dataDir, 'shop', model)!.manifest).toMatchObject({
+      model,
+      version,
+      tenantId: 'shop',
+      source: { interactions: 10, users: 1, items: 3 },
+    });
+  });
+
+  it('refuses a file that does not match its checksum', () => {
+    const version = publish(model, sample());
+    const file = path.join(modelDir(dataDir, 'shop', model), versionName(version), 'items.arrow');
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 9] ^= 0xff;
+    writeFileSync(file, bytes);
+    expect(() => decode(version)).toThrow(/checksum/);
+  });
+
+  it('refuses a version missing a file, or its manifest', () => {
+    const version = publish(model, sample());
+    const dir = path.join(modelDir(dataDir, 'shop', model), versionName(version));
+    unlinkSync(path.join(dir, 'items.arrow'));
+    expect(() => decode(version)).toThrow(ArtifactError);
+    unlinkSync(path.join(dir, 'manifest.json'));
+    expect(() => decode(version)).toThrow(/manifest/);
+  });
+
+  it('refuses values that are not numbers', () => {
+    expect(() => decode(publish(model, sample(Number.NaN)))).toThrow(/not a number/);
+  });
+
+  it('keeps a few old versions besides the current one', () => {
+    const published = Array.from({ length: KEPT_VERSIONS + 3 }, () => publish(model, sample()));
+    expect(versions(modelDir(dataDir, 'shop', model))).toEqual(published.slice(-(KEPT_VERSIONS + 1)));
+  });
+});
+
+describe('neighbour lists', () => {
+  it('refuses a neighbour that names no item, and offsets that do not span the lists', () => {
+    const bad = lists();
+    bad.neighbours[0] = 7;
+    const version = publish('cooccurrence', bad);
+    expect(() =>
+      MODEL_FORMATS.cooccurrence.decode(openVersion(dataDir, 'shop', 'cooccurrence', version)),
+    ).toThrow(/names no item/);
+    const short = lists();
+    short.offsets[3] = 2;
+    const other = publish('cooccurrence', short);
+    expect(() =>
+      MODEL_FORMATS.cooccurrence.decode(openVersion(dataDir, 'shop', 'cooccurrence', other)),
+    ).toThrow(/span/);
+  });
+});
+
+describe('ModelLoader (hot swap)', () => {
+  function servingTenant() {
+    const state = new ServingState();
+    const tenant = state.add('shop');
+    for (const externalId of ['a', 'b', 'c'])
+      tenant.upsertItem({
+        externalId,
+        category: null,
+        attributes: {},
+        expiresAt: null,
+        available: true,
+        feedManaged: false,
+        createdAt: 0,
+        updatedAt: 0,
+      });
+    const errors: string[] = [];
+    const loader = new ModelLoader(dataDir, state, ['cooccurrence']);
+    loader.start({ info: () => undefined, error: (details) => errors.push(JSON.stringify(details)) }, 60_000);
+    loader.stop();
+    return { tenant, loader, errors };
+  }
+
+  it('swaps in a newer version, refuses a corrupt or half-written one and keeps serving the old', () => {
+    const { tenant, loader, errors } = servingTenant();
+    expect(tenant.neighbours.neighbours.length).toBe(0);
+    const first = publish('cooccurrence', lists(0.5));
+    expect(loader.poll()).toBe(1);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
+    expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
+
+    const corrupt = publish('cooccurrence', lists(0.9));
+    const file = path.join(
+      modelDir(dataDir, 'shop', 'cooccurrence'),
+      versionName(corrupt),
+      'neighbours.arrow',
+    );
+    writeFileSync(file, readFileSync(file).subarray(0, 40)); // cut short, as by a crash mid-write
+    expect(loader.poll()).toBe(0);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
+    expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('neighbours.arrow');
+    expect(loader.poll()).toBe(0); // not tried again
+    expect(errors).toHaveLength(1);
+
+    publish('cooccurrence', lists(0.125));
+    expect(loader.poll()).toBe(1);
+    expect(Array.from(tenant.neighbours.weights)).toEqual([0.125, 0.25, 0.75]);
+  });
+
+  it('never swaps to an older version, and ignores a version folder still being written', () => {
+    const { tenant, loader } = servingTenant();
+    const newer = publish('cooccurrence', lists(0.5));
+    loader.poll();
+    const dir = modelDir(dataDir, 'shop', 'cooccurrence');
+    writeFileSync(path.join(dir, 'CURRENT'), `${versionName(newer - 1)}\n`);
+    expect(loader.poll()).toBe(0);
+    expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
+    // A build that stopped before its rename leaves a partial folder that no pointer names.
+    writeFileSync(path.join(dir, 'CURRENT'), `${versionName(newer)}\n`);
+    mkdirSync(path.join(dir, `${versionName(newer + 5)}.123.partial`));
+    expect(versions(dir)).toEqual([newer]);
+    expect(loader.poll()).toBe(0);
+  });
+});
