@@ -13,8 +13,9 @@
  * matrix, positive definite exactly when the matrix is, so its Cholesky factorisation is both the inverse
  * of the block and the SPD check. Symmetry lets every step update the upper triangle only (n³/2
  * multiply-adds in all, as many as Cholesky followed by an inverse from the factor), and the lower triangle
- * is filled at the end. The update of M_RR is a product of two n × |K| panels: split by rows between
- * threads, each element a dot product of two contiguous rows, four rows by four columns at a time.
+ * is filled at the end. The update of M_RR is a product of two n × |K| panels, each element a dot product
+ * of two contiguous panel rows, computed four rows by four columns at a time; worker threads share the
+ * matrix through a SharedArrayBuffer and split each step's rows between them.
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -71,6 +72,9 @@ const TILE = 512;
 /** Side of the square tiles in which the final pass negates the upper triangle and copies it to the lower. */
 const MIRROR_TILE = 32;
 
+/** Runs of rows per thread and task, claimed one at a time. */
+const RUNS_PER_THREAD = 8;
+
 /**
  * What the threads of an inversion share; every array is in a SharedArrayBuffer when there are workers.
  * The panels have BLOCK columns per row, of which the current block's size are used.
@@ -91,19 +95,37 @@ export interface SweepShared {
   listNeighbours: Int32Array;
   listWeights: Float32Array;
   listLengths: Int32Array;
+  /**
+   * Runs of rows of about equal work, for the steps and the final pass, and for the selection; each task's
+   * runs are claimed one at a time by whichever thread is free, so a thread slowed by other processes on its
+   * core does less of the work.
+   */
+  sweepRuns: Int32Array;
+  selectRuns: Int32Array;
+  /** The next run to claim. */
+  next: Int32Array;
 }
 
 /**
- * A message to an EASE thread, for its rows [first, end):
- * 0, sweep the block at [k, k + size); 1, the final pass; 2, select the neighbour lists.
+ * A message to an EASE thread: 0, sweep the block at [k, k + size); 1, the final pass; 2, select the
+ * neighbour lists.
  */
-export type SweepTask = [kind: 0 | 1 | 2, first: number, end: number, k: number, size: number];
+export type SweepTask = [kind: 0 | 1 | 2, k: number, size: number];
 
-/** Runs one task in this thread: what an EASE worker does for each message. */
-export function runTask(shared: SweepShared, [kind, first, end, k, size]: SweepTask): void {
-  if (kind === 0) sweepRows(shared, first, end, k, size);
-  else if (kind === 1) mirrorRows(shared, first, end);
-  else selectRows(shared, first, end);
+/**
+ * Works on a task's runs of rows until none is left unclaimed: what an EASE worker does for each message,
+ * and this thread alone without workers. shared.next must be 0 when the task starts.
+ */
+export function runTask(shared: SweepShared, [kind, k, size]: SweepTask): void {
+  const runs = kind === 2 ? shared.selectRuns : shared.sweepRuns;
+  const count = runs.length - 1;
+  for (let run = Atomics.add(shared.next, 0, 1); run < count; run = Atomics.add(shared.next, 0, 1)) {
+    const first = runs[run];
+    const end = runs[run + 1];
+    if (kind === 0) sweepRows(shared, first, end, k, size);
+    else if (kind === 1) mirrorRows(shared, first, end);
+    else selectRows(shared, first, end);
+  }
 }
 
 /**
@@ -171,8 +193,9 @@ function scaleRows(shared: SweepShared, first: number, end: number, size: number
       const w1 = w0 + BLOCK;
       const w2 = w1 + BLOCK;
       const w3 = w2 + BLOCK;
-      let a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0; // prettier-ignore
-      let a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0; // prettier-ignore
+      // prettier-ignore
+      let a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0,
+        a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
       for (let p = 0; p < size; p++) {
         const x0 = v[v0 + p];
         const x1 = v[v1 + p];
@@ -182,15 +205,39 @@ function scaleRows(shared: SweepShared, first: number, end: number, size: number
         const y1 = w[w1 + p];
         const y2 = w[w2 + p];
         const y3 = w[w3 + p];
-        a00 += x0 * y0; a01 += x0 * y1; a02 += x0 * y2; a03 += x0 * y3; // prettier-ignore
-        a10 += x1 * y0; a11 += x1 * y1; a12 += x1 * y2; a13 += x1 * y3; // prettier-ignore
-        a20 += x2 * y0; a21 += x2 * y1; a22 += x2 * y2; a23 += x2 * y3; // prettier-ignore
-        a30 += x3 * y0; a31 += x3 * y1; a32 += x3 * y2; a33 += x3 * y3; // prettier-ignore
+        a00 += x0 * y0;
+        a01 += x0 * y1;
+        a02 += x0 * y2;
+        a03 += x0 * y3;
+        a10 += x1 * y0;
+        a11 += x1 * y1;
+        a12 += x1 * y2;
+        a13 += x1 * y3;
+        a20 += x2 * y0;
+        a21 += x2 * y1;
+        a22 += x2 * y2;
+        a23 += x2 * y3;
+        a30 += x3 * y0;
+        a31 += x3 * y1;
+        a32 += x3 * y2;
+        a33 += x3 * y3;
       }
-      u[v0 + t] = a00; u[v0 + t + 1] = a01; u[v0 + t + 2] = a02; u[v0 + t + 3] = a03; // prettier-ignore
-      u[v1 + t] = a10; u[v1 + t + 1] = a11; u[v1 + t + 2] = a12; u[v1 + t + 3] = a13; // prettier-ignore
-      u[v2 + t] = a20; u[v2 + t + 1] = a21; u[v2 + t + 2] = a22; u[v2 + t + 3] = a23; // prettier-ignore
-      u[v3 + t] = a30; u[v3 + t + 1] = a31; u[v3 + t + 2] = a32; u[v3 + t + 3] = a33; // prettier-ignore
+      u[v0 + t] = a00;
+      u[v0 + t + 1] = a01;
+      u[v0 + t + 2] = a02;
+      u[v0 + t + 3] = a03;
+      u[v1 + t] = a10;
+      u[v1 + t + 1] = a11;
+      u[v1 + t + 2] = a12;
+      u[v1 + t + 3] = a13;
+      u[v2 + t] = a20;
+      u[v2 + t + 1] = a21;
+      u[v2 + t + 2] = a22;
+      u[v2 + t + 3] = a23;
+      u[v3 + t] = a30;
+      u[v3 + t + 1] = a31;
+      u[v3 + t + 2] = a32;
+      u[v3 + t + 3] = a33;
     }
     for (; t < size; t++) {
       for (let r = 0; r < 4; r++) u[v0 + r * BLOCK + t] = dot(v, v0 + r * BLOCK, w, t * BLOCK, size);
@@ -224,8 +271,9 @@ function updateFourRows(shared: SweepShared, i: number, c0: number, c1: number, 
     const v1 = v0 + BLOCK;
     const v2 = v1 + BLOCK;
     const v3 = v2 + BLOCK;
-    let a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0; // prettier-ignore
-    let a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0; // prettier-ignore
+    // prettier-ignore
+    let a00 = 0, a01 = 0, a02 = 0, a03 = 0, a10 = 0, a11 = 0, a12 = 0, a13 = 0,
+      a20 = 0, a21 = 0, a22 = 0, a23 = 0, a30 = 0, a31 = 0, a32 = 0, a33 = 0;
     for (let t = 0; t < size; t++) {
       const x0 = u[u0 + t];
       const x1 = u[u1 + t];
@@ -235,19 +283,44 @@ function updateFourRows(shared: SweepShared, i: number, c0: number, c1: number, 
       const y1 = v[v1 + t];
       const y2 = v[v2 + t];
       const y3 = v[v3 + t];
-      a00 += x0 * y0; a01 += x0 * y1; a02 += x0 * y2; a03 += x0 * y3; // prettier-ignore
-      a10 += x1 * y0; a11 += x1 * y1; a12 += x1 * y2; a13 += x1 * y3; // prettier-ignore
-      a20 += x2 * y0; a21 += x2 * y1; a22 += x2 * y2; a23 += x2 * y3; // prettier-ignore
-      a30 += x3 * y0; a31 += x3 * y1; a32 += x3 * y2; a33 += x3 * y3; // prettier-ignore
+      a00 += x0 * y0;
+      a01 += x0 * y1;
+      a02 += x0 * y2;
+      a03 += x0 * y3;
+      a10 += x1 * y0;
+      a11 += x1 * y1;
+      a12 += x1 * y2;
+      a13 += x1 * y3;
+      a20 += x2 * y0;
+      a21 += x2 * y1;
+      a22 += x2 * y2;
+      a23 += x2 * y3;
+      a30 += x3 * y0;
+      a31 += x3 * y1;
+      a32 += x3 * y2;
+      a33 += x3 * y3;
     }
-    m[m0 + j] -= a00; m[m0 + j + 1] -= a01; m[m0 + j + 2] -= a02; m[m0 + j + 3] -= a03; // prettier-ignore
-    m[m1 + j] -= a10; m[m1 + j + 1] -= a11; m[m1 + j + 2] -= a12; m[m1 + j + 3] -= a13; // prettier-ignore
-    m[m2 + j] -= a20; m[m2 + j + 1] -= a21; m[m2 + j + 2] -= a22; m[m2 + j + 3] -= a23; // prettier-ignore
-    m[m3 + j] -= a30; m[m3 + j + 1] -= a31; m[m3 + j + 2] -= a32; m[m3 + j + 3] -= a33; // prettier-ignore
+    m[m0 + j] -= a00;
+    m[m0 + j + 1] -= a01;
+    m[m0 + j + 2] -= a02;
+    m[m0 + j + 3] -= a03;
+    m[m1 + j] -= a10;
+    m[m1 + j + 1] -= a11;
+    m[m1 + j + 2] -= a12;
+    m[m1 + j + 3] -= a13;
+    m[m2 + j] -= a20;
+    m[m2 + j + 1] -= a21;
+    m[m2 + j + 2] -= a22;
+    m[m2 + j + 3] -= a23;
+    m[m3 + j] -= a30;
+    m[m3 + j + 1] -= a31;
+    m[m3 + j + 2] -= a32;
+    m[m3 + j + 3] -= a33;
   }
   for (; j < c1; j++) {
     const v0 = j * BLOCK;
-    let a0 = 0, a1 = 0, a2 = 0, a3 = 0; // prettier-ignore
+    // prettier-ignore
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     for (let t = 0; t < size; t++) {
       const y = v[v0 + t];
       a0 += u[u0 + t] * y;
@@ -273,7 +346,8 @@ function updateRow(shared: SweepShared, i: number, c0: number, c1: number, size:
     const v1 = v0 + BLOCK;
     const v2 = v1 + BLOCK;
     const v3 = v2 + BLOCK;
-    let a0 = 0, a1 = 0, a2 = 0, a3 = 0; // prettier-ignore
+    // prettier-ignore
+    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     for (let t = 0; t < size; t++) {
       const x = u[u0 + t];
       a0 += x * v[v0 + t];
@@ -473,9 +547,14 @@ function finishPivot(shared: SweepShared, k: number, size: number): void {
   }
 }
 
-function sweepShared(matrix: Float64Array, n: number, keep: number, shared: boolean): SweepShared {
+function sweepShared(matrix: Float64Array, n: number, keep: number, threads: number): SweepShared {
+  const shared = threads > 1;
   const float64s = (length: number) =>
     shared ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length);
+  const int32s = (length: number) =>
+    shared ? new Int32Array(new SharedArrayBuffer(length * 4)) : new Int32Array(length);
+  // A few runs per thread, so that the threads finish a task close together whatever their speeds.
+  const runs = shared ? RUNS_PER_THREAD * threads : 1;
   return {
     n,
     matrix,
@@ -483,9 +562,14 @@ function sweepShared(matrix: Float64Array, n: number, keep: number, shared: bool
     scaled: float64s(n * BLOCK),
     pivotInverse: float64s(BLOCK * BLOCK),
     keep,
-    listNeighbours: shared ? new Int32Array(new SharedArrayBuffer(n * keep * 4)) : new Int32Array(n * keep),
+    listNeighbours: int32s(n * keep),
     listWeights: shared ? new Float32Array(new SharedArrayBuffer(n * keep * 4)) : new Float32Array(n * keep),
-    listLengths: shared ? new Int32Array(new SharedArrayBuffer(n * 4)) : new Int32Array(n),
+    listLengths: int32s(n),
+    // A step costs row i about n − i for its columns plus BLOCK for its panel row, and the final pass about
+    // n − i; the selection costs every row the same.
+    sweepRuns: splitRows(n, runs, (i) => n - i + BLOCK, int32s),
+    selectRuns: splitRows(n, runs, () => 1, int32s),
+    next: int32s(1),
   };
 }
 
@@ -497,7 +581,7 @@ function sweepShared(matrix: Float64Array, n: number, keep: number, shared: bool
  */
 export function invertSpd(matrix: Float64Array, n: number): boolean {
   checkSquare(matrix, n);
-  const shared = sweepShared(matrix, n, 0, false);
+  const shared = sweepShared(matrix, n, 0, 1);
   const scratch = scratchFor(shared);
   for (let k = 0; k < n; k += BLOCK) {
     const size = Math.min(BLOCK, n - k);
@@ -518,10 +602,15 @@ function checkSquare(matrix: Float64Array, n: number): void {
  * Bounds of `parts` contiguous runs of rows of about equal weight, row i weighing weightOf(i). A run may be
  * empty when there are few rows.
  */
-function splitRows(n: number, parts: number, weightOf: (row: number) => number): Int32Array {
+function splitRows(
+  n: number,
+  parts: number,
+  weightOf: (row: number) => number,
+  int32s: (length: number) => Int32Array,
+): Int32Array {
   let total = 0;
   for (let i = 0; i < n; i++) total += weightOf(i);
-  const bounds = new Int32Array(parts + 1);
+  const bounds = int32s(parts + 1);
   let row = 0;
   let done = 0;
   for (let part = 1; part < parts; part++) {
@@ -558,15 +647,12 @@ class SweepThreads {
     }
   }
 
-  run(kind: SweepTask[0], bounds: Int32Array, k = 0, size = 0): Promise<void> {
+  run(task: SweepTask): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
       this.waiting = this.workers.length;
-      this.workers.forEach((worker, i) => {
-        const task: SweepTask = [kind, bounds[i], bounds[i + 1], k, size];
-        worker.postMessage(task);
-      });
+      for (const worker of this.workers) worker.postMessage(task);
     });
   }
 
@@ -605,7 +691,8 @@ function validate(gram: ItemGram, options: EaseOptions): void {
   for (let e = 0; e < pairA.length; e++) {
     const a = pairA[e];
     const b = pairB[e];
-    if (!(a >= 0 && a < items && b >= 0 && b < items)) throw new RangeError(`pair ${e}: no item ${a} or ${b}`);
+    if (!(a >= 0 && a < items && b >= 0 && b < items))
+      throw new RangeError(`pair ${e}: no item ${a} or ${b}`);
     if (a === b) throw new RangeError(`pair ${e}: (${a}, ${b}) is on the diagonal, given apart`);
     if (!Number.isFinite(pairCount[e])) throw new RangeError(`pair ${e}: count ${pairCount[e]}`);
   }
@@ -658,33 +745,32 @@ export async function buildEase(gram: ItemGram, options: EaseOptions): Promise<N
   const n = gram.items;
   const keep = Math.max(0, Math.min(options.neighbours, n - 1));
   // More threads than blocks of four rows would idle.
-  const threads = Math.min(options.threads ?? os.availableParallelism(), Math.ceil(n / 4));
-  const threaded = threads > 1;
-  const shared = sweepShared(regularisedGram(gram, options.lambda, threaded), n, keep, threaded);
+  const threads = Math.max(1, Math.min(options.threads ?? os.availableParallelism(), Math.ceil(n / 4)));
+  const shared = sweepShared(regularisedGram(gram, options.lambda, threads > 1), n, keep, threads);
   const scratch = scratchFor(shared);
-  // A step costs row i about n − i for its columns plus BLOCK for its panel row; the final pass, about
-  // n − i; the selection, the same for every row.
-  const sweepBounds = splitRows(n, Math.max(1, threads), (i) => n - i + BLOCK);
-  const selectBounds = splitRows(n, Math.max(1, threads), () => 1);
-  const pool = threaded
-    ? new SweepThreads(options.workerScript ?? new URL('./ease-worker.js', import.meta.url), shared, threads)
-    : undefined;
+  const pool =
+    threads > 1
+      ? new SweepThreads(
+          options.workerScript ?? new URL('./ease-worker.js', import.meta.url),
+          shared,
+          threads,
+        )
+      : undefined;
+  const perform = (task: SweepTask) => {
+    shared.next[0] = 0;
+    if (pool) return pool.run(task);
+    runTask(shared, task);
+  };
   try {
     for (let k = 0; k < n; k += BLOCK) {
       const size = Math.min(BLOCK, n - k);
       if (!preparePivot(shared, scratch, k, size))
         throw new RangeError('the item Gram matrix plus lambda is not positive definite: raise lambda');
-      if (pool) await pool.run(0, sweepBounds, k, size);
-      else sweepRows(shared, 0, n, k, size);
+      await perform([0, k, size]);
       finishPivot(shared, k, size);
     }
-    if (pool) {
-      await pool.run(1, sweepBounds);
-      await pool.run(2, selectBounds);
-    } else {
-      mirrorRows(shared, 0, n);
-      selectRows(shared, 0, n);
-    }
+    await perform([1, 0, 0]);
+    await perform([2, 0, 0]);
   } finally {
     await pool?.close();
   }

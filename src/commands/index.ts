@@ -1,11 +1,17 @@
+import BuildAll from './build/all.js';
+import BuildCooccurrence from './build/cooccurrence.js';
 import Evaluate from './evaluate.js';
+import LakeExport from './lake/export.js';
 import Serve from './serve.js';
 import TenantCreate from './tenant/create.js';
 import TenantList from './tenant/list.js';
 import TenantRotate from './tenant/rotate.js';
 
 export const COMMANDS = {
+  'build:all': BuildAll,
+  'build:cooccurrence': BuildCooccurrence,
   evaluate: Evaluate,
+  'lake:export': LakeExport,
   serve: Serve,
   'tenant:create': TenantCreate,
   'tenant:list': TenantList,

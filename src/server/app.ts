@@ -14,6 +14,7 @@ import { RepeatedBodies } from './repeated-bodies.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestionRoutes } from './routes/ingestion.js';
+import { lakeRoutes } from './routes/lake.js';
 import { recommendationRoutes } from './routes/recommendations.js';
 import { ruleRoutes } from './routes/rules.js';
 import { scenarioRoutes } from './routes/scenarios.js';
@@ -76,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);
   await app.register(tenantRoutes);
+  await app.register(lakeRoutes);
   await app.register(ingestionRoutes);
   await app.register(catalogRoutes);
   await app.register(recommendationRoutes);

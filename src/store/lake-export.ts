@@ -245,3 +245,18 @@ export class LakeExporter {
     await this.chain;
   }
 }
+
+/**
+ * Exports the named tenant (or every stored tenant) now: what `nextrec lake export` and `nextrec build`
+ * ask of a running daemon, or do on the store when none runs.
+ */
+export async function exportNow(
+  store: Store,
+  exporter: LakeExporter,
+  tenantId?: string,
+): Promise<{ tenantId: string; tables: TableExport[] }[]> {
+  const tenants = tenantId ? [tenantId] : await storedTenants(store);
+  const exported: { tenantId: string; tables: TableExport[] }[] = [];
+  for (const tenant of tenants) exported.push({ tenantId: tenant, tables: await exporter.flush(tenant) });
+  return exported;
+}

@@ -1,0 +1,20 @@
+import { Command, Flags } from '@oclif/core';
+import { exportLake } from '../build/run-builds.js';
+import { dataDirFlag } from '../flags.js';
+
+export default class LakeExport extends Command {
+  static override description =
+    'Export what the store committed to the lake (Parquet under <data-dir>/lake): through a running daemon, or on the store when none runs';
+  static override flags = {
+    tenant: Flags.string({ description: 'export this tenant only (default: every tenant)' }),
+    'data-dir': dataDirFlag,
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(LakeExport);
+    const tenants = await exportLake(flags['data-dir'], flags.tenant).catch((error: Error) =>
+      this.error(error.message, { exit: 1 }),
+    );
+    this.log(`exported ${tenants.length} tenant${tenants.length === 1 ? '' : 's'}: ${tenants.join(', ')}`);
+  }
+}
