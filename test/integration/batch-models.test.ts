@@ -1,0 +1,133 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, describe, expect, it } from 'vitest';
+import { liveSegments, tableDir } from '../../src/lake/layout.js';
+import { currentVersion, modelDir } from '../../src/artifacts/layout.js';
+import {
+  BIN,
+  OPERATOR_KEY,
+  call,
+  createTenant,
+  removeDataDir,
+  startDaemonProcess,
+  tenantHeaders,
+  type DaemonProcess,
+} from '../support/daemon-process.js';
+import { eventually } from '../support/eventually.js';
+
+const run = promisify(execFile);
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeDataDir));
+
+async function started(dataDir?: string): Promise<DaemonProcess> {
+  const daemon = await startDaemonProcess({ dataDir });
+  if (!dataDir) dirs.push(daemon.dataDir);
+  return daemon;
+}
+
+/** The event ids the lake's interaction segments hold, read by DuckDB from the Parquet files. */
+async function lakeEventIds(dataDir: string, tenantId: string): Promise<string[]> {
+  const files = liveSegments(tableDir(dataDir, tenantId, 'interactions')).map(
+    (segment) => `'${segment.file}'`,
+  );
+  if (files.length === 0) return [];
+  const instance = await DuckDBInstance.create(':memory:');
+  const db = await instance.connect();
+  try {
+    const reader = await db.runAndReadAll(
+      `SELECT event_id FROM read_parquet([${files.join(', ')}]) ORDER BY seq`,
+    );
+    return reader.getColumns()[0].map(String);
+  } finally {
+    db.closeSync();
+    instance.closeSync();
+  }
+}
+
+function views(prefix: string, count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    eventId: `${prefix}-${i}`,
+    userId: `u${i % 7}`,
+    itemId: `i${i % 11}`,
+    type: 'view',
+  }));
+}
+
+describe('batch models through the daemon', () => {
+  it('exports every acknowledged interaction to the lake, also after a SIGKILL and a restart', async () => {
+    let daemon = await started();
+    const headers = tenantHeaders(await createTenant(daemon.url, 'lakeshop'));
+    const first = views('a', 300);
+    expect(
+      (await call(daemon.url, 'POST', '/ingestion/interactions', { headers, body: { interactions: first } }))
+        .status,
+    ).toBe(200);
+    await eventually(async () => expect(await lakeEventIds(daemon.dataDir, 'lakeshop')).toHaveLength(300));
+    // Acknowledged, then killed before the export that follows commits could run.
+    const second = views('b', 200);
+    expect(
+      (await call(daemon.url, 'POST', '/ingestion/interactions', { headers, body: { interactions: second } }))
+        .status,
+    ).toBe(200);
+    await daemon.kill();
+    daemon = await started(daemon.dataDir);
+    // The restarted daemon's first model build exports what the lake lacks.
+    await eventually(async () =>
+      expect(await lakeEventIds(daemon.dataDir, 'lakeshop')).toEqual(
+        [...first, ...second].map((e) => e.eventId),
+      ),
+    );
+    await daemon.stop();
+  });
+
+  it('nextrec build beside a running daemon publishes a version the daemon swaps in while it answers', async () => {
+    const daemon = await started();
+    const headers = tenantHeaders(await createTenant(daemon.url, 'cronshop'));
+    await call(daemon.url, 'POST', '/ingestion/interactions', {
+      headers,
+      body: { interactions: views('c', 200) },
+    });
+    const dir = modelDir(daemon.dataDir, 'cronshop', 'cooccurrence');
+    await eventually(async () => expect(currentVersion(dir)).toBeDefined());
+    const before = currentVersion(dir)!;
+    // Requests keep coming while the build runs and the swap happens: none may fail.
+    let stop = false;
+    const statuses: number[] = [];
+    const load = (async () => {
+      while (!stop) {
+        const response = await call(daemon.url, 'POST', '/recommendations', {
+          headers,
+          body: { logicType: 'user-to-item', userId: 'u1', count: 5, noCache: true },
+        });
+        statuses.push(response.status);
+      }
+    })();
+    const { stdout } = await run(process.execPath, [BIN, 'build', 'all', '--data-dir', daemon.dataDir], {
+      env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+    });
+    expect(stdout).toMatch(/cronshop cooccurrence v\d+: 200 interactions/);
+    const after = currentVersion(dir)!;
+    expect(after).toBeGreaterThan(before);
+    await eventually(async () => expect(daemon.output()).toContain(`"version":${after}`), 5000);
+    stop = true;
+    await load;
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    await daemon.stop();
+  });
+
+  it('exits non-zero with a line per failed tenant', async () => {
+    const daemon = await started();
+    const result = await run(
+      process.execPath,
+      [BIN, 'build', 'all', '--tenant', 'ghost', '--data-dir', daemon.dataDir],
+      {
+        env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+      },
+    ).catch((error: { code: number; stderr: string }) => error);
+    expect(result).toMatchObject({ code: 1 });
+    expect((result as { stderr: string }).stderr).toContain("no tenant 'ghost'");
+    await daemon.stop();
+  });
+});
