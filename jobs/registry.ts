@@ -1,10 +1,12 @@
 import type { ModelName } from '../src/artifacts/layout.js';
+import { factorsJob } from './factors/factors-job.js';
 import { cooccurrenceJob } from './item-models/cooccurrence.js';
 import type { ModelJob } from './model-job.js';
 
 /** The job that builds each model. */
 export const JOBS: Partial<Record<ModelName, ModelJob<object>>> = {
   cooccurrence: cooccurrenceJob as unknown as ModelJob<object>,
+  factors: factorsJob as unknown as ModelJob<object>,
 };
 
 export function jobFor(model: ModelName): ModelJob<object> {

@@ -15,8 +15,8 @@ const DAY_MS = 86_400_000;
 /**
  * Fills the temp tables every item model starts from:
  * - `model_items (item_id, idx)`: the items that occur, numbered 0.. by external id;
- * - `user_items (who, idx, v)`: one row per user and item, v = ln(1 + Σ weight × age decay) — an item
- *   seen ten times counts more than once but not ten times;
+ * - `user_items (who, idx, v, strength)`: one row per user and item, strength = Σ weight × age decay and
+ *   v = ln(1 + strength) — an item seen ten times counts more than once but not ten times;
  * - `item_users (idx, n, sq)`: per item its number of users and Σ v².
  */
 export async function selectUserItems(lake: LakeDb, selection: EventSelection, now: number): Promise<void> {
@@ -39,7 +39,7 @@ export async function selectUserItems(lake: LakeDb, selection: EventSelection, n
         FROM (SELECT DISTINCT item_id FROM strengths)`);
   await lake.db.run(`
     CREATE OR REPLACE TEMP TABLE user_items AS
-      SELECT s.who, i.idx, ln(1 + s.strength) AS v FROM strengths s JOIN model_items i USING (item_id)`);
+      SELECT s.who, i.idx, ln(1 + s.strength) AS v, s.strength FROM strengths s JOIN model_items i USING (item_id)`);
   await lake.db.run(`
     CREATE OR REPLACE TEMP TABLE item_users AS
       SELECT idx, count(*) AS n, sum(v * v) AS sq FROM user_items GROUP BY idx`);

@@ -1,9 +1,9 @@
-import { ArtifactError } from '../artifacts/errors.js';
 import { MODEL_FORMATS } from '../artifacts/formats.js';
 import { MODEL_NAMES, currentVersion, modelDir, type ModelName } from '../artifacts/layout.js';
 import type { Manifest } from '../artifacts/manifest.js';
 import { openVersion } from '../artifacts/open.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
+import { servingFactors } from './factor-model.js';
 import { servingNeighbours } from './neighbours-artifact.js';
 
 export interface LoaderLog {
@@ -30,8 +30,13 @@ export function loadModel(dataDir: string, tenant: TenantState, model: ModelName
       );
       break;
     }
-    case 'factors':
-      throw new ArtifactError('factor models are not served yet');
+    case 'factors': {
+      const factors = MODEL_FORMATS.factors.decode(artifact);
+      tenant.replaceFactors(
+        servingFactors(factors, tenant.catalog, manifest.parameters, manifest.source.interactions, builtAt),
+      );
+      break;
+    }
   }
   return manifest;
 }
@@ -50,7 +55,7 @@ export class ModelLoader {
   constructor(
     private readonly dataDir: string,
     private readonly state: ServingState,
-    private readonly models: readonly ModelName[] = MODEL_NAMES.filter((name) => name !== 'factors'),
+    private readonly models: readonly ModelName[] = MODEL_NAMES,
   ) {}
 
   /** Loads what is current now, then looks for newer versions every `intervalMs`. */

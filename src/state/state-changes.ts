@@ -1,5 +1,6 @@
 import type { TenantSettings } from '../contract/tenant-settings.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
+import { ServingFactors } from '../models/factor-model.js';
 import type { StoredInteraction, StoredItem } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
 import type { NeighbourModel, ServingState } from './tenant-state.js';
@@ -31,7 +32,11 @@ export type StateChange =
     }
   | { kind: 'items'; tenantId: string; items: StoredItem[] }
   | { kind: 'interactions'; tenantId: string; now: number; events: StoredInteraction[] }
-  | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays };
+  | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays }
+  | { kind: 'factors'; tenantId: string; model: FactorArrays };
+
+/** A factor model as plain data, for the same reason. */
+export type FactorArrays = { [K in keyof ServingFactors]: ServingFactors[K] };
 
 export interface StateChangeListener {
   /** The log went from empty to holding changes. */
@@ -88,6 +93,11 @@ export function neighbourArrays(model: ItemNeighbours): NeighbourArrays {
   return { offsets, neighbours, weights, interactionCount, builtAt };
 }
 
+export function factorArrays(model: ServingFactors): FactorArrays {
+  const { k, itemFactors, known, itemGram, regularization, alpha, interactionCount, builtAt, size } = model;
+  return { k, itemFactors, known, itemGram, regularization, alpha, interactionCount, builtAt, size };
+}
+
 /** Replays one change on a state that has seen every change before it. */
 export function applyStateChange(state: ServingState, change: StateChange): void {
   if (change.kind === 'tenant') {
@@ -115,6 +125,22 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       tenant.replaceNeighbours(
         new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt),
         change.name,
+      );
+      break;
+    }
+    case 'factors': {
+      const m = change.model;
+      tenant.replaceFactors(
+        new ServingFactors(
+          m.k,
+          m.itemFactors,
+          m.known,
+          m.itemGram,
+          m.regularization,
+          m.alpha,
+          m.interactionCount,
+          m.builtAt,
+        ),
       );
       break;
     }

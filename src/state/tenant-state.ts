@@ -1,10 +1,11 @@
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
 import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js';
 import { NameTable } from './name-table.js';
-import { neighbourArrays, type StateChangeLog } from './state-changes.js';
+import { factorArrays, neighbourArrays, type StateChangeLog } from './state-changes.js';
 import { TenantConfig, type ConfigCollection, type ConfigDocument } from './tenant-config.js';
 import { ItemCatalog } from './item-catalog.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
+import type { ServingFactors } from '../models/factor-model.js';
 import { WindowedCounts } from '../models/windowed-counts.js';
 import { DAY_MS, HISTORY_WINDOW_MS, TYPE_CODES, UserHistories, insideWindow } from './user-histories.js';
 
@@ -33,6 +34,7 @@ export class TenantState {
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
   private currentSettings: TenantSettings = defaultTenantSettings();
+  private currentFactors: ServingFactors | undefined;
   private readonly neighbourModels: Record<NeighbourModel, ItemNeighbours> = {
     cooccurrence: ItemNeighbours.empty(),
     ease: ItemNeighbours.empty(),
@@ -55,6 +57,16 @@ export class TenantState {
   /** A model of item neighbour lists: `cooccurrence` or `ease`. */
   neighbourModel(model: NeighbourModel): ItemNeighbours {
     return this.neighbourModels[model];
+  }
+
+  /** The ALS model, when one was built. */
+  get factors(): ServingFactors | undefined {
+    return this.currentFactors;
+  }
+
+  replaceFactors(model: ServingFactors): void {
+    this.currentFactors = model;
+    this.changes?.record({ kind: 'factors', tenantId: this.tenantId, model: factorArrays(model) });
   }
 
   replaceSettings(settings: TenantSettings): void {

@@ -2,11 +2,13 @@ import type { LogicType } from '../../contract/scenarios.js';
 import type { Algorithm } from './algorithm.js';
 import { categoryPopularity } from './category-popularity.js';
 import { coOccurrence, multiSeedCoOccurrence } from './co-occurrence.js';
+import { matrixFactorization } from './matrix-factorization.js';
 import { recentlyViewed } from './recently-viewed.js';
 import { weightedHistory } from './weighted-history.js';
 
 export const ALGORITHMS: readonly Algorithm[] = [
   weightedHistory,
+  matrixFactorization,
   coOccurrence,
   multiSeedCoOccurrence,
   recentlyViewed,

@@ -1,6 +1,7 @@
 import { DAY_MS } from '../../state/user-histories.js';
 import { requestPools } from '../candidate-pool.js';
 import { ScoreAccumulator } from '../id-marks.js';
+import type { PipelineContext } from '../context.js';
 import type { Algorithm } from './algorithm.js';
 import { categoryCandidates } from './category-popularity.js';
 import { scoreNeighbours } from './neighbour-scores.js';
@@ -20,6 +21,33 @@ export const MAX_SEEDS = 2_000;
 const itemWeights = new ScoreAccumulator();
 
 /**
+ * The user's strongest distinct items of the 30-day window (at most MAX_SEEDS), best first: each item's
+ * weight is the sum over its events of the type's weight times the recency decay.
+ */
+export function weighHistory(context: PipelineContext): { seeds: number[]; seedWeights: number[] } {
+  const { history, now } = context;
+  const seeds: number[] = [];
+  const seedWeights: number[] = [];
+  if (!history) return { seeds, seedWeights };
+  const start = history.windowStart(now);
+  itemWeights.begin(history.length - start);
+  for (let i = start; i < history.length; i++) {
+    const recency = Math.pow(0.5, Math.max(0, now - history.ts[i]) / HALF_LIFE_MS);
+    itemWeights.add(history.items[i], history.weights[i] * recency);
+  }
+  // Strongest first; equal weights by lower id.
+  const strongest = requestPools.take(itemWeights.size);
+  for (let k = 0; k < itemWeights.size; k++) strongest.push(itemWeights.idAt(k), itemWeights.sumAt(k));
+  strongest.rankPrefix(MAX_SEEDS);
+  const seedCount = Math.min(MAX_SEEDS, strongest.length);
+  for (let k = 0; k < seedCount; k++) {
+    seeds.push(strongest.ids[k]);
+    seedWeights.push(strongest.scores[k]);
+  }
+  return { seeds, seedWeights };
+}
+
+/**
  * The user's 30-day history, each event weighted by its type's weight and its recency, expanded through
  * the items' co-occurrence neighbours (item-kNN over the whole history); popularity fills the rest.
  */
@@ -33,26 +61,9 @@ export const weightedHistory: Algorithm = {
   popularityFill: true,
   scored: true,
   candidates(context) {
-    const { history, tenant, now } = context;
-    if (!history) return requestPools.take(0);
-    const start = history.windowStart(now);
-    itemWeights.begin(history.length - start);
-    for (let i = start; i < history.length; i++) {
-      const recency = Math.pow(0.5, Math.max(0, now - history.ts[i]) / HALF_LIFE_MS);
-      itemWeights.add(history.items[i], history.weights[i] * recency);
-    }
-    // Strongest first; equal weights by lower id.
-    const strongest = requestPools.take(itemWeights.size);
-    for (let k = 0; k < itemWeights.size; k++) strongest.push(itemWeights.idAt(k), itemWeights.sumAt(k));
-    strongest.rankPrefix(MAX_SEEDS);
-    const seeds: number[] = [];
-    const seedWeights: number[] = [];
-    const seedCount = Math.min(MAX_SEEDS, strongest.length);
-    for (let k = 0; k < seedCount; k++) {
-      seeds.push(strongest.ids[k]);
-      seedWeights.push(strongest.scores[k]);
-    }
-    const pool = scoreNeighbours(tenant.neighbours, seeds, seedWeights);
+    if (!context.history) return requestPools.take(0);
+    const { seeds, seedWeights } = weighHistory(context);
+    const pool = scoreNeighbours(context.tenant.neighbours, seeds, seedWeights);
     return pool.length > 0 ? pool : categoryCandidates(context, seeds);
   },
 };
