@@ -30,7 +30,7 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
 };
 
 /** The models the daemon builds for every tenant with interactions. */
-export const DAEMON_MODELS: readonly ModelName[] = ['cooccurrence'];
+export const DAEMON_MODELS: readonly ModelName[] = ['cooccurrence', 'factors'];
 
 /** Builds a tenant's models from its lake and publishes them; rejects with the reason when it failed. */
 export type BuildRunner = (tenantId: string, models: readonly ModelName[]) => Promise<void>;
