@@ -16,9 +16,8 @@ import { HISTORY_GROUPS } from '../jobs/evaluate/evaluate.js';
 import { MetricsSum } from '../jobs/evaluate/metrics.js';
 import { splitDataset, type DatasetEvent } from '../jobs/evaluate/split.js';
 import { LakeDb } from '../jobs/lake/lake-db.js';
-import { currentVersion, modelDir } from '../src/artifacts/layout.js';
+import { MODEL_NAMES, currentVersion, modelDir } from '../src/artifacts/layout.js';
 import { openVersion } from '../src/artifacts/open.js';
-import { DAEMON_MODELS } from '../src/models/model-scheduler.js';
 import { startChildServer } from './support/child-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -60,11 +59,11 @@ async function send(
   return text ? JSON.parse(text) : undefined;
 }
 
-/** Waits until every model the daemon builds was built from all `interactions`, and swapped in. */
+/** Waits until every model (the scenarios below use them all) was built from all `interactions`, and swapped in. */
 async function modelsBuilt(dataDir: string, tenantId: string, interactions: number): Promise<void> {
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {
-    const built = DAEMON_MODELS.every((model) => {
+    const built = MODEL_NAMES.every((model) => {
       const version = currentVersion(modelDir(dataDir, tenantId, model));
       if (version === undefined) return false;
       try {
@@ -152,6 +151,14 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
       { tenantId: 'q' },
     );
     const headers = { 'x-tenant-id': 'q', 'x-api-key': credentials.apiKey as string };
+    // Scenarios first: the daemon builds the models its tenant's scenarios use.
+    for (const algorithm of algorithms) {
+      await send(daemon.url, 'POST', '/scenarios', headers, {
+        slug: `q-${algorithm}`,
+        logicType: 'user-to-item',
+        algorithm,
+      });
+    }
     for (let i = 0; i < items.length; i += BATCH) {
       const batch = items.slice(i, i + BATCH).map((externalId) => ({ externalId }));
       await send(daemon.url, 'POST', '/ingestion/items', headers, { items: batch });
@@ -168,13 +175,6 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
     const started = Date.now();
     await modelsBuilt(dataDir, 'q', split.train.length);
     const buildSeconds = (Date.now() - started) / 1000;
-    for (const algorithm of algorithms) {
-      await send(daemon.url, 'POST', '/scenarios', headers, {
-        slug: `q-${algorithm}`,
-        logicType: 'user-to-item',
-        algorithm,
-      });
-    }
 
     const known = new Map<string, Set<string>>();
     for (const event of [...split.train, ...split.valid]) {
@@ -245,7 +245,7 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
 }
 
 const datasets = (argument('datasets') ?? 'movielens,retail').split(',');
-const algorithms = (argument('algorithms') ?? 'weighted-history,matrix-factorization')
+const algorithms = (argument('algorithms') ?? 'weighted-history,matrix-factorization,ease')
   .split(',')
   .filter(Boolean);
 for (const name of datasets) await measure(name, algorithms);

@@ -1,3 +1,4 @@
+import { modelsInUse } from './engine/algorithms/registry.js';
 import { ModelLoader } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
 import { LakeExporter } from './store/lake-export.js';
@@ -36,6 +37,6 @@ export async function openRuntime(dataDir: string, changes?: StateChangeLog): Pr
   }
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state);
-  const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir));
+  const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir), modelsInUse);
   return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir), lake, loader, models };
 }

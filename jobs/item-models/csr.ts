@@ -41,3 +41,35 @@ export async function readCsr(
   for (let i = 1; i <= items; i++) offsets[i] += offsets[i - 1];
   return { offsets, neighbours: neighbours.slice(0, length), weights: weights.slice(0, length) };
 }
+
+/** Lists kept by target (list j: sources i with weight w(i → j)) turned into lists by source, best first. */
+export function transposeLists(lists: {
+  offsets: Int32Array;
+  neighbours: Int32Array;
+  weights: Float32Array;
+}): { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array } {
+  const items = lists.offsets.length - 1;
+  const offsets = new Int32Array(items + 1);
+  for (let k = 0; k < lists.neighbours.length; k++) offsets[lists.neighbours[k] + 1]++;
+  for (let i = 0; i < items; i++) offsets[i + 1] += offsets[i];
+  const next = offsets.slice(0, items);
+  const neighbours = new Int32Array(lists.neighbours.length);
+  const weights = new Float32Array(lists.weights.length);
+  for (let target = 0; target < items; target++) {
+    for (let k = lists.offsets[target]; k < lists.offsets[target + 1]; k++) {
+      const at = next[lists.neighbours[k]]++;
+      neighbours[at] = target;
+      weights[at] = lists.weights[k];
+    }
+  }
+  // Best first within each source's list.
+  for (let i = 0; i < items; i++) {
+    const order = Array.from({ length: offsets[i + 1] - offsets[i] }, (_, k) => offsets[i] + k);
+    order.sort((a, b) => weights[b] - weights[a] || neighbours[a] - neighbours[b]);
+    const sortedNeighbours = order.map((k) => neighbours[k]);
+    const sortedWeights = order.map((k) => weights[k]);
+    neighbours.set(sortedNeighbours, offsets[i]);
+    weights.set(sortedWeights, offsets[i]);
+  }
+  return { offsets, neighbours, weights };
+}

@@ -1,5 +1,7 @@
 import BuildAll from './build/all.js';
 import BuildCooccurrence from './build/cooccurrence.js';
+import BuildEase from './build/ease.js';
+import BuildFactors from './build/factors.js';
 import Evaluate from './evaluate.js';
 import LakeExport from './lake/export.js';
 import Serve from './serve.js';
@@ -10,6 +12,8 @@ import TenantRotate from './tenant/rotate.js';
 export const COMMANDS = {
   'build:all': BuildAll,
   'build:cooccurrence': BuildCooccurrence,
+  'build:ease': BuildEase,
+  'build:factors': BuildFactors,
   evaluate: Evaluate,
   'lake:export': LakeExport,
   serve: Serve,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { ModelName } from '../artifacts/layout.js';
+import { MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { ModelLoader } from './model-loader.js';
@@ -10,15 +10,17 @@ export interface SchedulerLog {
 }
 
 export interface ModelSchedule {
-  /** Below this many interactions a tenant's model follows every write (after `debounceMs`). */
+  /** Below this many interactions a tenant's co-occurrence follows every write (after `debounceMs`). */
   smallTenantInteractions: number;
   debounceMs: number;
-  /** A larger tenant rebuilds when new interactions exceed this share of the model's. */
+  /** A model is rebuilt when new interactions exceed this share of the model's... */
   staleShare: number;
   /** ...or when this much time passed with any new interaction. */
   intervalMs: number;
-  /** A larger tenant's builds are at least this far apart, so a bulk load is not slowed by rebuilds. */
+  /** A larger tenant's co-occurrence builds are at least this far apart, so a bulk load is not slowed. */
   largeTenantSpacingMs: number;
+  /** The slower models (EASE, factors) of any tenant are built at least this far apart. */
+  slowModelSpacingMs: number;
 }
 
 export const DEFAULT_SCHEDULE: ModelSchedule = {
@@ -27,10 +29,8 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
   staleShare: 0.1,
   intervalMs: 10 * 60_000,
   largeTenantSpacingMs: 30_000,
+  slowModelSpacingMs: 60_000,
 };
-
-/** The models the daemon builds for every tenant with interactions. */
-export const DAEMON_MODELS: readonly ModelName[] = ['cooccurrence', 'factors'];
 
 /** Builds a tenant's models from its lake and publishes them; rejects with the reason when it failed. */
 export type BuildRunner = (tenantId: string, models: readonly ModelName[]) => Promise<void>;
@@ -54,19 +54,105 @@ export function processBuildRunner(dataDir: string, script: URL = BUILD_SCRIPT):
     });
 }
 
+/** What the serving state knows of a tenant's loaded model: how many interactions it saw, and when. */
+function loaded(tenant: TenantState, model: ModelName): { interactionCount: number; builtAt: number } {
+  if (model === 'factors') return tenant.factors ?? { interactionCount: 0, builtAt: 0 };
+  return tenant.neighbourModel(model);
+}
+
 /**
- * Keeps every tenant's models current (CONTRACT, "Freshness of effects"): small tenants see new
- * interactions in their models within seconds, large ones on the share-or-interval rule. A build exports
- * the tenant's new rows to the lake, runs the jobs apart from the daemon, and has the loader swap the
- * new versions in. One build runs at a time.
+ * One line of builds: its models, how it follows writes, and the build it runs (one at a time).
+ * Co-occurrence is quick to build and follows every write of a small tenant; the slower models follow
+ * at a distance, in a lane of their own, so they never hold co-occurrence back.
  */
-export class ModelScheduler {
+class Lane {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly queue: string[] = [];
-  private running: Promise<void> | null = null;
+  running: Promise<void> | null = null;
+  stopped = false;
+
+  constructor(
+    private readonly scheduler: ModelScheduler,
+    readonly models: readonly ModelName[],
+    readonly followsSmallTenants: boolean,
+  ) {}
+
+  /** The lane's models this tenant uses. */
+  modelsOf(tenant: TenantState): ModelName[] {
+    return this.scheduler.modelsFor(tenant).filter((model) => this.models.includes(model));
+  }
+
+  /** The oldest of the tenant's models in this lane (none: nothing to build). */
+  private oldest(tenant: TenantState): { interactionCount: number; builtAt: number } | undefined {
+    const states = this.modelsOf(tenant).map((model) => loaded(tenant, model));
+    if (states.length === 0) return undefined;
+    return states.reduce((a, b) => (a.interactionCount <= b.interactionCount ? a : b));
+  }
+
+  committed(tenant: TenantState, schedule: ModelSchedule): void {
+    if (this.stopped || this.timers.has(tenant.tenantId) || this.queue.includes(tenant.tenantId)) return;
+    const model = this.oldest(tenant);
+    if (!model) return;
+    const small = this.followsSmallTenants && tenant.interactionTotal < schedule.smallTenantInteractions;
+    const stale =
+      tenant.interactionTotal > model.interactionCount &&
+      tenant.interactionTotal - model.interactionCount > schedule.staleShare * model.interactionCount;
+    if (!small && !stale) return;
+    const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
+    const delay = small
+      ? schedule.debounceMs
+      : Math.max(schedule.debounceMs, model.builtAt + spacing - Date.now());
+    const timer = setTimeout(() => {
+      this.timers.delete(tenant.tenantId);
+      this.enqueue(tenant.tenantId);
+    }, delay);
+    timer.unref();
+    this.timers.set(tenant.tenantId, timer);
+  }
+
+  /** Enqueues the tenant when one of its models in this lane saw fewer interactions than it has. */
+  sweep(tenant: TenantState): void {
+    const model = this.oldest(tenant);
+    if (model && tenant.interactionTotal > model.interactionCount) this.enqueue(tenant.tenantId);
+  }
+
+  stop(): Promise<void> | null {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.queue.length = 0;
+    return this.running;
+  }
+
+  private enqueue(tenantId: string): void {
+    if (this.stopped || this.queue.includes(tenantId)) return;
+    this.queue.push(tenantId);
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.running || this.queue.length === 0 || this.stopped) return;
+    this.running = this.scheduler.build(this, this.queue.shift()!).finally(() => {
+      this.running = null;
+      this.kick();
+    });
+  }
+}
+
+/** Co-occurrence: the model every logic type falls back to, quick to build. */
+const FAST_MODELS: readonly ModelName[] = ['cooccurrence'];
+
+/**
+ * Keeps every tenant's models current (CONTRACT, "Freshness of effects"): small tenants see new
+ * interactions in their co-occurrence within seconds, larger ones on the share-or-interval rule, and the
+ * slower models (EASE, factors) follow at most once a minute. A build exports the tenant's new rows to
+ * the lake, runs the jobs in a process apart from the daemon, and has the loader swap the new versions
+ * in. The daemon builds only the models a tenant's requests use (see `modelsInUse`).
+ */
+export class ModelScheduler {
+  private readonly lanes: Lane[];
   private interval: NodeJS.Timeout | undefined;
   private started = false;
-  private stopped = false;
   private log: SchedulerLog = { debug: () => undefined, error: () => undefined };
 
   constructor(
@@ -74,9 +160,12 @@ export class ModelScheduler {
     private readonly lake: LakeExporter,
     private readonly loader: ModelLoader,
     private readonly runBuild: BuildRunner,
+    readonly modelsFor: (tenant: TenantState) => readonly ModelName[],
     private readonly schedule: ModelSchedule = DEFAULT_SCHEDULE,
-    private readonly models: readonly ModelName[] = DAEMON_MODELS,
-  ) {}
+  ) {
+    const slow = MODEL_NAMES.filter((model) => !FAST_MODELS.includes(model));
+    this.lanes = [new Lane(this, FAST_MODELS, true), new Lane(this, slow, false)];
+  }
 
   /** Builds every tenant's models that need it, then follows writes; only the daemon starts it. */
   start(log: SchedulerLog): void {
@@ -89,73 +178,36 @@ export class ModelScheduler {
 
   /** Called after interactions of a tenant are committed. */
   interactionsCommitted(tenant: TenantState): void {
-    if (
-      !this.started ||
-      this.stopped ||
-      this.timers.has(tenant.tenantId) ||
-      this.queue.includes(tenant.tenantId)
-    )
-      return;
-    const modelCount = tenant.neighbours.interactionCount;
-    const small = tenant.interactionTotal < this.schedule.smallTenantInteractions;
-    const stale = tenant.interactionTotal - modelCount > this.schedule.staleShare * modelCount;
-    if (!small && !stale) return;
-    const delay = small
-      ? this.schedule.debounceMs
-      : Math.max(
-          this.schedule.debounceMs,
-          tenant.neighbours.builtAt + this.schedule.largeTenantSpacingMs - Date.now(),
-        );
-    const timer = setTimeout(() => {
-      this.timers.delete(tenant.tenantId);
-      this.enqueue(tenant.tenantId);
-    }, delay);
-    timer.unref();
-    this.timers.set(tenant.tenantId, timer);
+    if (!this.started) return;
+    for (const lane of this.lanes) lane.committed(tenant, this.schedule);
   }
 
-  /** Waits for the build in progress; no new build starts afterwards. */
+  /** Waits for the builds in progress; no new build starts afterwards. */
   async stop(): Promise<void> {
-    this.stopped = true;
     clearInterval(this.interval);
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    this.queue.length = 0;
-    await this.running;
+    await Promise.all(this.lanes.map((lane) => lane.stop()));
   }
 
   private sweep(): void {
     for (const tenantId of this.state.ids()) {
-      const tenant = this.state.get(tenantId)!;
-      if (tenant.interactionTotal > tenant.neighbours.interactionCount) this.enqueue(tenantId);
+      for (const lane of this.lanes) lane.sweep(this.state.get(tenantId)!);
     }
   }
 
-  private enqueue(tenantId: string): void {
-    if (this.stopped || this.queue.includes(tenantId)) return;
-    this.queue.push(tenantId);
-    this.kick();
-  }
-
-  private kick(): void {
-    if (this.running || this.queue.length === 0 || this.stopped) return;
-    this.running = this.buildNext().finally(() => {
-      this.running = null;
-      this.kick();
-    });
-  }
-
-  private async buildNext(): Promise<void> {
-    const tenantId = this.queue.shift()!;
-    if (!this.state.get(tenantId)) return;
+  /** @internal one build of a lane: export the lake, build its models, swap them in */
+  async build(lane: Lane, tenantId: string): Promise<void> {
+    const tenant = this.state.get(tenantId);
+    if (!tenant) return;
+    const models = lane.modelsOf(tenant);
+    if (models.length === 0) return;
     const started = Date.now();
     try {
       await this.lake.flush(tenantId);
-      await this.runBuild(tenantId, this.models);
+      await this.runBuild(tenantId, models);
       this.loader.poll();
-      this.log.debug({ tenantId, ms: Date.now() - started }, 'models built');
+      this.log.debug({ tenantId, models, ms: Date.now() - started }, 'models built');
     } catch (error) {
-      this.log.error({ tenantId, reason: (error as Error).message }, 'model build failed');
+      this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
     }
   }
 }

@@ -1,15 +1,15 @@
 import { Command } from '@oclif/core';
-import { DAEMON_MODELS } from '../../models/model-scheduler.js';
+import { MODEL_NAMES } from '../../artifacts/layout.js';
 import { buildFlags, runBuilds } from './run-builds.js';
 
 export default class BuildAll extends Command {
   static override description =
-    'Build every model of each tenant from its lake (for cron; a daemon on the same data dir swaps them in)';
+    'Build every model (co-occurrence, EASE, factors) of each tenant from its lake (for cron; a daemon on the same data dir swaps them in)';
   static override examples = ['<%= config.bin %> build all --tenant acme --data-dir ./data'];
   static override flags = buildFlags;
 
   async run(): Promise<void> {
     const { flags } = await this.parse(BuildAll);
-    await runBuilds(this, flags, DAEMON_MODELS);
+    await runBuilds(this, flags, MODEL_NAMES);
   }
 }

@@ -9,7 +9,7 @@ let prefetched = 0;
 
 /**
  * Sums weighted neighbour lists: score(n) = Σ_seed weight(seed) × similarity(seed, n).
- * Seeds themselves are never candidates. The pool comes back unordered: the candidate source ranks as
+ * Seeds themselves are never candidates, nor items whose sum is not positive. The pool comes back unordered: the candidate source ranks as
  * much of it as a request reads (CandidatePool.rankPrefix).
  */
 export function scoreNeighbours(
@@ -41,7 +41,9 @@ export function scoreNeighbours(
   const pool = requestPools.take(accumulator.size);
   for (let k = 0; k < accumulator.size; k++) {
     const sum = accumulator.sumAt(k);
-    if (sum !== -Infinity) pool.push(accumulator.idAt(k), sum);
+    // Seeds summed to -Infinity; a model with negative weights (EASE) may sum an item below zero, which
+    // the history speaks against: neither is a candidate.
+    if (sum > 0) pool.push(accumulator.idAt(k), sum);
   }
   return pool;
 }

@@ -1,13 +1,17 @@
+import type { ModelName } from '../../artifacts/layout.js';
 import type { LogicType } from '../../contract/scenarios.js';
+import type { TenantState } from '../../state/tenant-state.js';
 import type { Algorithm } from './algorithm.js';
 import { categoryPopularity } from './category-popularity.js';
 import { coOccurrence, multiSeedCoOccurrence } from './co-occurrence.js';
+import { ease } from './ease.js';
 import { matrixFactorization } from './matrix-factorization.js';
 import { recentlyViewed } from './recently-viewed.js';
 import { weightedHistory } from './weighted-history.js';
 
 export const ALGORITHMS: readonly Algorithm[] = [
   weightedHistory,
+  ease,
   matrixFactorization,
   coOccurrence,
   multiSeedCoOccurrence,
@@ -16,7 +20,7 @@ export const ALGORITHMS: readonly Algorithm[] = [
 ];
 
 const DEFAULTS: Record<LogicType, Algorithm> = {
-  'user-to-item': weightedHistory,
+  'user-to-item': ease,
   'item-to-item': coOccurrence,
   'items-to-items': multiSeedCoOccurrence,
   'recently-viewed': recentlyViewed,
@@ -25,6 +29,20 @@ const DEFAULTS: Record<LogicType, Algorithm> = {
 
 export function defaultAlgorithm(logicType: LogicType): Algorithm {
   return DEFAULTS[logicType];
+}
+
+/**
+ * The models a tenant's requests rank from: those of every logic type's default algorithm and of the
+ * algorithms its scenarios name. The daemon builds these, and only these.
+ */
+export function modelsInUse(tenant: TenantState): ModelName[] {
+  const models = new Set<ModelName>();
+  for (const algorithm of Object.values(DEFAULTS)) algorithm.models.forEach((model) => models.add(model));
+  for (const scenario of tenant.config.scenarios.values()) {
+    const algorithm = scenario.algorithm ? findAlgorithm(scenario.algorithm) : undefined;
+    algorithm?.models.forEach((model) => models.add(model));
+  }
+  return [...models];
 }
 
 export function findAlgorithm(name: string): Algorithm | undefined {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendInteractions } from '../../../src/ingestion/events.js';
 import { buildTenant } from '../../../jobs/build.js';
+import type { ModelName } from '../../../src/artifacts/layout.js';
 import { DEFAULT_SCHEDULE, ModelScheduler } from '../../../src/models/model-scheduler.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
@@ -16,7 +17,13 @@ const quiet = { debug: () => undefined, error: () => undefined };
 const views = (who: string, items: string[]) =>
   items.map((itemId) => ({ userId: who, itemId, type: 'view' as const }));
 
-async function setUp(schedule: Partial<typeof DEFAULT_SCHEDULE>) {
+const built: string[][] = [];
+
+async function setUp(
+  schedule: Partial<typeof DEFAULT_SCHEDULE>,
+  models: readonly ModelName[] = ['cooccurrence'],
+) {
+  built.length = 0;
   dir = mkdtempSync(path.join(tmpdir(), 'nextrec-scheduler-'));
   runtime = await openRuntime(dir);
   await createTenant(runtime, 'shop');
@@ -25,7 +32,11 @@ async function setUp(schedule: Partial<typeof DEFAULT_SCHEDULE>) {
     runtime.state,
     runtime.lake,
     runtime.loader,
-    async (tenantId, models) => void (await buildTenant(dir, tenantId, models)),
+    async (tenantId, chosen) => {
+      built.push([...chosen]);
+      await buildTenant(dir, tenantId, chosen, { threads: 1 });
+    },
+    () => models,
     { ...DEFAULT_SCHEDULE, debounceMs: 20, ...schedule },
   );
   // The scheduler of the runtime stays idle; this one is told about commits by hand.
@@ -76,5 +87,23 @@ describe('ModelScheduler', () => {
     scheduler.interactionsCommitted(shop); // 3 new of 4: stale, built no sooner than 300 ms after the last
     await until(() => shop.neighbours.interactionCount === 7);
     expect(shop.neighbours.builtAt - firstBuild).toBeGreaterThanOrEqual(300);
+  });
+
+  it('builds the slower models in a lane of their own, at most once per spacing', async () => {
+    const shop = await setUp({ slowModelSpacingMs: 600 }, ['cooccurrence', 'factors']);
+    await appendInteractions(runtime, shop, [...views('u1', ['a', 'b', 'c']), ...views('u2', ['a', 'b'])]);
+    scheduler.interactionsCommitted(shop);
+    await until(() => shop.factors?.interactionCount === 5 && shop.neighbours.interactionCount === 5);
+    expect(built).toContainEqual(['cooccurrence']);
+    expect(built).toContainEqual(['factors']);
+    const firstFactors = shop.factors!.builtAt;
+
+    await appendInteractions(runtime, shop, views('u3', ['a', 'c']));
+    scheduler.interactionsCommitted(shop);
+    // Co-occurrence follows the write at once; factors wait out their spacing.
+    await until(() => shop.neighbours.interactionCount === 7);
+    expect(shop.factors!.interactionCount).toBe(5);
+    await until(() => shop.factors!.interactionCount === 7);
+    expect(shop.factors!.builtAt - firstFactors).toBeGreaterThanOrEqual(600);
   });
 });
