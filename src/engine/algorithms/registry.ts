@@ -4,14 +4,12 @@ import type { TenantState } from '../../state/tenant-state.js';
 import type { Algorithm } from './algorithm.js';
 import { categoryPopularity } from './category-popularity.js';
 import { coOccurrence, multiSeedCoOccurrence } from './co-occurrence.js';
-import { ease } from './ease.js';
 import { matrixFactorization } from './matrix-factorization.js';
 import { recentlyViewed } from './recently-viewed.js';
 import { weightedHistory } from './weighted-history.js';
 
 export const ALGORITHMS: readonly Algorithm[] = [
   weightedHistory,
-  ease,
   matrixFactorization,
   coOccurrence,
   multiSeedCoOccurrence,
@@ -20,7 +18,7 @@ export const ALGORITHMS: readonly Algorithm[] = [
 ];
 
 const DEFAULTS: Record<LogicType, Algorithm> = {
-  'user-to-item': ease,
+  'user-to-item': weightedHistory,
   'item-to-item': coOccurrence,
   'items-to-items': multiSeedCoOccurrence,
   'recently-viewed': recentlyViewed,

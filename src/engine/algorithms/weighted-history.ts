@@ -49,21 +49,27 @@ export function weighHistory(context: PipelineContext): { seeds: number[]; seedW
 }
 
 /**
- * The user's 30-day history, each event weighted by its type's weight and its recency, expanded through
- * the items' co-occurrence neighbours (item-kNN over the whole history); popularity fills the rest.
+ * The user's 30-day history, each item weighted by its events' type weights and recency, through the
+ * tenant's item-item model: EASE weights where an EASE model is built (it covers the most used items;
+ * README, "Batch models"), co-occurrence neighbours otherwise; popularity fills the rest.
  */
 export const weightedHistory: Algorithm = {
   name: 'weighted-history',
   description:
-    "The user's last 30 days of interactions weighted by type and recency, expanded through item neighbours, filled from geo-aware popularity.",
+    "The user's last 30 days of interactions weighted by type and recency, through item-item weights (EASE where built, else co-occurrence), filled from geo-aware popularity.",
   logicTypes: ['user-to-item'],
-  models: ['cooccurrence'],
+  models: ['ease', 'cooccurrence'],
   geoLift: false,
   popularityFill: true,
   scored: true,
   candidates(context) {
     if (!context.history) return requestPools.take(0);
     const { seeds, seedWeights } = weighHistory(context);
+    const ease = context.tenant.neighbourModel('ease');
+    if (ease.neighbours.length > 0) {
+      const pool = scoreNeighbours(ease, seeds, seedWeights);
+      if (pool.length > 0) return pool;
+    }
     const pool = scoreNeighbours(context.tenant.neighbours, seeds, seedWeights);
     return pool.length > 0 ? pool : categoryCandidates(context, seeds);
   },

@@ -159,7 +159,7 @@ const PIPELINE: Row[] = [
       // weighted-history: u's history (event store) expanded through c's neighbour e.
       const history = scoresOf({ logicType: 'user-to-item', userId: 'u' });
       expect(Object.keys(history)[0]).toBe('e');
-      expect(history.e).toBeCloseTo(0.5 * Math.pow(0.5, 2 / 30), 6);
+      expect(history.e).toBeCloseTo(0.5 * Math.pow(0.5, 2 / 90), 6);
     },
   ],
   [
