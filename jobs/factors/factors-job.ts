@@ -25,9 +25,7 @@ async function userItemMatrix(
   await lake.db.run(`
     CREATE OR REPLACE TEMP TABLE model_users AS
       SELECT who, (row_number() OVER (ORDER BY who) - 1)::INTEGER AS row FROM (SELECT DISTINCT who FROM user_items)`);
-  const users = (await lake.db.runAndReadAll('SELECT who FROM model_users ORDER BY row'))
-    .getColumns()[0]
-    .map(String);
+  const users = await lake.texts('SELECT who FROM model_users ORDER BY row');
   const entries = await lake.count('SELECT count(*) FROM user_items');
   const offsets = new Int32Array(users.length + 1);
   const indexes = new Int32Array(entries);

@@ -24,7 +24,7 @@ async function itemGram(lake: LakeDb): Promise<ItemGram> {
   const items = await lake.count('SELECT count(*) FROM ease_items');
   const diagonal = new Float64Array(items);
   const counts = await lake.db.runAndReadAll('SELECT e, n FROM ease_items');
-  const [es, ns] = counts.getColumns();
+  const [es = [], ns = []] = counts.getColumns();
   es.forEach((e, i) => (diagonal[Number(e)] = Number(ns[i])));
   const pairs = await lake.count(`
     SELECT count(*) FROM (SELECT 1 FROM ease_user_items x JOIN ease_user_items y ON x.who = y.who AND x.e < y.e
@@ -85,9 +85,7 @@ export const easeJob: ModelJob<EaseParameters> = {
       byTarget: parameters.prune === 'target',
       threads: context.threads,
     });
-    const items = (await lake.db.runAndReadAll('SELECT item_id FROM ease_items ORDER BY e'))
-      .getColumns()[0]
-      .map(String);
+    const items = await lake.texts('SELECT item_id FROM ease_items ORDER BY e');
     const bySource = parameters.prune === 'target' ? transposeLists(lists) : lists;
     const encoded = MODEL_FORMATS.ease.encode({ items, ...bySource });
     return {

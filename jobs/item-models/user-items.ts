@@ -47,6 +47,5 @@ export async function selectUserItems(lake: LakeDb, selection: EventSelection, n
 
 /** The model's items in index order. */
 export async function modelItems(lake: LakeDb): Promise<string[]> {
-  const reader = await lake.db.runAndReadAll('SELECT item_id FROM model_items ORDER BY idx');
-  return reader.getColumns()[0].map(String);
+  return lake.texts('SELECT item_id FROM model_items ORDER BY idx');
 }

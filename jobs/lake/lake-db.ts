@@ -109,6 +109,12 @@ export class LakeDb {
     }
   }
 
+  /** The first column of a query's rows, as text (empty without rows). */
+  async texts(sql: string): Promise<string[]> {
+    const reader = await this.db.runAndReadAll(sql);
+    return (reader.getColumns()[0] ?? []).map(String);
+  }
+
   async count(sql: string): Promise<number> {
     const reader = await this.db.runAndReadAll(sql);
     return Number(reader.getRows()[0][0] ?? 0);
