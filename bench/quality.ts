@@ -245,7 +245,7 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
 }
 
 const datasets = (argument('datasets') ?? 'movielens,retail').split(',');
-const algorithms = (argument('algorithms') ?? 'weighted-history,matrix-factorization,ease')
+const algorithms = (argument('algorithms') ?? 'weighted-history,matrix-factorization')
   .split(',')
   .filter(Boolean);
 for (const name of datasets) await measure(name, algorithms);

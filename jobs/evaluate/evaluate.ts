@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ModelName } from '../../src/artifacts/layout.js';
-import { publishModel } from '../../src/artifacts/publish.js';
+import { publishModel, recordEvaluation } from '../../src/artifacts/publish.js';
 import { LakeDb } from '../lake/lake-db.js';
 import { jobFor } from '../registry.js';
 import { itemKnn, popularity, type Baseline } from './baselines.js';
@@ -44,6 +44,11 @@ export interface EvaluationOptions {
   k?: number;
   now?: number;
   threads?: number;
+  /**
+   * A data dir to keep the built models in, each manifest carrying the figures of the algorithms that
+   * ranked from it; without it they go to a temporary folder removed at the end.
+   */
+  keepArtifacts?: string;
 }
 
 /** History lengths (train items) of the by-group figures. */
@@ -124,6 +129,13 @@ function measure(
   };
 }
 
+/** A row's figures as a manifest records them, named `<algorithm>.<metric>@<k>`. */
+function figures(row: EvaluationRow, k: number): Record<string, number> {
+  const metrics = { ndcg: row.ndcg, recall: row.recall, hr: row.hit, mrr: row.mrr };
+  const named = Object.entries(metrics).map(([metric, value]) => [`${row.name}.${metric}@${k}`, value]);
+  return Object.fromEntries([...named, [`${row.name}.coverage`, row.coverage], [`${row.name}.users`, row.users]]);
+}
+
 /**
  * `nextrec evaluate` (README, "Evaluation"): splits a dataset, builds the models with the same jobs that
  * build them for the daemon, ranks every test user with the serving pipeline, and measures the lists
@@ -136,7 +148,7 @@ export async function evaluate(
   const k = options.k ?? 10;
   const now = options.now ?? Date.now();
   const lake = await LakeDb.scratch();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-evaluate-'));
+  const dataDir = options.keepArtifacts ?? mkdtempSync(path.join(tmpdir(), 'nextrec-evaluate-'));
   try {
     const events = await readDataset(lake, options.dataset);
     const split = splitDataset(events, options.split, options.seed);
@@ -148,6 +160,7 @@ export async function evaluate(
     );
 
     const buildSeconds = new Map<ModelName, number>();
+    const versions = new Map<ModelName, number>();
     for (const model of new Set(options.algorithms.flatMap((algorithm) => algorithm.models))) {
       const job = jobFor(model);
       const started = performance.now();
@@ -157,7 +170,7 @@ export async function evaluate(
         { now, threads: options.threads ?? 2 },
       );
       const ms = performance.now() - started;
-      publishModel(dataDir, EVALUATION_TENANT, model, built, Math.round(ms));
+      versions.set(model, publishModel(dataDir, EVALUATION_TENANT, model, built, Math.round(ms)).version);
       buildSeconds.set(model, ms / 1000);
       progress(`built ${model} in ${(ms / 1000).toFixed(1)} s`);
     }
@@ -191,8 +204,13 @@ export async function evaluate(
           .filter((item) => !masked.has(item))
           .slice(0, cut);
       const seconds = algorithm.models.reduce((sum, model) => sum + (buildSeconds.get(model) ?? 0), 0);
-      rows.push(measure(algorithm.name, rank, known, test, trainLength, k, catalogSize, seconds));
+      const row = measure(algorithm.name, rank, known, test, trainLength, k, catalogSize, seconds);
+      rows.push(row);
       progress(`ranked ${algorithm.name}`);
+      if (options.keepArtifacts) {
+        for (const model of algorithm.models)
+          recordEvaluation(dataDir, EVALUATION_TENANT, model, versions.get(model)!, figures(row, k));
+      }
     }
     return {
       dataset: {
@@ -210,6 +228,6 @@ export async function evaluate(
     };
   } finally {
     lake.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!options.keepArtifacts) rmSync(dataDir, { recursive: true, force: true });
   }
 }

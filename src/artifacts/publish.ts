@@ -1,4 +1,13 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import {
   CURRENT_FILE,
@@ -81,6 +90,26 @@ export function publishModel(
   } finally {
     rmSync(partial, { recursive: true, force: true });
   }
+}
+
+/**
+ * Adds the figures of an evaluation of a published version to its manifest (replaced by a rename, so a
+ * reader sees the old manifest or the new one). The model's files are unchanged.
+ */
+export function recordEvaluation(
+  dataDir: string,
+  tenantId: string,
+  model: ModelName,
+  version: number,
+  evaluation: Record<string, number>,
+): Manifest {
+  const file = path.join(modelDir(dataDir, tenantId, model), versionName(version), MANIFEST_FILE);
+  const manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
+  const updated: Manifest = { ...manifest, evaluation: { ...manifest.evaluation, ...evaluation } };
+  const partial = `${file}.${process.pid}.partial`;
+  writeDurably(partial, JSON.stringify(updated, null, 2));
+  renameSync(partial, file);
+  return updated;
 }
 
 function prune(dir: string): void {

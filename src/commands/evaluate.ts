@@ -67,6 +67,10 @@ export default class Evaluate extends Command {
       multiple: true,
     }),
     json: Flags.boolean({ description: 'print the report as JSON' }),
+    'keep-artifacts': Flags.string({
+      description:
+        'a data dir to keep the built models in (tenant "evaluation"), their manifests carrying the figures',
+    }),
   };
 
   async run(): Promise<void> {
@@ -99,6 +103,7 @@ export default class Evaluate extends Command {
         harness: new PipelineHarness(now),
         parameters: parameters(flags.param ?? []),
         now,
+        keepArtifacts: flags['keep-artifacts'],
       },
       (line) => this.logToStderr(line),
     ).catch((error: Error) => this.error(error.message, { exit: 1 }));
