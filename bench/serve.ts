@@ -174,29 +174,39 @@ function scenarioSlug(logicType: LogicType): string {
   return `bench-${logicType}`;
 }
 
+/** The models the bench tenant's requests rank from (the default algorithms'), which the daemon builds. */
+const MODELS_IN_USE = ['cooccurrence', 'ease'] as const;
+
 /**
- * Resolves once the daemon logged its co-occurrence build. A restarted daemon builds each tenant's model
- * once, over every stored interaction, and logs after the model is in place; nothing is written
+ * Resolves once the daemon swapped in every model its requests use, built from all `interactions`. A
+ * restarted daemon builds what its stored models lack, once, and logs each swap; nothing is written
  * afterwards, so no other build runs while cases are measured and cached lists never go stale. (The
  * answers alone can't tell: without a model, item-to-item falls back to category popularity under the same
  * algorithm name.)
  */
-async function waitForModel(daemon: ChildServer): Promise<{ ms: number; pairs: number }> {
+async function waitForModels(daemon: ChildServer, interactions: number): Promise<void> {
   const deadline = Date.now() + MODEL_TIMEOUT_MS;
   while (Date.now() < deadline) {
+    const complete = new Set<string>();
     // The last piece may be a line still being written.
     for (const line of daemon.output().split('\n').slice(0, -1)) {
       if (!line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { msg?: string; tenantId?: string; ms: number; pairs: number };
+      const entry = JSON.parse(line) as {
+        msg?: string;
+        tenantId?: string;
+        model?: string;
+        source?: { interactions: number };
+      };
       if (entry.tenantId !== TENANT_ID) continue;
-      if (entry.msg === 'co-occurrence build failed') throw new Error(`model build failed: ${line}`);
-      if (entry.msg !== 'co-occurrence built') continue;
-      if (entry.pairs === 0) throw new Error('the co-occurrence model is empty');
-      return entry;
+      if (entry.msg === 'model build failed' || entry.msg?.startsWith('model refused'))
+        throw new Error(`model build failed: ${line}`);
+      if (entry.msg === 'model swapped in' && entry.source!.interactions >= interactions)
+        complete.add(entry.model!);
     }
+    if (MODELS_IN_USE.every((model) => complete.has(model))) return;
     await sleep(1_000);
   }
-  throw new Error(`no co-occurrence model after ${MODEL_TIMEOUT_MS / 60_000} min`);
+  throw new Error(`the models were not built in ${MODEL_TIMEOUT_MS / 60_000} min`);
 }
 
 /**
@@ -357,10 +367,10 @@ async function measureAll(
   selected: Case[],
   options: Options,
 ): Promise<Map<string, CaseRuns[]>> {
-  const model = await waitForModel(daemon);
+  const started = performance.now();
+  await waitForModels(daemon, options.interactions);
   console.log(
-    `serve: co-occurrence model built in ${(model.ms / 1000).toFixed(1)} s, ` +
-      `${model.pairs.toLocaleString('en-US')} pairs`,
+    `serve: ${MODELS_IN_USE.join(' and ')} in place ${((performance.now() - started) / 1000).toFixed(1)} s after the start`,
   );
   await waitForIdle(daemon);
   const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);

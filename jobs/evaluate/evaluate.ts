@@ -133,7 +133,11 @@ function measure(
 function figures(row: EvaluationRow, k: number): Record<string, number> {
   const metrics = { ndcg: row.ndcg, recall: row.recall, hr: row.hit, mrr: row.mrr };
   const named = Object.entries(metrics).map(([metric, value]) => [`${row.name}.${metric}@${k}`, value]);
-  return Object.fromEntries([...named, [`${row.name}.coverage`, row.coverage], [`${row.name}.users`, row.users]]);
+  return Object.fromEntries([
+    ...named,
+    [`${row.name}.coverage`, row.coverage],
+    [`${row.name}.users`, row.users],
+  ]);
 }
 
 /**

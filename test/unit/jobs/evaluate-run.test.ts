@@ -56,7 +56,14 @@ describe('nextrec evaluate, end to end', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('splits every user 80/10/10 and measures the baselines beside each algorithm', () => {
-    expect(report.dataset).toEqual({ events: 1680, users: 80, items: 60, train: 1360, valid: 160, test: 160 });
+    expect(report.dataset).toEqual({
+      events: 1680,
+      users: 80,
+      items: 60,
+      train: 1360,
+      valid: 160,
+      test: 160,
+    });
     expect(report.rows.map((row) => row.name)).toEqual([
       'baseline: most popular',
       'baseline: item-kNN (cosine, 100 neighbours)',
