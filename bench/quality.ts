@@ -12,8 +12,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { itemKnn, popularity, type Baseline } from '../jobs/evaluate/baselines.js';
 import { readDataset, type DatasetOptions } from '../jobs/evaluate/dataset.js';
-import { HISTORY_GROUPS } from '../jobs/evaluate/evaluate.js';
-import { MetricsSum } from '../jobs/evaluate/metrics.js';
+import {
+  HISTORY_GROUPS,
+  heldOut,
+  scoreRanking,
+  spread,
+  type EvaluationRow,
+} from '../jobs/evaluate/evaluate.js';
 import { splitDataset, type DatasetEvent } from '../jobs/evaluate/split.js';
 import { LakeDb } from '../jobs/lake/lake-db.js';
 import { MODEL_NAMES, currentVersion, modelDir } from '../src/artifacts/layout.js';
@@ -23,7 +28,6 @@ import { startChildServer } from './support/child-server.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = path.resolve(ROOT, '../shared/data');
 const OPERATOR_KEY = 'bench-quality-operator-key';
-const DAY_MS = 86_400_000;
 const BATCH = 10_000;
 
 const DATASETS: Record<string, DatasetOptions> = {
@@ -80,42 +84,6 @@ async function modelsBuilt(dataDir: string, tenantId: string, interactions: numb
   await new Promise((resolve) => setTimeout(resolve, 2_500));
 }
 
-interface Row {
-  name: string;
-  ndcg: number;
-  recall: number;
-  hit: number;
-  mrr: number;
-  coverage: number;
-  byHistory: Record<string, number>;
-}
-
-function score(
-  name: string,
-  lists: Map<string, string[]>,
-  test: Map<string, Set<string>>,
-  trainLength: Map<string, number>,
-  catalog: number,
-): Row {
-  const all = new MetricsSum();
-  const groups = new Map<string, MetricsSum>(HISTORY_GROUPS.map((group) => [group.name, new MetricsSum()]));
-  for (const [user, relevant] of test) {
-    const list = lists.get(user) ?? [];
-    all.add(list, relevant, 10);
-    const length = trainLength.get(user) ?? 0;
-    const group = HISTORY_GROUPS.find((g) => length >= g.min && length <= g.max)!;
-    groups.get(group.name)!.add(list, relevant, 10);
-  }
-  const averages = all.averages(catalog);
-  return {
-    name,
-    ...averages,
-    byHistory: Object.fromEntries(
-      [...groups].map(([g, sum]) => [g, sum.count ? sum.averages(catalog).ndcg : NaN]),
-    ),
-  };
-}
-
 async function measure(datasetName: string, algorithms: string[]): Promise<void> {
   const options = DATASETS[datasetName];
   if (!existsSync(options.file)) {
@@ -126,14 +94,7 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
   const events = await readDataset(lake, options).finally(() => lake.close());
   const split = splitDataset(events, 'random', 2020);
   const items = [...new Set(events.map((event) => event.item))];
-  const now = Date.now();
-  let min = Infinity;
-  let max = -Infinity;
-  for (const event of split.train) {
-    min = Math.min(min, event.ts);
-    max = Math.max(max, event.ts);
-  }
-  const spreadTs = (ts: number) => now - 25 * DAY_MS + ((ts - min) / Math.max(max - min, 1)) * 25 * DAY_MS;
+  const train = spread(split.train, Date.now());
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-quality-'));
   const daemon = await startChildServer(
@@ -163,12 +124,12 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
       const batch = items.slice(i, i + BATCH).map((externalId) => ({ externalId }));
       await send(daemon.url, 'POST', '/ingestion/items', headers, { items: batch });
     }
-    for (let i = 0; i < split.train.length; i += BATCH) {
-      const interactions = split.train.slice(i, i + BATCH).map((event: DatasetEvent) => ({
+    for (let i = 0; i < train.length; i += BATCH) {
+      const interactions = train.slice(i, i + BATCH).map((event: DatasetEvent) => ({
         userId: event.user,
         itemId: event.item,
         type: 'view',
-        timestamp: new Date(spreadTs(event.ts)).toISOString(),
+        timestamp: new Date(event.ts).toISOString(),
       }));
       await send(daemon.url, 'POST', '/ingestion/interactions', headers, { interactions });
     }
@@ -176,31 +137,17 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
     await modelsBuilt(dataDir, 'q', split.train.length);
     const buildSeconds = (Date.now() - started) / 1000;
 
-    const known = new Map<string, Set<string>>();
-    for (const event of [...split.train, ...split.valid]) {
-      if (!known.has(event.user)) known.set(event.user, new Set());
-      known.get(event.user)!.add(event.item);
-    }
-    const trainLength = new Map<string, number>();
-    for (const event of split.train) trainLength.set(event.user, (trainLength.get(event.user) ?? 0) + 1);
-    const test = new Map<string, Set<string>>();
-    for (const event of split.test) {
-      if (!test.has(event.user)) test.set(event.user, new Set());
-      test.get(event.user)!.add(event.item);
-    }
-    const rows: Row[] = [];
+    const held = heldOut(split);
+    const rows: EvaluationRow[] = [];
     const baselines: Baseline[] = [popularity(split.train), itemKnn(split.train)];
     for (const baseline of baselines) {
-      const lists = new Map(
-        [...test.keys()].map((user) => [user, baseline.rank(user, known.get(user)!, 10)]),
-      );
-      rows.push(score(baseline.name, lists, test, trainLength, items.length));
+      rows.push(scoreRanking(baseline.name, baseline.rank, held, 10, items.length));
     }
     for (const scenario of [undefined, ...algorithms]) {
       const lists = new Map<string, string[]>();
       let algorithmName = '';
-      for (const user of test.keys()) {
-        const masked = known.get(user) ?? new Set<string>();
+      for (const user of held.test.keys()) {
+        const masked = held.known.get(user) ?? new Set<string>();
         const body = await send(daemon.url, 'POST', '/recommendations', headers, {
           ...(scenario ? { scenario: `q-${scenario}` } : { logicType: 'user-to-item' }),
           userId: user,
@@ -211,19 +158,18 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
         const ids = (body.items as { itemId: string }[]).map((entry) => entry.itemId);
         lists.set(user, ids.filter((id) => !masked.has(id)).slice(0, 10));
       }
-      rows.push(
-        score(
-          scenario ? algorithmName : `default (${algorithmName})`,
-          lists,
-          test,
-          trainLength,
-          items.length,
-        ),
-      );
+      const name = scenario ? algorithmName : `default (${algorithmName})`;
+      rows.push(scoreRanking(name, (user) => lists.get(user) ?? [], held, 10, items.length));
     }
     console.log(
       JSON.stringify(
-        { bench: 'quality', dataset: datasetName, modelsBuiltSeconds: buildSeconds, rows },
+        {
+          bench: 'quality',
+          dataset: datasetName,
+          modelsBuiltSeconds: buildSeconds,
+          // The daemon built its models together; rows have no build time of their own.
+          rows: rows.map(({ buildSeconds: _unused, ...row }) => row),
+        },
         (_key, value) => (typeof value === 'number' ? Number(value.toFixed(4)) : value),
       ),
     );
@@ -234,7 +180,7 @@ async function measure(datasetName: string, algorithms: string[]): Promise<void>
     for (const row of rows) {
       const cells = [row.ndcg, row.recall, row.hit, row.mrr, row.coverage].map((v) => v.toFixed(4));
       const groups = HISTORY_GROUPS.map((g) =>
-        Number.isNaN(row.byHistory[g.name]) ? '-' : row.byHistory[g.name].toFixed(3),
+        Number.isNaN(row.ndcgByHistory[g.name]) ? '-' : row.ndcgByHistory[g.name].toFixed(3),
       );
       console.log(`| ${row.name} | ${cells.join(' | ')} | ${groups.join(' | ')} |`);
     }

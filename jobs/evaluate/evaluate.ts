@@ -8,7 +8,7 @@ import { jobFor } from '../registry.js';
 import { itemKnn, popularity, type Baseline } from './baselines.js';
 import { readDataset, type DatasetOptions } from './dataset.js';
 import { MetricsSum } from './metrics.js';
-import { splitDataset, type DatasetEvent, type SplitKind } from './split.js';
+import { splitDataset, type DatasetEvent, type Split, type SplitKind } from './split.js';
 
 /** The tenant id evaluations build and rank under. */
 export const EVALUATION_TENANT = 'evaluation';
@@ -81,7 +81,7 @@ export interface EvaluationReport {
 }
 
 /** Spreads the train part's times over the last SPREAD_DAYS days, keeping their order. */
-function spread(train: readonly DatasetEvent[], now: number): DatasetEvent[] {
+export function spread(train: readonly DatasetEvent[], now: number): DatasetEvent[] {
   let min = Infinity;
   let max = -Infinity;
   for (const event of train) {
@@ -100,23 +100,51 @@ function groupOf(historyLength: number): string {
   return HISTORY_GROUPS.find((group) => historyLength >= group.min && historyLength <= group.max)!.name;
 }
 
-/** Measures a ranking over the test users: each user's train and valid items are masked. */
-function measure(
+/** What a split holds out, by user: the items to mask (train and valid), the test items, train lengths. */
+export interface HeldOut {
+  known: Map<string, Set<string>>;
+  test: Map<string, Set<string>>;
+  trainLength: Map<string, number>;
+}
+
+function itemsByUser(events: readonly DatasetEvent[]): Map<string, Set<string>> {
+  const byUser = new Map<string, Set<string>>();
+  for (const event of events) {
+    const set = byUser.get(event.user);
+    if (set) set.add(event.item);
+    else byUser.set(event.user, new Set([event.item]));
+  }
+  return byUser;
+}
+
+export function heldOut(split: Split): HeldOut {
+  const trainLength = new Map<string, number>();
+  for (const event of split.train) trainLength.set(event.user, (trainLength.get(event.user) ?? 0) + 1);
+  return {
+    known: itemsByUser([...split.train, ...split.valid]),
+    test: itemsByUser(split.test),
+    trainLength,
+  };
+}
+
+/**
+ * Scores a ranking over the test users: `rank` is given each user's masked items (train and valid) and
+ * answers at most k items none of which is masked.
+ */
+export function scoreRanking(
   name: string,
   rank: (user: string, known: ReadonlySet<string>, k: number) => string[],
-  known: Map<string, Set<string>>,
-  test: Map<string, Set<string>>,
-  trainLength: Map<string, number>,
+  held: HeldOut,
   k: number,
   catalogSize: number,
-  buildSeconds: number,
+  buildSeconds = 0,
 ): EvaluationRow {
   const all = new MetricsSum();
   const groups = new Map<string, MetricsSum>(HISTORY_GROUPS.map((group) => [group.name, new MetricsSum()]));
-  for (const [user, relevant] of test) {
-    const ranked = rank(user, known.get(user) ?? new Set(), k);
+  for (const [user, relevant] of held.test) {
+    const ranked = rank(user, held.known.get(user) ?? new Set(), k);
     all.add(ranked, relevant, k);
-    groups.get(groupOf(trainLength.get(user) ?? 0))?.add(ranked, relevant, k);
+    groups.get(groupOf(held.trainLength.get(user) ?? 0))?.add(ranked, relevant, k);
   }
   const averages = all.averages(catalogSize);
   return {
@@ -181,25 +209,12 @@ export async function evaluate(
     options.harness.prepare(items, train);
     for (const model of buildSeconds.keys()) options.harness.load(dataDir, model);
 
-    const known = new Map<string, Set<string>>();
-    const trainLength = new Map<string, number>();
-    for (const event of [...split.train, ...split.valid]) {
-      const set = known.get(event.user);
-      if (set) set.add(event.item);
-      else known.set(event.user, new Set([event.item]));
-    }
-    for (const event of split.train) trainLength.set(event.user, (trainLength.get(event.user) ?? 0) + 1);
-    const test = new Map<string, Set<string>>();
-    for (const event of split.test) {
-      const set = test.get(event.user);
-      if (set) set.add(event.item);
-      else test.set(event.user, new Set([event.item]));
-    }
+    const held = heldOut(split);
     const catalogSize = items.length;
     const rows: EvaluationRow[] = [];
     const baselines: Baseline[] = [popularity(split.train), itemKnn(split.train)];
     for (const baseline of baselines) {
-      rows.push(measure(baseline.name, baseline.rank, known, test, trainLength, k, catalogSize, 0));
+      rows.push(scoreRanking(baseline.name, baseline.rank, held, k, catalogSize));
     }
     for (const algorithm of options.algorithms) {
       const rank = (user: string, masked: ReadonlySet<string>, cut: number) =>
@@ -208,7 +223,7 @@ export async function evaluate(
           .filter((item) => !masked.has(item))
           .slice(0, cut);
       const seconds = algorithm.models.reduce((sum, model) => sum + (buildSeconds.get(model) ?? 0), 0);
-      const row = measure(algorithm.name, rank, known, test, trainLength, k, catalogSize, seconds);
+      const row = scoreRanking(algorithm.name, rank, held, k, catalogSize, seconds);
       rows.push(row);
       progress(`ranked ${algorithm.name}`);
       if (options.keepArtifacts) {

@@ -9,8 +9,8 @@
  * number of threads.
  */
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
 import { addGramUpper, gram, ImplicitRowSolver, mirrorUpper } from '../../src/linalg/dense.js';
+import { positiveInteger, ThreadGang } from '../threads/thread-gang.js';
 
 export interface AlsOptions {
   /** k, the length of each factor vector. */
@@ -374,67 +374,6 @@ function gatherPartials(shared: AlsShared, half: Half): number {
   return observed;
 }
 
-/** Worker threads that each solve their run of blocks of a side, all at once. */
-class AlsThreads {
-  private readonly workers: Worker[] = [];
-  private readonly bounds: [Int32Array, Int32Array];
-  private waiting = 0;
-  private pending: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  private failure: Error | undefined;
-  private closing = false;
-
-  constructor(script: URL, shared: AlsShared, count: number) {
-    this.bounds = [
-      splitBlocks(shared.sides[0], shared.k, count),
-      splitBlocks(shared.sides[1], shared.k, count),
-    ];
-    for (let i = 0; i < count; i++) {
-      const worker = new Worker(script, { workerData: shared });
-      worker.on('message', () => {
-        if (--this.waiting > 0) return;
-        const pending = this.pending;
-        this.pending = undefined;
-        pending?.resolve();
-      });
-      worker.on('error', (error) => this.fail(error));
-      worker.on('exit', (code) => {
-        if (!this.closing) this.fail(new Error(`an ALS thread exited (code ${code})`));
-      });
-      this.workers.push(worker);
-    }
-  }
-
-  solve(half: Half): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    const bounds = this.bounds[half];
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.waiting = this.workers.length;
-      this.workers.forEach((worker, i) => {
-        const task: AlsTask = [half, bounds[i], bounds[i + 1]];
-        worker.postMessage(task);
-      });
-    });
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    const pending = this.pending;
-    this.pending = undefined;
-    pending?.reject(this.failure);
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
-  }
-}
-
-function positiveInteger(value: number, name: string): void {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RangeError(`${name} must be a positive integer, not ${value}`);
-}
-
 function validate(matrix: UserItemMatrix, options: AlsOptions): void {
   positiveInteger(options.factors, 'factors');
   if (!Number.isInteger(options.iterations) || options.iterations < 0) {
@@ -511,18 +450,21 @@ export async function trainAls(
   const losses: number[] = [];
   const maxBlocks = Math.max(state.sides[0].blocks, state.sides[1].blocks);
   const pool = shared
-    ? new AlsThreads(
+    ? new ThreadGang<AlsTask>(
         options.workerScript ?? new URL('./als-worker.js', import.meta.url),
         state,
         Math.max(1, Math.min(threads, maxBlocks)),
+        'an ALS thread',
       )
     : undefined;
+  // Each thread solves its run of a side's blocks.
+  const bounds = pool && [0, 1].map((half) => splitBlocks(state.sides[half], k, pool.size));
   const solver = pool ? undefined : new ImplicitRowSolver(k);
   try {
     for (let iteration = 1; iteration <= options.iterations; iteration++) {
       let observed = 0;
       for (const half of [0, 1] as const) {
-        if (pool) await pool.solve(half);
+        if (pool) await pool.run((i): AlsTask => [half, bounds![half][i], bounds![half][i + 1]]);
         else solveBlocks(state, half, 0, state.sides[half].blocks, solver!);
         observed += gatherPartials(state, half);
       }

@@ -18,7 +18,7 @@
  * matrix through a SharedArrayBuffer and split each step's rows between them.
  */
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { positiveInteger, ThreadGang } from '../threads/thread-gang.js';
 
 export interface EaseOptions {
   /** L2 regularisation added to the Gram matrix's diagonal, e.g. 200 for MovieLens-100k-sized data. */
@@ -653,58 +653,6 @@ function splitRows(
   return bounds;
 }
 
-/** Worker threads that each run a task on their run of rows, all at once. */
-class SweepThreads {
-  private readonly workers: Worker[] = [];
-  private waiting = 0;
-  private pending: { resolve: () => void; reject: (error: Error) => void } | undefined;
-  private failure: Error | undefined;
-  private closing = false;
-
-  constructor(script: URL, shared: SweepShared, count: number) {
-    for (let i = 0; i < count; i++) {
-      const worker = new Worker(script, { workerData: shared });
-      worker.on('message', () => {
-        if (--this.waiting > 0) return;
-        const pending = this.pending;
-        this.pending = undefined;
-        pending?.resolve();
-      });
-      worker.on('error', (error) => this.fail(error));
-      worker.on('exit', (code) => {
-        if (!this.closing) this.fail(new Error(`an EASE thread exited (code ${code})`));
-      });
-      this.workers.push(worker);
-    }
-  }
-
-  run(task: SweepTask): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.waiting = this.workers.length;
-      for (const worker of this.workers) worker.postMessage(task);
-    });
-  }
-
-  private fail(error: Error): void {
-    this.failure ??= error;
-    const pending = this.pending;
-    this.pending = undefined;
-    pending?.reject(this.failure);
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
-  }
-}
-
-function positiveInteger(value: number, name: string): void {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RangeError(`${name} must be a positive integer, not ${value}`);
-}
-
 function validate(gram: ItemGram, options: EaseOptions): void {
   if (!(options.lambda >= 0) || !Number.isFinite(options.lambda))
     throw new RangeError(`lambda must be finite and non-negative, not ${options.lambda}`);
@@ -788,15 +736,16 @@ export async function buildEase(gram: ItemGram, options: EaseOptions): Promise<N
   const scratch = scratchFor(shared);
   const pool =
     threads > 1
-      ? new SweepThreads(
+      ? new ThreadGang<SweepTask>(
           options.workerScript ?? new URL('./ease-worker.js', import.meta.url),
           shared,
           threads,
+          'an EASE thread',
         )
       : undefined;
   const perform = (task: SweepTask) => {
     shared.next[0] = 0;
-    if (pool) return pool.run(task);
+    if (pool) return pool.run(() => task);
     runTask(shared, task);
   };
   try {

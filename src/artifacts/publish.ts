@@ -3,6 +3,7 @@ import {
   fsyncSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -56,6 +57,7 @@ export function publishModel(
 ): Manifest {
   const dir = modelDir(dataDir, tenantId, model);
   mkdirSync(dir, { recursive: true });
+  removeAbandoned(dir);
   const existing = versions(dir);
   const version = Math.max(Date.now(), (existing.at(-1) ?? 0) + 1);
   const final = path.join(dir, versionName(version));
@@ -110,6 +112,24 @@ export function recordEvaluation(
   writeDurably(partial, JSON.stringify(updated, null, 2));
   renameSync(partial, file);
   return updated;
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes what publishers that ended mid-way (a build stopped with its daemon) left under partial names. */
+function removeAbandoned(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = /\.(\d+)\.partial$/.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !running(Number(pid)))
+      rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
 }
 
 function prune(dir: string): void {

@@ -32,17 +32,26 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
   slowModelSpacingMs: 60_000,
 };
 
-/** Builds a tenant's models from its lake and publishes them; rejects with the reason when it failed. */
-export type BuildRunner = (tenantId: string, models: readonly ModelName[]) => Promise<void>;
+/**
+ * Builds a tenant's models from its lake and publishes them; rejects with the reason when it failed, and
+ * soon after `signal` aborts (the daemon is stopping), having published nothing more.
+ */
+export type BuildRunner = (
+  tenantId: string,
+  models: readonly ModelName[],
+  signal: AbortSignal,
+) => Promise<void>;
 
 const BUILD_SCRIPT = new URL('../../jobs/build-process.js', import.meta.url);
 
 /** Runs the batch jobs in a process of their own (jobs/build-process.ts), as cron's `nextrec build` does. */
 export function processBuildRunner(dataDir: string, script: URL = BUILD_SCRIPT): BuildRunner {
-  return (tenantId, models) =>
+  return (tenantId, models, signal) =>
     new Promise((resolve, reject) => {
+      // An abort ends the process (SIGTERM): it may leave a partial version folder, never a version.
       const child = spawn(process.execPath, [script.pathname, dataDir, tenantId, models.join(',')], {
         stdio: ['ignore', 'ignore', 'pipe'],
+        signal,
       });
       let errors = '';
       child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
@@ -153,6 +162,7 @@ export class ModelScheduler {
   private readonly lanes: Lane[];
   private interval: NodeJS.Timeout | undefined;
   private started = false;
+  private readonly stopping = new AbortController();
   private log: SchedulerLog = { debug: () => undefined, error: () => undefined };
 
   constructor(
@@ -182,9 +192,10 @@ export class ModelScheduler {
     for (const lane of this.lanes) lane.committed(tenant, this.schedule);
   }
 
-  /** Waits for the builds in progress; no new build starts afterwards. */
+  /** Ends the builds in progress (a stopping daemon does not wait for them); no new build starts. */
   async stop(): Promise<void> {
     clearInterval(this.interval);
+    this.stopping.abort();
     await Promise.all(this.lanes.map((lane) => lane.stop()));
   }
 
@@ -203,11 +214,12 @@ export class ModelScheduler {
     const started = Date.now();
     try {
       await this.lake.flush(tenantId);
-      await this.runBuild(tenantId, models);
+      await this.runBuild(tenantId, models, this.stopping.signal);
       this.loader.poll();
       this.log.debug({ tenantId, models, ms: Date.now() - started }, 'models built');
     } catch (error) {
-      this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
+      if (this.stopping.signal.aborted) this.log.debug({ tenantId, models }, 'model build ended by shutdown');
+      else this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
     }
   }
 }

@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -101,6 +102,21 @@ describe.each(SAMPLES)('the $model model contract', ({ model, sample }) => {
   it('keeps a few old versions besides the current one', () => {
     const published = Array.from({ length: KEPT_VERSIONS + 3 }, () => publish(model, sample()));
     expect(versions(modelDir(dataDir, 'shop', model))).toEqual(published.slice(-(KEPT_VERSIONS + 1)));
+  });
+});
+
+describe('publishing', () => {
+  it('removes what a publisher that ended mid-way left, but not what a running one is writing', () => {
+    const dir = modelDir(dataDir, 'shop', 'ease');
+    mkdirSync(dir, { recursive: true });
+    const ended = spawnSync(process.execPath, ['-e', '']).pid!;
+    const abandoned = path.join(dir, `${versionName(1)}.${ended}.partial`);
+    const inProgress = path.join(dir, `${versionName(2)}.${process.ppid}.partial`);
+    for (const folder of [abandoned, inProgress]) mkdirSync(folder);
+    publish('ease', lists());
+    expect(existsSync(abandoned)).toBe(false);
+    expect(existsSync(inProgress)).toBe(true);
+    expect(versions(dir)).toHaveLength(1);
   });
 });
 

@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendInteractions } from '../../../src/ingestion/events.js';
 import { buildTenant } from '../../../jobs/build.js';
 import type { ModelName } from '../../../src/artifacts/layout.js';
-import { DEFAULT_SCHEDULE, ModelScheduler } from '../../../src/models/model-scheduler.js';
+import { DEFAULT_SCHEDULE, ModelScheduler, processBuildRunner } from '../../../src/models/model-scheduler.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
 
@@ -105,5 +105,56 @@ describe('ModelScheduler', () => {
     expect(shop.factors!.interactionCount).toBe(5);
     await until(() => shop.factors!.interactionCount === 7);
     expect(shop.factors!.builtAt - firstFactors).toBeGreaterThanOrEqual(600);
+  });
+
+  it('ends the build in progress when it stops, without waiting for it or logging a failure', async () => {
+    const shop = await setUp({});
+    await scheduler.stop();
+    const failures: object[] = [];
+    let building = false;
+    let ended = false;
+    scheduler = new ModelScheduler(
+      runtime.state,
+      runtime.lake,
+      runtime.loader,
+      // A build that would never finish by itself.
+      (_tenantId, _models, signal) =>
+        new Promise((_resolve, reject) => {
+          building = true;
+          signal.addEventListener('abort', () => {
+            ended = true;
+            reject(new Error('ended'));
+          });
+        }),
+      () => ['cooccurrence'],
+      { ...DEFAULT_SCHEDULE, debounceMs: 20 },
+    );
+    scheduler.start({ debug: () => undefined, error: (details) => failures.push(details) });
+    await appendInteractions(runtime, shop, views('u1', ['a', 'b']));
+    scheduler.interactionsCommitted(shop);
+    await until(() => building);
+    await scheduler.stop();
+    expect(ended).toBe(true);
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('processBuildRunner', () => {
+  it('ends the build process when its signal aborts', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'));
+    try {
+      const script = path.join(folder, 'endless.mjs');
+      writeFileSync(script, 'setInterval(() => undefined, 1000);\n');
+      const controller = new AbortController();
+      const build = processBuildRunner(folder, new URL(`file://${script}`))(
+        'shop',
+        ['ease'],
+        controller.signal,
+      );
+      setTimeout(() => controller.abort(), 200);
+      await expect(build).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
