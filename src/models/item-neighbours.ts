@@ -1,9 +1,24 @@
+/** Most items a compact numbering covers: their sums (8 bytes each) stay within a core's L2 cache. */
+const COMPACT_REACH = 16_384;
+
 /**
  * Item-to-item neighbours in CSR form: the neighbours of item i are neighbours[offsets[i]..offsets[i+1]),
  * best first, with their weights. Whatever produces them (the daemon's own builder, a batch artifact)
  * hands the engine this shape.
  */
 export class ItemNeighbours {
+  /**
+   * How many distinct items are some item's neighbour: no sum over lists meets more candidates, which
+   * bounds a request's working set (an EASE model's few thousand items, say, however long its lists).
+   */
+  readonly reach: number;
+  /**
+   * For a model whose lists cover few items (EASE's few thousand), the lists again in a compact
+   * numbering of those items: sums over them fit a small dense array in the CPU's caches instead of a
+   * hash table. `local[k]` numbers `neighbours[k]`; `members[l]` is the item numbered l.
+   */
+  readonly compact: { local: Int32Array; members: Int32Array; localOf: Int32Array } | undefined;
+
   constructor(
     readonly offsets: Int32Array,
     readonly neighbours: Int32Array,
@@ -11,7 +26,26 @@ export class ItemNeighbours {
     /** Interactions the model was built from, to decide when it is stale. */
     readonly interactionCount: number,
     readonly builtAt: number,
-  ) {}
+  ) {
+    let bound = offsets.length - 1;
+    for (let k = 0; k < neighbours.length; k++) bound = Math.max(bound, neighbours[k] + 1);
+    const localOf = new Int32Array(bound).fill(-1);
+    let reach = 0;
+    for (let k = 0; k < neighbours.length; k++) {
+      if (localOf[neighbours[k]] < 0) localOf[neighbours[k]] = reach++;
+    }
+    this.reach = reach;
+    // Worth its memory (a second index per entry) where lists are long over few items.
+    if (reach > 0 && reach <= COMPACT_REACH && neighbours.length >= 8 * reach) {
+      const members = new Int32Array(reach);
+      const local = new Int32Array(neighbours.length);
+      for (let k = 0; k < neighbours.length; k++) {
+        local[k] = localOf[neighbours[k]];
+        members[local[k]] = neighbours[k];
+      }
+      this.compact = { local, members, localOf };
+    }
+  }
 
   static empty(): ItemNeighbours {
     return new ItemNeighbours(new Int32Array(1), new Int32Array(0), new Float32Array(0), 0, 0);

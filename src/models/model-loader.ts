@@ -90,10 +90,12 @@ export class ModelLoader {
         )
           continue;
         try {
+          const started = performance.now();
           const manifest = loadModel(this.dataDir, tenant, model, version);
           this.serving.set(key, version);
           swapped++;
-          this.log.info({ tenantId, model, version, source: manifest.source }, 'model swapped in');
+          const ms = Math.round(performance.now() - started);
+          this.log.info({ tenantId, model, version, source: manifest.source, ms }, 'model swapped in');
         } catch (error) {
           this.refused.set(key, version);
           this.log.error(
