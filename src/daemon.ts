@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { LocalRanker, type Ranker } from './engine/ranker.js';
 import { TurnQueue } from './engine/turn-queue.js';
 import { WorkerRanker } from './engine/worker-ranker.js';
+import { ThreadPreparer } from './models/model-loader.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
 import { operatorKey } from './tenants/secrets.js';
@@ -48,7 +49,7 @@ async function startServing(
   ranker: Ranker,
   rankingThread: WorkerRanker | undefined,
 ): Promise<Daemon> {
-  const runtime = await openRuntime(options.dataDir, ranker.changes);
+  const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer());
   const key = operatorKey(options.dataDir);
   if (key.generatedFile) {
     options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
@@ -59,7 +60,7 @@ async function startServing(
   );
   await options.beforeListen?.(runtime, app);
   // Models already built serve from the first request on.
-  runtime.loader.start(app.log);
+  await runtime.loader.start(app.log);
   const address = await app.listen({ host: options.host, port: options.port });
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
   const port = (app.server.address() as { port: number }).port;
@@ -79,7 +80,7 @@ async function startServing(
         await app.close();
         await ranker.close();
         await runtime.models.stop();
-        runtime.loader.stop();
+        await runtime.loader.stop();
         await runtime.lake.stop();
         await runtime.store.close();
         rmSync(daemonFile, { force: true });

@@ -1,5 +1,6 @@
 import { modelsInUse } from './engine/algorithms/registry.js';
-import { ModelLoader } from './models/model-loader.js';
+import { MODEL_NAMES } from './artifacts/layout.js';
+import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
 import { LakeExporter } from './store/lake-export.js';
 import { Store } from './store/database.js';
@@ -25,7 +26,16 @@ export interface Runtime {
 }
 
 /** @param changes where the serving state records its changes, for a replica of it (see WorkerRanker) */
-export async function openRuntime(dataDir: string, changes?: StateChangeLog): Promise<Runtime> {
+/**
+ * The store, the serving state loaded from it, and what keeps the models current. `changes` records the
+ * state's changes for a ranking thread's replica; `preparer` is where model versions are opened and
+ * checked (the daemon: a thread of their own).
+ */
+export async function openRuntime(
+  dataDir: string,
+  changes?: StateChangeLog,
+  preparer?: ModelPreparer,
+): Promise<Runtime> {
   const store = await Store.open(dataDir);
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
@@ -36,7 +46,7 @@ export async function openRuntime(dataDir: string, changes?: StateChangeLog): Pr
     throw error;
   }
   const lake = new LakeExporter(store, dataDir);
-  const loader = new ModelLoader(dataDir, state);
+  const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
   const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir), modelsInUse);
   return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir), lake, loader, models };
 }

@@ -1,7 +1,7 @@
 import { ArtifactError } from '../artifacts/errors.js';
 import type { Factors } from '../artifacts/formats.js';
 import { gram } from '../linalg/dense.js';
-import type { ItemCatalog } from '../state/item-catalog.js';
+import type { CatalogIds } from './prepared-model.js';
 
 /**
  * Item factors of an ALS model in the serving state's dense ids (row id of `itemFactors`; `known[id]` is 1
@@ -29,7 +29,7 @@ export class ServingFactors {
 
 export function servingFactors(
   model: Factors,
-  catalog: ItemCatalog,
+  catalog: CatalogIds,
   parameters: Record<string, unknown>,
   interactionCount: number,
   builtAt: number,

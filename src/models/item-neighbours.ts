@@ -1,6 +1,13 @@
 /** Most items a compact numbering covers: their sums (8 bytes each) stay within a core's L2 cache. */
 const COMPACT_REACH = 16_384;
 
+/** Lists numbered over the items they reach: `local[k]` numbers `neighbours[k]`, `members[l]` is item l. */
+export interface CompactNumbering {
+  local: Int32Array;
+  members: Int32Array;
+  localOf: Int32Array;
+}
+
 /**
  * Item-to-item neighbours in CSR form: the neighbours of item i are neighbours[offsets[i]..offsets[i+1]),
  * best first, with their weights. Whatever produces them (the daemon's own builder, a batch artifact)
@@ -15,9 +22,9 @@ export class ItemNeighbours {
   /**
    * For a model whose lists cover few items (EASE's few thousand), the lists again in a compact
    * numbering of those items: sums over them fit a small dense array in the CPU's caches instead of a
-   * hash table. `local[k]` numbers `neighbours[k]`; `members[l]` is the item numbered l.
+   * hash table.
    */
-  readonly compact: { local: Int32Array; members: Int32Array; localOf: Int32Array } | undefined;
+  readonly compact: CompactNumbering | undefined;
 
   constructor(
     readonly offsets: Int32Array,
@@ -26,7 +33,14 @@ export class ItemNeighbours {
     /** Interactions the model was built from, to decide when it is stale. */
     readonly interactionCount: number,
     readonly builtAt: number,
+    /** `reach` and `compact` as computed for these lists before (by the thread that loaded them). */
+    derived?: { reach: number; compact: CompactNumbering | undefined },
   ) {
+    if (derived) {
+      this.reach = derived.reach;
+      this.compact = derived.compact;
+      return;
+    }
     let bound = offsets.length - 1;
     for (let k = 0; k < neighbours.length; k++) bound = Math.max(bound, neighbours[k] + 1);
     const localOf = new Int32Array(bound).fill(-1);

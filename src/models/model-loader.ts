@@ -1,10 +1,8 @@
-import { MODEL_FORMATS } from '../artifacts/formats.js';
+import { Worker } from 'node:worker_threads';
 import { MODEL_NAMES, currentVersion, modelDir, type ModelName } from '../artifacts/layout.js';
 import type { Manifest } from '../artifacts/manifest.js';
-import { openVersion } from '../artifacts/open.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
-import { servingFactors } from './factor-model.js';
-import { servingNeighbours } from './neighbours-artifact.js';
+import { installModel, prepareModel, type PreparedModel } from './prepared-model.js';
 
 export interface LoaderLog {
   info(details: object, message: string): void;
@@ -13,32 +11,94 @@ export interface LoaderLog {
 
 /**
  * Opens a version of a tenant's model, checks it and puts it in the tenant's serving state (and so, through
- * the state's changes, in the ranking thread's replica). Throws, changing nothing, when the artifact is
- * missing, incomplete, corrupt or inconsistent.
+ * the state's changes, in the ranking thread's replica), all in this thread. Throws, changing nothing,
+ * when the artifact is missing, incomplete, corrupt or inconsistent.
  */
 export function loadModel(dataDir: string, tenant: TenantState, model: ModelName, version: number): Manifest {
-  const artifact = openVersion(dataDir, tenant.tenantId, model, version);
-  const { manifest } = artifact;
-  const builtAt = Date.parse(manifest.builtAt);
-  switch (model) {
-    case 'cooccurrence':
-    case 'ease': {
-      const lists = MODEL_FORMATS[model].decode(artifact);
-      tenant.replaceNeighbours(
-        servingNeighbours(lists, tenant.catalog, manifest.source.interactions, builtAt),
-        model,
-      );
-      break;
-    }
-    case 'factors': {
-      const factors = MODEL_FORMATS.factors.decode(artifact);
-      tenant.replaceFactors(
-        servingFactors(factors, tenant.catalog, manifest.parameters, manifest.source.interactions, builtAt),
-      );
-      break;
-    }
+  const prepared = prepareModel(dataDir, tenant.tenantId, model, version, tenant.catalog);
+  installModel(tenant, model, prepared);
+  return prepared.manifest;
+}
+
+/** What the loading thread is asked: one version, and the catalog's ids (dense id → external id). */
+export interface LoadRequest {
+  id: number;
+  dataDir: string;
+  tenantId: string;
+  model: ModelName;
+  version: number;
+  externalIds: string[];
+}
+
+export type LoadAnswer = { id: number; prepared: PreparedModel } | { id: number; failure: string };
+
+/** Checks and maps a version for a tenant; rejects with the reason a version is refused. */
+export interface ModelPreparer {
+  prepare(dataDir: string, tenant: TenantState, model: ModelName, version: number): Promise<PreparedModel>;
+  close(): Promise<void>;
+}
+
+/** Prepares in this thread (the CLI, tests). */
+export const inThisThread: ModelPreparer = {
+  prepare: async (dataDir, tenant, model, version) =>
+    prepareModel(dataDir, tenant.tenantId, model, version, tenant.catalog),
+  close: async () => undefined,
+};
+
+const LOAD_WORKER = new URL('./model-load-worker.js', import.meta.url);
+
+/** Prepares in a thread of its own (model-load-worker.ts), started at the first version to load. */
+export class ThreadPreparer implements ModelPreparer {
+  private worker: Worker | undefined;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (p: PreparedModel) => void; reject: (e: Error) => void }
+  >();
+  private next = 0;
+
+  constructor(private readonly script: URL = LOAD_WORKER) {}
+
+  prepare(dataDir: string, tenant: TenantState, model: ModelName, version: number): Promise<PreparedModel> {
+    const worker = (this.worker ??= this.start());
+    const request: LoadRequest = {
+      id: ++this.next,
+      dataDir,
+      tenantId: tenant.tenantId,
+      model,
+      version,
+      externalIds: tenant.catalog.externalIds,
+    };
+    return new Promise((resolve, reject) => {
+      this.waiting.set(request.id, { resolve, reject });
+      worker.postMessage(request);
+    });
   }
-  return manifest;
+
+  private start(): Worker {
+    const worker = new Worker(this.script);
+    worker.unref();
+    worker.on('message', (answer: LoadAnswer) => {
+      const waiting = this.waiting.get(answer.id);
+      this.waiting.delete(answer.id);
+      if ('prepared' in answer) waiting?.resolve(answer.prepared);
+      else waiting?.reject(new Error(answer.failure));
+    });
+    // A thread that failed takes its requests with it; the next version to load starts another.
+    const failed = (error: Error) => {
+      this.worker = undefined;
+      for (const waiting of this.waiting.values()) waiting.reject(error);
+      this.waiting.clear();
+    };
+    worker.on('error', failed);
+    worker.on('exit', (code) => failed(new Error(`the model loading thread exited (code ${code})`)));
+    return worker;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
 }
 
 /**
@@ -51,23 +111,28 @@ export class ModelLoader {
   private readonly refused = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private log: LoaderLog = { info: () => undefined, error: () => undefined };
+  private polling: Promise<number> | undefined;
 
   constructor(
     private readonly dataDir: string,
     private readonly state: ServingState,
     private readonly models: readonly ModelName[] = MODEL_NAMES,
+    private readonly preparer: ModelPreparer = inThisThread,
   ) {}
 
-  /** Loads what is current now, then looks for newer versions every `intervalMs`. */
-  start(log: LoaderLog, intervalMs = 1_000): void {
+  /** Loads what is current now (resolving when it is in place), then looks every `intervalMs`. */
+  start(log: LoaderLog, intervalMs = 1_000): Promise<number> {
     this.log = log;
-    this.poll();
-    this.timer = setInterval(() => this.poll(), intervalMs);
+    this.timer = setInterval(() => void this.poll(), intervalMs);
     this.timer.unref();
+    return this.poll();
   }
 
-  stop(): void {
+  /** Stops looking for versions, and ends the loading thread once the load in progress is done. */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
+    await this.polling;
+    await this.preparer.close();
   }
 
   /** The version of a tenant's model that serves, if any. */
@@ -75,36 +140,47 @@ export class ModelLoader {
     return this.serving.get(`${tenantId}/${model}`);
   }
 
-  /** Loads every newer CURRENT version now; returns how many were swapped in. */
-  poll(): number {
+  /**
+   * Loads every newer CURRENT version now, one after another; resolves to how many were swapped in. A
+   * call while a poll is under way waits for that one instead of starting another.
+   */
+  poll(): Promise<number> {
+    this.polling ??= this.pollOnce().finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async pollOnce(): Promise<number> {
     let swapped = 0;
     for (const tenantId of this.state.ids()) {
-      const tenant = this.state.get(tenantId)!;
       for (const model of this.models) {
-        const key = `${tenantId}/${model}`;
-        const version = currentVersion(modelDir(this.dataDir, tenantId, model));
-        if (
-          version === undefined ||
-          version <= (this.serving.get(key) ?? 0) ||
-          this.refused.get(key) === version
-        )
-          continue;
-        try {
-          const started = performance.now();
-          const manifest = loadModel(this.dataDir, tenant, model, version);
-          this.serving.set(key, version);
-          swapped++;
-          const ms = Math.round(performance.now() - started);
-          this.log.info({ tenantId, model, version, source: manifest.source, ms }, 'model swapped in');
-        } catch (error) {
-          this.refused.set(key, version);
-          this.log.error(
-            { tenantId, model, version, reason: (error as Error).message },
-            'model refused; the previous one keeps serving',
-          );
-        }
+        const tenant = this.state.get(tenantId);
+        if (tenant && (await this.load(tenant, model))) swapped++;
       }
     }
     return swapped;
+  }
+
+  private async load(tenant: TenantState, model: ModelName): Promise<boolean> {
+    const { tenantId } = tenant;
+    const key = `${tenantId}/${model}`;
+    const version = currentVersion(modelDir(this.dataDir, tenantId, model));
+    if (version === undefined || version <= (this.serving.get(key) ?? 0) || this.refused.get(key) === version)
+      return false;
+    const started = performance.now();
+    try {
+      const prepared = await this.preparer.prepare(this.dataDir, tenant, model, version);
+      installModel(tenant, model, prepared);
+      this.serving.set(key, version);
+      const ms = Math.round(performance.now() - started);
+      this.log.info({ tenantId, model, version, source: prepared.manifest.source, ms }, 'model swapped in');
+      return true;
+    } catch (error) {
+      this.refused.set(key, version);
+      this.log.error(
+        { tenantId, model, version, reason: (error as Error).message },
+        'model refused; the previous one keeps serving',
+      );
+      return false;
+    }
   }
 }

@@ -215,7 +215,7 @@ export class ModelScheduler {
     try {
       await this.lake.flush(tenantId);
       await this.runBuild(tenantId, models, this.stopping.signal);
-      this.loader.poll();
+      await this.loader.poll();
       this.log.debug({ tenantId, models, ms: Date.now() - started }, 'models built');
     } catch (error) {
       if (this.stopping.signal.aborted) this.log.debug({ tenantId, models }, 'model build ended by shutdown');

@@ -1,6 +1,6 @@
 import { ArtifactError } from '../artifacts/errors.js';
 import type { NeighbourLists } from '../artifacts/formats.js';
-import type { ItemCatalog } from '../state/item-catalog.js';
+import type { CatalogIds } from './prepared-model.js';
 import { ItemNeighbours } from './item-neighbours.js';
 
 /**
@@ -10,7 +10,7 @@ import { ItemNeighbours } from './item-neighbours.js';
  */
 export function servingNeighbours(
   lists: NeighbourLists,
-  catalog: ItemCatalog,
+  catalog: CatalogIds,
   interactionCount: number,
   builtAt: number,
 ): ItemNeighbours {

@@ -1,5 +1,5 @@
 import type { TenantSettings } from '../contract/tenant-settings.js';
-import { ItemNeighbours } from '../models/item-neighbours.js';
+import { ItemNeighbours, type CompactNumbering } from '../models/item-neighbours.js';
 import { ServingFactors } from '../models/factor-model.js';
 import type { StoredInteraction, StoredItem } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
@@ -12,6 +12,9 @@ export interface NeighbourArrays {
   weights: Float32Array;
   interactionCount: number;
   builtAt: number;
+  /** What the model derived from its lists, carried along so that a receiving thread need not redo it. */
+  reach: number;
+  compact: CompactNumbering | undefined;
 }
 
 /**
@@ -89,8 +92,26 @@ export class StateChangeLog {
 }
 
 export function neighbourArrays(model: ItemNeighbours): NeighbourArrays {
-  const { offsets, neighbours, weights, interactionCount, builtAt } = model;
-  return { offsets, neighbours, weights, interactionCount, builtAt };
+  const { offsets, neighbours, weights, interactionCount, builtAt, reach, compact } = model;
+  return { offsets, neighbours, weights, interactionCount, builtAt, reach, compact };
+}
+
+export function itemNeighboursOf(arrays: NeighbourArrays): ItemNeighbours {
+  const { offsets, neighbours, weights, interactionCount, builtAt, reach, compact } = arrays;
+  return new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt, { reach, compact });
+}
+
+export function servingFactorsOf(m: FactorArrays): ServingFactors {
+  return new ServingFactors(
+    m.k,
+    m.itemFactors,
+    m.known,
+    m.itemGram,
+    m.regularization,
+    m.alpha,
+    m.interactionCount,
+    m.builtAt,
+  );
 }
 
 export function factorArrays(model: ServingFactors): FactorArrays {
@@ -120,29 +141,11 @@ export function applyStateChange(state: ServingState, change: StateChange): void
     case 'interactions':
       for (const event of change.events) tenant.recordHistory(event, change.now);
       break;
-    case 'neighbours': {
-      const { offsets, neighbours, weights, interactionCount, builtAt } = change.model;
-      tenant.replaceNeighbours(
-        new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt),
-        change.name,
-      );
+    case 'neighbours':
+      tenant.replaceNeighbours(itemNeighboursOf(change.model), change.name);
       break;
-    }
-    case 'factors': {
-      const m = change.model;
-      tenant.replaceFactors(
-        new ServingFactors(
-          m.k,
-          m.itemFactors,
-          m.known,
-          m.itemGram,
-          m.regularization,
-          m.alpha,
-          m.interactionCount,
-          m.builtAt,
-        ),
-      );
+    case 'factors':
+      tenant.replaceFactors(servingFactorsOf(change.model));
       break;
-    }
   }
 }

@@ -14,7 +14,12 @@ import {
 } from '../../../src/artifacts/layout.js';
 import { openCurrent, openVersion } from '../../../src/artifacts/open.js';
 import { KEPT_VERSIONS, publishModel } from '../../../src/artifacts/publish.js';
-import { ModelLoader } from '../../../src/models/model-loader.js';
+import {
+  ModelLoader,
+  ThreadPreparer,
+  inThisThread,
+  type ModelPreparer,
+} from '../../../src/models/model-loader.js';
 import { ServingState } from '../../../src/state/tenant-state.js';
 
 let dataDir: string;
@@ -137,8 +142,21 @@ describe('neighbour lists', () => {
   });
 });
 
-describe('ModelLoader (hot swap)', () => {
-  function servingTenant() {
+const PREPARERS: { where: string; preparer: () => ModelPreparer }[] = [
+  { where: 'in this thread', preparer: () => inThisThread },
+  // The daemon's: the compiled module (npm test builds first).
+  {
+    where: 'in a loading thread',
+    preparer: () =>
+      new ThreadPreparer(new URL('../../../dist/src/models/model-load-worker.js', import.meta.url)),
+  },
+];
+
+describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ preparer }) => {
+  let loader: ModelLoader;
+  afterEach(() => loader.stop());
+
+  async function servingTenant() {
     const state = new ServingState();
     const tenant = state.add('shop');
     for (const externalId of ['a', 'b', 'c'])
@@ -153,17 +171,22 @@ describe('ModelLoader (hot swap)', () => {
         updatedAt: 0,
       });
     const errors: string[] = [];
-    const loader = new ModelLoader(dataDir, state, ['cooccurrence']);
-    loader.start({ info: () => undefined, error: (details) => errors.push(JSON.stringify(details)) }, 60_000);
-    loader.stop();
+    loader = new ModelLoader(dataDir, state, ['cooccurrence'], preparer());
+    // Nothing published yet: the first poll swaps nothing in.
+    expect(
+      await loader.start(
+        { info: () => undefined, error: (details) => errors.push(JSON.stringify(details)) },
+        60_000,
+      ),
+    ).toBe(0);
     return { tenant, loader, errors };
   }
 
-  it('swaps in a newer version, refuses a corrupt or half-written one and keeps serving the old', () => {
-    const { tenant, loader, errors } = servingTenant();
+  it('swaps in a newer version, refuses a corrupt or half-written one and keeps serving the old', async () => {
+    const { tenant, loader, errors } = await servingTenant();
     expect(tenant.neighbours.neighbours.length).toBe(0);
     const first = publish('cooccurrence', lists(0.5));
-    expect(loader.poll()).toBe(1);
+    expect(await loader.poll()).toBe(1);
     expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
     expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
 
@@ -174,31 +197,54 @@ describe('ModelLoader (hot swap)', () => {
       'neighbours.arrow',
     );
     writeFileSync(file, readFileSync(file).subarray(0, 40)); // cut short, as by a crash mid-write
-    expect(loader.poll()).toBe(0);
+    expect(await loader.poll()).toBe(0);
     expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
     expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain('neighbours.arrow');
-    expect(loader.poll()).toBe(0); // not tried again
+    expect(await loader.poll()).toBe(0); // not tried again
     expect(errors).toHaveLength(1);
 
     publish('cooccurrence', lists(0.125));
-    expect(loader.poll()).toBe(1);
+    expect(await loader.poll()).toBe(1);
     expect(Array.from(tenant.neighbours.weights)).toEqual([0.125, 0.25, 0.75]);
   });
 
-  it('never swaps to an older version, and ignores a version folder still being written', () => {
-    const { tenant, loader } = servingTenant();
+  it('never swaps to an older version, and ignores a version folder still being written', async () => {
+    const { tenant, loader } = await servingTenant();
     const newer = publish('cooccurrence', lists(0.5));
-    loader.poll();
+    await loader.poll();
     const dir = modelDir(dataDir, 'shop', 'cooccurrence');
     writeFileSync(path.join(dir, 'CURRENT'), `${versionName(newer - 1)}\n`);
-    expect(loader.poll()).toBe(0);
+    expect(await loader.poll()).toBe(0);
     expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
     // A build that stopped before its rename leaves a partial folder that no pointer names.
     writeFileSync(path.join(dir, 'CURRENT'), `${versionName(newer)}\n`);
     mkdirSync(path.join(dir, `${versionName(newer + 5)}.123.partial`));
     expect(versions(dir)).toEqual([newer]);
-    expect(loader.poll()).toBe(0);
+    expect(await loader.poll()).toBe(0);
+  });
+});
+
+describe('ThreadPreparer', () => {
+  it('hands over the arrays in shared memory, so that neither thread copies them', async () => {
+    const state = new ServingState();
+    const tenant = state.add('shop');
+    for (const externalId of ['c', 'b', 'a']) tenant.catalog.ensureId(externalId);
+    const preparer = new ThreadPreparer(
+      new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
+    );
+    try {
+      const prepared = await preparer.prepare(dataDir, tenant, 'ease', publish('ease', lists(0.5)));
+      if (!('neighbours' in prepared)) throw new Error('expected neighbour lists');
+      expect(prepared.neighbours.weights.buffer).toBeInstanceOf(SharedArrayBuffer);
+      // Mapped into this catalog's dense ids (a → 2, b → 1, c → 0): b's list (a) first, then a's (b, c).
+      expect(Array.from(prepared.neighbours.offsets)).toEqual([0, 0, 1, 3]);
+      expect(Array.from(prepared.neighbours.neighbours)).toEqual([2, 1, 0]);
+      expect(Array.from(prepared.neighbours.weights)).toEqual([0.75, 0.5, 0.25]);
+      await expect(preparer.prepare(dataDir, tenant, 'ease', 12345)).rejects.toThrow();
+    } finally {
+      await preparer.close();
+    }
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * The thread where the daemon's loader opens, checks and maps model versions (README, "Batch models"), so
+ * that a swap costs the event-loop thread and the ranking thread an assignment, not the seconds of
+ * reading, hashing and mapping millions of entries. Arrays come back in shared memory: neither this
+ * message nor the state change that carries the model on to the ranking thread copies them.
+ */
+import { parentPort } from 'node:worker_threads';
+import { prepareModel, type PreparedModel } from './prepared-model.js';
+import type { LoadRequest, LoadAnswer } from './model-loader.js';
+
+type Typed = Int32Array | Float32Array | Float64Array | Uint8Array;
+
+function shared<T extends Typed>(array: T): T {
+  const Kind = array.constructor as new (buffer: SharedArrayBuffer) => T;
+  const copy = new Kind(new SharedArrayBuffer(array.byteLength));
+  copy.set(array as never);
+  return copy;
+}
+
+function inSharedMemory(prepared: PreparedModel): PreparedModel {
+  if ('factors' in prepared) {
+    const { itemFactors, known, itemGram } = prepared.factors;
+    const factors = { ...prepared.factors, itemFactors: shared(itemFactors), known: shared(known) };
+    return { ...prepared, factors: { ...factors, itemGram: shared(itemGram) } };
+  }
+  const { offsets, neighbours, weights, compact } = prepared.neighbours;
+  return {
+    ...prepared,
+    neighbours: {
+      ...prepared.neighbours,
+      offsets: shared(offsets),
+      neighbours: shared(neighbours),
+      weights: shared(weights),
+      compact: compact && {
+        local: shared(compact.local),
+        members: shared(compact.members),
+        localOf: shared(compact.localOf),
+      },
+    },
+  };
+}
+
+parentPort!.on('message', (request: LoadRequest) => {
+  let answer: LoadAnswer;
+  try {
+    const ids = new Map(request.externalIds.map((externalId, id) => [externalId, id]));
+    const catalog = {
+      size: request.externalIds.length,
+      idOf: (externalId: string) => ids.get(externalId) ?? -1,
+    };
+    const prepared = prepareModel(request.dataDir, request.tenantId, request.model, request.version, catalog);
+    answer = { id: request.id, prepared: inSharedMemory(prepared) };
+  } catch (error) {
+    answer = { id: request.id, failure: (error as Error).message };
+  }
+  parentPort!.postMessage(answer);
+});

@@ -1,0 +1,58 @@
+import { MODEL_FORMATS } from '../artifacts/formats.js';
+import type { ModelName } from '../artifacts/layout.js';
+import type { Manifest } from '../artifacts/manifest.js';
+import { openVersion } from '../artifacts/open.js';
+import {
+  factorArrays,
+  itemNeighboursOf,
+  neighbourArrays,
+  servingFactorsOf,
+  type FactorArrays,
+  type NeighbourArrays,
+} from '../state/state-changes.js';
+import type { TenantState } from '../state/tenant-state.js';
+import { servingFactors } from './factor-model.js';
+import { servingNeighbours } from './neighbours-artifact.js';
+
+/** How a catalog names its items by dense id: all that mapping a model into serving arrays needs. */
+export interface CatalogIds {
+  readonly size: number;
+  idOf(externalId: string): number;
+}
+
+/** A version checked and mapped into the serving state's dense ids, as plain data a thread can send. */
+export type PreparedModel =
+  { manifest: Manifest; neighbours: NeighbourArrays } | { manifest: Manifest; factors: FactorArrays };
+
+/**
+ * Opens a version of a tenant's model, checks it and maps it into the catalog's dense ids. Throws when
+ * the artifact is missing, incomplete, corrupt or inconsistent. Touches no serving state, so it can run
+ * in a thread of its own (see model-load-worker.ts) with the catalog's ids copied there.
+ */
+export function prepareModel(
+  dataDir: string,
+  tenantId: string,
+  model: ModelName,
+  version: number,
+  catalog: CatalogIds,
+): PreparedModel {
+  const artifact = openVersion(dataDir, tenantId, model, version);
+  const { manifest } = artifact;
+  const builtAt = Date.parse(manifest.builtAt);
+  const interactions = manifest.source.interactions;
+  if (model === 'factors') {
+    const factors = MODEL_FORMATS.factors.decode(artifact);
+    return {
+      manifest,
+      factors: factorArrays(servingFactors(factors, catalog, manifest.parameters, interactions, builtAt)),
+    };
+  }
+  const lists = MODEL_FORMATS[model].decode(artifact);
+  return { manifest, neighbours: neighbourArrays(servingNeighbours(lists, catalog, interactions, builtAt)) };
+}
+
+/** Puts a prepared model in the tenant's serving state (and so in the ranking thread's replica). */
+export function installModel(tenant: TenantState, model: ModelName, prepared: PreparedModel): void {
+  if ('factors' in prepared) tenant.replaceFactors(servingFactorsOf(prepared.factors));
+  else tenant.replaceNeighbours(itemNeighboursOf(prepared.neighbours), model as 'cooccurrence' | 'ease');
+}
