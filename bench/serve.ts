@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { Rng } from '../fixtures/prng.js';
+import { openCurrent } from '../src/artifacts/open.js';
+import { publishModel } from '../src/artifacts/publish.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
@@ -61,6 +63,8 @@ interface Case {
   name: string;
   logicType: LogicType;
   cached: boolean;
+  /** New versions of the models are published while the case runs (see swapDuringRun). */
+  swapping?: boolean;
 }
 
 /** Cases of one method are adjacent, so that one bare run lies between them (see measureAll). */
@@ -69,6 +73,7 @@ const CASES: Case[] = [
   { name: 'item-to-item cached', logicType: 'item-to-item', cached: true },
   { name: 'user-to-item uncached', logicType: 'user-to-item', cached: false },
   { name: 'user-to-item cached', logicType: 'user-to-item', cached: true },
+  { name: 'user-to-item uncached, models swapped', logicType: 'user-to-item', cached: false, swapping: true },
 ];
 
 const EXPECTED_ALGORITHM: Record<LogicType, string> = {
@@ -207,6 +212,42 @@ async function waitForModels(daemon: ChildServer, interactions: number): Promise
     await sleep(1_000);
   }
   throw new Error(`the models were not built in ${MODEL_TIMEOUT_MS / 60_000} min`);
+}
+
+/** When, into its timed run, the swapping case publishes new versions of the models. */
+const SWAP_AT_MS = 3_000;
+
+/**
+ * Publishes the current versions of the bench tenant's models again, as new versions, SWAP_AT_MS into
+ * the run, as a `nextrec build` from cron beside the daemon would, and resolves to the seconds until the
+ * daemon logged the last of them swapped in.
+ */
+async function swapDuringRun(dataDir: string, daemon: ChildServer): Promise<number> {
+  await sleep(SWAP_AT_MS);
+  const published = new Map<string, number>();
+  for (const model of MODELS_IN_USE) {
+    const current = openCurrent(dataDir, TENANT_ID, model)!;
+    const { parameters, source, shape, buildMs } = current.manifest;
+    const names = Object.keys(current.manifest.files);
+    const files = Object.fromEntries(names.map((name) => [name, current.file(name)]));
+    const manifest = publishModel(dataDir, TENANT_ID, model, { files, parameters, source, shape }, buildMs);
+    published.set(model, manifest.version);
+  }
+  const started = performance.now();
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const swapped = daemon
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"model swapped in"'))
+      .map((line) => JSON.parse(line) as { model: string; version: number });
+    const all = [...published].every(([model, version]) =>
+      swapped.some((entry) => entry.model === model && entry.version === version),
+    );
+    if (all) return (performance.now() - started) / 1000;
+    await sleep(100);
+  }
+  throw new Error('the daemon did not swap the published versions in within a minute');
 }
 
 /**
@@ -361,6 +402,7 @@ interface CaseRuns {
  * case has the bare route of its own method as its baseline.
  */
 async function measureAll(
+  dataDir: string,
   daemon: ChildServer,
   headers: Record<string, string>,
   shop: LoadedShop,
@@ -394,7 +436,12 @@ async function measureAll(
           previous?.method === method ? previous.run : await measure(bare, bareSpecs[method], durationS);
         const spec = loadSpec(daemon.url, headers, shop, testCase);
         await checkAnswer(spec, testCase);
+        const swap = testCase.swapping ? swapDuringRun(dataDir, daemon) : undefined;
         const run = await measure(daemon, spec, durationS);
+        if (swap) {
+          const seconds = (await swap).toFixed(1);
+          console.log(`serve: ${MODELS_IN_USE.join(' and ')} published and swapped in after ${seconds} s`);
+        }
         const after = await measure(bare, bareSpecs[method], durationS);
         cases.get(testCase.name)!.push({ run, bare: [before, after] });
         previous = { method, run: after };
@@ -578,7 +625,9 @@ async function main(): Promise<void> {
   // A daemon that dies without writing a profile must not leave the last run's to be summarized.
   if (profiled) rmSync(profileFile, { force: true });
   const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: profiled });
-  const cases = await measureAll(daemon, headers, seeds, selected, options).finally(() => daemon.stop());
+  const cases = await measureAll(dataDir, daemon, headers, seeds, selected, options).finally(() =>
+    daemon.stop(),
+  );
   report(selected, cases, options);
   if (options.profile !== undefined) {
     const window = cases.get(options.profile)![0].run;
