@@ -25,6 +25,16 @@ export default tseslint.config(
       ],
     },
   },
+  // The signing helper runs in browsers too: Web Crypto only, nothing of Node or of the rest of the package.
+  {
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', '../*'], message: 'nextrec/client imports only its own files' }] },
+      ],
+    },
+  },
   {
     files: ['jobs/**/*.ts'],
     rules: {

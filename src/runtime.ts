@@ -8,7 +8,7 @@ import { loadState } from './store/load-state.js';
 import type { StateChangeLog } from './state/state-changes.js';
 import { ServingState } from './state/tenant-state.js';
 import { CredentialRegistry } from './tenants/credentials.js';
-import { serverSecret } from './tenants/secrets.js';
+import { jwtSecret, serverSecret } from './tenants/secrets.js';
 
 /** What the daemon and the store-opening CLI commands share: the store, the serving state, credentials. */
 export interface Runtime {
@@ -17,6 +17,8 @@ export interface Runtime {
   readonly state: ServingState;
   readonly credentials: CredentialRegistry;
   readonly serverSecret: string;
+  /** The key of bearer tokens (JWT). */
+  readonly jwtSecret: string;
   /** Exports committed rows to the lake; idle until the daemon has it follow the store. */
   readonly lake: LakeExporter;
   /** Swaps newly published model versions in; idle until the daemon starts it. */
@@ -48,5 +50,15 @@ export async function openRuntime(
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
   const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir), modelsInUse);
-  return { dataDir, store, state, credentials, serverSecret: serverSecret(dataDir), lake, loader, models };
+  return {
+    dataDir,
+    store,
+    state,
+    credentials,
+    serverSecret: serverSecret(dataDir),
+    jwtSecret: jwtSecret(dataDir),
+    lake,
+    loader,
+    models,
+  };
 }

@@ -24,7 +24,7 @@ function runningDaemon(dataDir: string): DaemonAddress | undefined {
 }
 
 export interface OperatorCall<T> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: string;
   body?: unknown;
   /** The same operation on the store, when no daemon holds it. */

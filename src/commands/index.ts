@@ -7,7 +7,9 @@ import LakeExport from './lake/export.js';
 import Serve from './serve.js';
 import TenantCreate from './tenant/create.js';
 import TenantList from './tenant/list.js';
+import TenantRateLimits from './tenant/rate-limits.js';
 import TenantRotate from './tenant/rotate.js';
+import TokenIssue from './token/issue.js';
 
 export const COMMANDS = {
   'build:all': BuildAll,
@@ -19,5 +21,7 @@ export const COMMANDS = {
   serve: Serve,
   'tenant:create': TenantCreate,
   'tenant:list': TenantList,
+  'tenant:rate-limits': TenantRateLimits,
   'tenant:rotate': TenantRotate,
+  'token:issue': TokenIssue,
 };

@@ -18,6 +18,11 @@ export class Recommender {
     this.cache = new ResultCache(options);
   }
 
+  /** Forgets the cached answers of deleted users. */
+  forget(tenantId: string, userIds: readonly string[]): void {
+    this.cache.forget(tenantId, userIds);
+  }
+
   /**
    * Calls `done` with the answer, or with the request's error: at once when the cache has the answer,
    * else when the ranker has ranked it. Projection errors come first and are thrown.

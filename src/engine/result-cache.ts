@@ -93,6 +93,17 @@ export class ResultCache {
     };
   }
 
+  /** Drops every answer asked for one of these user ids (a deleted user's). */
+  forget(tenantId: string, userIds: readonly string[]): void {
+    const prefix = `${tenantId}\u0000`;
+    const forgotten = new Set(userIds);
+    for (const key of [...this.lru.keys()]) {
+      if (!key.startsWith(prefix)) continue;
+      const [userId] = JSON.parse(key.split('\u0000')[2]) as [string | null];
+      if (userId !== null && forgotten.has(userId)) this.lru.delete(key);
+    }
+  }
+
   set(key: string, stamp: CacheStamp, body: string): void {
     this.lru.set(key, { ...stamp, body });
   }

@@ -133,7 +133,8 @@ class Lane {
     return this.running;
   }
 
-  private enqueue(tenantId: string): void {
+  /** Builds the tenant's models of this lane as soon as the lane is free. */
+  enqueue(tenantId: string): void {
     if (this.stopped || this.queue.includes(tenantId)) return;
     this.queue.push(tenantId);
     this.kick();
@@ -190,6 +191,12 @@ export class ModelScheduler {
   interactionsCommitted(tenant: TenantState): void {
     if (!this.started) return;
     for (const lane of this.lanes) lane.committed(tenant, this.schedule);
+  }
+
+  /** Rebuilds every model of the tenant soon, whatever its growth (a user was deleted). */
+  rebuild(tenantId: string): void {
+    if (!this.started) return;
+    for (const lane of this.lanes) lane.enqueue(tenantId);
   }
 
   /** Ends the builds in progress (a stopping daemon does not wait for them); no new build starts. */

@@ -1,3 +1,4 @@
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler } from 'fastify-type-provider-zod';
@@ -11,8 +12,10 @@ import { errorsPlugin } from './plugins/errors.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js';
 import { RepeatedBodies } from './repeated-bodies.js';
+import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
+import { identityRoutes } from './routes/identity.js';
 import { ingestionRoutes } from './routes/ingestion.js';
 import { lakeRoutes } from './routes/lake.js';
 import { recommendationRoutes } from './routes/recommendations.js';
@@ -26,6 +29,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     runtime: Runtime;
     recommender: Recommender;
+    /** Request bodies remembered by their text (json-body plugin). */
+    repeatedBodies: RepeatedBodies;
     startedAt: number;
   }
 }
@@ -73,7 +78,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(connectionDrainingPlugin);
   await app.register(turnBatchedResponsesPlugin);
   await app.register(errorsPlugin);
-  await app.register(jsonBodyPlugin, { bodies: new RepeatedBodies() });
+  app.decorate('repeatedBodies', new RepeatedBodies());
+  await app.register(jsonBodyPlugin, { bodies: app.repeatedBodies });
+  // Counting only: the auth plugin applies each tenant's budgets (README, "Rate limits").
+  await app.register(rateLimit, { global: false });
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);
   await app.register(tenantRoutes);
@@ -84,5 +92,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(scenarioRoutes);
   await app.register(ruleRoutes);
   await app.register(segmentationRoutes);
+  await app.register(identityRoutes);
+  await app.register(authRoutes);
   return app;
 }

@@ -75,6 +75,11 @@ export class RepeatedBodies {
     });
   }
 
+  /** Forgets every body (a deleted user's id may be in some). */
+  clear(): void {
+    this.bodies.clear();
+  }
+
   /** The body remembered for this text, if any. */
   get(text: string): RememberedBody | undefined {
     return text.length > MAX_TEXT_LENGTH ? undefined : this.bodies.get(text);

@@ -36,7 +36,8 @@ export type StateChange =
   | { kind: 'items'; tenantId: string; items: StoredItem[] }
   | { kind: 'interactions'; tenantId: string; now: number; events: StoredInteraction[] }
   | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays }
-  | { kind: 'factors'; tenantId: string; model: FactorArrays };
+  | { kind: 'factors'; tenantId: string; model: FactorArrays }
+  | { kind: 'forget'; tenantId: string; identities: string[] };
 
 /** A factor model as plain data, for the same reason. */
 export type FactorArrays = { [K in keyof ServingFactors]: ServingFactors[K] };
@@ -146,6 +147,9 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       break;
     case 'factors':
       tenant.replaceFactors(servingFactorsOf(change.model));
+      break;
+    case 'forget':
+      tenant.forgetIdentities(change.identities);
       break;
   }
 }

@@ -1,4 +1,5 @@
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
+import type { RateLimitSettings } from '../contract/tenants.js';
 import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js';
 import { NameTable } from './name-table.js';
 import { factorArrays, neighbourArrays, type StateChangeLog } from './state-changes.js';
@@ -33,6 +34,10 @@ export class TenantState {
   readonly recentCounts = new WindowedCounts(HISTORY_WINDOW_MS, false);
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
+  /** Requests per minute per credential kind (README, "Rate limits"); empty: unlimited. */
+  rateLimits: RateLimitSettings = {};
+  /** The merge ledger: user id → the session ids merged into it. */
+  readonly mergedSessions = new Map<string, Set<string>>();
   private currentSettings: TenantSettings = defaultTenantSettings();
   private currentFactors: ServingFactors | undefined;
   private readonly neighbourModels: Record<NeighbourModel, ItemNeighbours> = {
@@ -105,18 +110,51 @@ export class TenantState {
     this.recordHistory(event, now);
   }
 
-  /** The part of `recordInteraction` that ranking reads (a replica of the state applies only this). */
+  /**
+   * The part of `recordInteraction` that ranking reads (a replica of the state applies only this). A copy
+   * made by an identity merge joins its user's history but not the counters, which counted the original.
+   */
   recordHistory(event: StoredInteraction, now: number): void {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
     this.changes?.interactionRecorded(this.tenantId, event, now);
     const item = this.catalog.ensureId(event.itemId);
     const country = this.countries.codeOf(event.country);
-    this.geoCounts.add(item, country, event.ts, now);
-    this.recentCounts.add(item, country, event.ts, now);
+    if (!event.merged) {
+      this.geoCounts.add(item, country, event.ts, now);
+      this.recentCounts.add(item, country, event.ts, now);
+    }
     const identity = event.userId ?? event.sessionId;
     if (identity === null) return;
     this.histories.add(identity, { item, type, ts: event.ts, weight: event.weight, country }, now);
+  }
+
+  /** Records that a session's events were copied to a user (the merge ledger). */
+  recordMerge(userId: string, sessionId: string): void {
+    let sessions = this.mergedSessions.get(userId);
+    if (!sessions) this.mergedSessions.set(userId, (sessions = new Set()));
+    sessions.add(sessionId);
+  }
+
+  hasMerged(userId: string, sessionId: string): boolean {
+    return this.mergedSessions.get(userId)?.has(sessionId) ?? false;
+  }
+
+  /**
+   * Forgets deleted identities (a user and the sessions merged into it): their histories, user rows, merge
+   * ledger entries and the event ids they sent. Counters are anonymous sums and age out of their windows.
+   */
+  forgetIdentities(identities: string[], eventIds: string[] = []): void {
+    this.changes?.record({ kind: 'forget', tenantId: this.tenantId, identities });
+    for (const identity of identities) {
+      this.histories.delete(identity);
+      this.users.delete(identity);
+      this.mergedSessions.delete(identity);
+    }
+    for (const sessions of this.mergedSessions.values()) {
+      for (const identity of identities) sessions.delete(identity);
+    }
+    for (const eventId of eventIds) this.interactionEventIds.delete(eventId);
   }
 }
 

@@ -113,6 +113,10 @@ export class UserHistories {
     history.add(event, now);
   }
 
+  delete(identity: string): void {
+    this.byIdentity.delete(identity);
+  }
+
   get size(): number {
     return this.byIdentity.size;
   }

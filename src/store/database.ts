@@ -1,10 +1,23 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { migrate } from './migrations.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
+
+/** Where `scrub` writes the copy of the store before it replaces the store file. */
+export function scrubFileOf(file: string): string {
+  return `${file}.scrub`;
+}
+
+/** The write-ahead log DuckDB keeps next to a database file. */
+function walOf(file: string): string {
+  return `${file}.wal`;
+}
+
+/** The name the store file is attached under while `scrub` copies into it. */
+const SCRUB_ALIAS = 'nextrec_scrub';
 
 /**
  * The online store: one DuckDB file. Writes go through one connection and the group-commit queue;
@@ -13,11 +26,16 @@ export const STORE_FILE = 'nextrec.duckdb';
 export class Store {
   readonly writes: WriteQueue;
   private closed = false;
+  /** Reads in progress; a scrub waits until there are none. */
+  private activeReads = 0;
+  private readsDone: (() => void) | null = null;
+  /** Set while a scrub runs: reads wait for it before they connect. */
+  private readGate: Promise<void> | null = null;
 
   private constructor(
     readonly file: string,
-    private readonly instance: DuckDBInstance,
-    private readonly writer: DuckDBConnection,
+    private instance: DuckDBInstance,
+    private writer: DuckDBConnection,
     sequences: EventSequences,
   ) {
     this.writes = new WriteQueue(writer, sequences);
@@ -37,6 +55,8 @@ export class Store {
 
   private static async create(file: string): Promise<Store> {
     const instance = await DuckDBInstance.create(file);
+    // Only now, holding the file's lock, is no other process scrubbing it: a copy left here is a dead one's.
+    removeScrubCopy(file);
     const writer = await instance.connect();
     let sequences: EventSequences;
     try {
@@ -56,12 +76,88 @@ export class Store {
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
-    const connection = await this.instance.connect();
+    while (this.readGate) await this.readGate;
+    this.activeReads++;
     try {
-      return await query(connection);
+      const connection = await this.instance.connect();
+      try {
+        return await query(connection);
+      } finally {
+        connection.closeSync();
+      }
     } finally {
-      connection.closeSync();
+      this.activeReads--;
+      if (this.activeReads === 0) this.readsDone?.();
     }
+  }
+
+  /**
+   * Rewrites the store file so that the bytes of deleted rows are gone from the disk: DuckDB keeps them
+   * in the freed blocks of the file until they are reused. Runs alone, between two flushes of the write
+   * queue and while no read runs; the rows committed before the call are what the new file holds.
+   * A call while a scrub runs gets another one after it (its deletes may have committed after the copy
+   * began); calls while that one waits share it.
+   */
+  scrub(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return this.writes.exclusive(() => this.rewrite(), 'scrub');
+  }
+
+  /** Copies the database into a fresh file and swaps it in; the write queue holds its flushes meanwhile. */
+  private async rewrite(): Promise<void> {
+    let openGate!: () => void;
+    this.readGate = new Promise((resolve) => (openGate = resolve));
+    try {
+      await this.untilNoReads();
+      await this.writer.run('CHECKPOINT');
+      await this.copyToScrubFile();
+      this.writer.closeSync();
+      this.instance.closeSync();
+      try {
+        replaceStoreFile(this.file);
+      } finally {
+        // Reopen whichever file is in place: the copy, or the untouched original if the swap failed.
+        await this.reopen();
+      }
+    } finally {
+      this.readGate = null;
+      openGate();
+    }
+  }
+
+  private async untilNoReads(): Promise<void> {
+    while (this.activeReads > 0) {
+      await new Promise<void>((resolve) => (this.readsDone = resolve));
+      this.readsDone = null;
+    }
+  }
+
+  /** Copies schema (with keys) and rows into `<file>.scrub`, durable and without a log of its own. */
+  private async copyToScrubFile(): Promise<void> {
+    const scrubFile = scrubFileOf(this.file);
+    removeScrubCopy(this.file);
+    const current = await this.writer.runAndReadAll('SELECT current_database()');
+    const database = sqlIdentifier(String(current.getRows()[0][0]));
+    const alias = sqlIdentifier(SCRUB_ALIAS);
+    await this.writer.run(`ATTACH ${sqlLiteral(scrubFile)} AS ${alias}`);
+    try {
+      await this.writer.run(`COPY FROM DATABASE ${database} TO ${alias}`);
+      await this.writer.run(`CHECKPOINT ${alias}`);
+      await this.writer.run(`DETACH ${alias}`);
+      if (existsSync(walOf(scrubFile))) throw new Error('the scrub copy kept a write-ahead log');
+    } catch (error) {
+      await this.writer.run(`DETACH DATABASE IF EXISTS ${alias}`).catch(() => undefined);
+      removeScrubCopy(this.file);
+      throw error;
+    }
+  }
+
+  /** Opens the store file again after a swap and hands the new writer to the write queue. */
+  private async reopen(): Promise<void> {
+    this.instance = await DuckDBInstance.create(this.file);
+    this.writer = await this.instance.connect();
+    await this.writer.run(STAGING_TABLES);
+    this.writes.replaceConnection(this.writer);
   }
 
   /** Waits for queued writes, checkpoints and releases the file. */
@@ -83,3 +179,38 @@ const STAGING_TABLES = `
   CREATE TEMP TABLE items_stage AS SELECT * FROM items LIMIT 0;
   CREATE TEMP TABLE users_stage AS SELECT * FROM users LIMIT 0;
 `;
+
+/** Removes a scrub copy (and its log) that was never swapped in. */
+function removeScrubCopy(file: string): void {
+  rmSync(scrubFileOf(file), { force: true });
+  rmSync(walOf(scrubFileOf(file)), { force: true });
+}
+
+/**
+ * Puts the closed store's scrub copy in place of the store file. The old log goes first: everything in
+ * it was checkpointed before the copy, and replayed onto the copy it would corrupt it. The rename is
+ * atomic, so a crash leaves either the original file or the complete copy.
+ */
+function replaceStoreFile(file: string): void {
+  rmSync(walOf(file), { force: true });
+  renameSync(scrubFileOf(file), file);
+  syncDirectory(path.dirname(file));
+}
+
+/** Makes a rename in `dir` durable. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function sqlLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function sqlIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

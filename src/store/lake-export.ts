@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   EVENT_TABLES,
@@ -13,6 +14,7 @@ import {
   snapshots,
   tableDir,
   type EventTable,
+  type LakeTable,
   type Segment,
   type SnapshotTable,
 } from '../lake/layout.js';
@@ -183,6 +185,91 @@ export async function exportTenantLake(
   });
 }
 
+/**
+ * The rows of each lake table that belong to one of the identities in the connection's `erase_ids`
+ * table. A NULL column matches nothing.
+ */
+const ERASED_ROWS: Partial<Record<LakeTable, string>> = {
+  interactions:
+    'coalesce(user_id IN (SELECT id FROM erase_ids), false) OR coalesce(session_id IN (SELECT id FROM erase_ids), false)',
+  impressions: 'coalesce(user_id IN (SELECT id FROM erase_ids), false)',
+  users: 'coalesce(external_id IN (SELECT id FROM erase_ids), false)',
+};
+
+/** Every file of a table that holds rows: live and covered segments, or every snapshot. */
+function tableFiles(dir: string, table: LakeTable): string[] {
+  if ((EVENT_TABLES as readonly string[]).includes(table))
+    return [...liveSegments(dir), ...coveredSegments(dir)].map((segment) => segment.file);
+  return snapshots(dir).map((snapshot) => snapshot.file);
+}
+
+/** Removes files a dead process left half-written (their names end in `.<pid>.partial`). */
+function removeDeadPartials(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const match = /\.(\d+)\.partial$/.exec(name);
+    if (match && !processAlive(Number(match[1]))) rmSync(path.join(dir, name), { force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Rewrites `file` without the rows `erased` selects, under the same name (a segment keeps its range even
+ * when no row is left: it is written empty, with its columns). Returns whether it had such rows.
+ */
+async function eraseFromFile(db: DuckDBConnection, file: string, erased: string): Promise<boolean> {
+  const source = `read_parquet(${sqlString(file)})`;
+  const [matching] = await scalarRow(db, `SELECT count(*) FROM ${source} WHERE ${erased}`);
+  if (matching === 0) return false;
+  await copyToParquet(db, `SELECT * FROM ${source} WHERE NOT (${erased})`, file);
+  return true;
+}
+
+/**
+ * Removes every row of the given identities (user or session ids, and the users of those external ids)
+ * from a tenant's lake by rewriting the files that hold any; the others are not touched. Returns how many
+ * files were rewritten. Delete the rows from the store first, or the next export brings them back; and
+ * run it through `LakeExporter.erase` when an exporter may be exporting the tenant.
+ */
+export async function eraseFromLake(
+  store: Store,
+  dataDir: string,
+  tenantId: string,
+  identities: string[],
+): Promise<number> {
+  if (identities.length === 0) return 0;
+  return store.read(async (db) => {
+    // The ids go in as values, never as SQL text; the table ends with the connection.
+    await db.run('CREATE TEMP TABLE erase_ids (id VARCHAR)');
+    const appender = await db.createAppender('erase_ids', 'main', 'temp');
+    try {
+      for (const id of new Set(identities)) {
+        appender.appendVarchar(id);
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    let rewritten = 0;
+    for (const [table, erased] of Object.entries(ERASED_ROWS) as [LakeTable, string][]) {
+      const dir = tableDir(dataDir, tenantId, table);
+      removeDeadPartials(dir);
+      for (const file of tableFiles(dir, table)) if (await eraseFromFile(db, file, erased)) rewritten++;
+    }
+    return rewritten;
+  });
+}
+
 export async function storedTenants(store: Store): Promise<string[]> {
   return store.read(async (db) => {
     const reader = await db.runAndReadAll('SELECT tenant_id FROM tenants ORDER BY 1');
@@ -230,7 +317,20 @@ export class LakeExporter {
 
   /** Exports the tenant now, after any export in progress. */
   flush(tenantId: string): Promise<TableExport[]> {
-    const run = this.chain.then(() => exportTenantLake(this.store, this.dataDir, tenantId));
+    return this.after(() => exportTenantLake(this.store, this.dataDir, tenantId));
+  }
+
+  /**
+   * Removes the identities' rows from the tenant's lake (see `eraseFromLake`), after any export in
+   * progress and before any later one. Returns how many files were rewritten.
+   */
+  erase(tenantId: string, identities: string[]): Promise<number> {
+    return this.after(() => eraseFromLake(this.store, this.dataDir, tenantId, identities));
+  }
+
+  /** Runs `work` once everything chained before it has ended, one at a time. */
+  private after<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(work);
     this.chain = run.catch(() => undefined);
     return run;
   }

@@ -3,7 +3,9 @@ import { CONFIG_RESOURCES } from '../config/resources.js';
 import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
 import type { ServingState } from '../state/tenant-state.js';
 import { HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
+import { RATE_LIMITS } from '../contract/tenants.js';
 import type { CredentialKind, CredentialRegistry } from '../tenants/credentials.js';
+import { RATE_LIMITS_KIND } from '../tenants/rate-limit-service.js';
 import { ITEM_COLUMNS, USER_COLUMNS, itemFromRow, userFromRow } from './row-mapping.js';
 import type { InteractionType } from './rows.js';
 
@@ -36,6 +38,17 @@ export async function loadState(
     const tenant = state.get(String(tenantId));
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
     if (tenant && parsed.success) tenant.replaceSettings({ ...defaultTenantSettings(), ...parsed.data });
+  }
+  for (const [tenantId, doc] of await documents(RATE_LIMITS_KIND)) {
+    const tenant = state.get(String(tenantId));
+    const parsed = RATE_LIMITS.safeParse(JSON.parse(String(doc)));
+    if (tenant && parsed.success) tenant.rateLimits = parsed.data;
+  }
+  for (const [tenantId, userId, sessionId] of await rows(
+    db,
+    'SELECT tenant_id, user_id, session_id FROM merge_ledger',
+  )) {
+    state.get(String(tenantId))?.recordMerge(String(userId), String(sessionId));
   }
   for (const resource of CONFIG_RESOURCES) {
     for (const [tenantId, doc] of await documents(resource.kind)) {
@@ -78,13 +91,13 @@ export async function loadState(
 /** Only events still inside a window are read: 30 days of everything, 90 days of purchases. */
 async function loadHistories(db: DuckDBConnection, state: ServingState, now: number): Promise<void> {
   const result = await db.stream(
-    `SELECT tenant_id, user_id, session_id, item_id, type, weight, country, ts FROM interactions
+    `SELECT tenant_id, user_id, session_id, item_id, type, weight, country, ts, merged FROM interactions
       WHERE ts >= $1 OR (type = 'purchase' AND ts >= $2)
       ORDER BY ts`,
     [now - HISTORY_WINDOW_MS, now - PURCHASE_WINDOW_MS],
   );
   for await (const chunk of result.yieldRowsJs()) {
-    for (const [tenantId, userId, sessionId, itemId, type, weight, country, ts] of chunk) {
+    for (const [tenantId, userId, sessionId, itemId, type, weight, country, ts, merged] of chunk) {
       state.get(String(tenantId))?.recordInteraction(
         {
           eventId: null,
@@ -97,6 +110,7 @@ async function loadHistories(db: DuckDBConnection, state: ServingState, now: num
           country: country === null ? null : String(country),
           ts: Number(ts),
           receivedAt: Number(ts),
+          merged: merged === true,
         },
         now,
       );

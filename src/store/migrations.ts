@@ -103,6 +103,12 @@ export const MIGRATIONS: readonly Migration[] = [
       'UPDATE impressions SET seq = rowid + 1',
     ],
   },
+  {
+    version: 3,
+    description: 'copies of session events made by identity merges',
+    // A copy counts in its user's history but not again in item counters (README, "Identity").
+    statements: ['ALTER TABLE interactions ADD COLUMN merged BOOLEAN DEFAULT false'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -30,6 +30,8 @@ export interface StoredInteraction {
   country: string | null;
   ts: number;
   receivedAt: number;
+  /** A copy of a session's event made by an identity merge. */
+  merged?: boolean;
 }
 
 export interface StoredImpression {

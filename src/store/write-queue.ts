@@ -26,19 +26,34 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** A task that runs alone, between two flushes (see `exclusive`). */
+interface Exclusive {
+  task: () => Promise<unknown>;
+  key: string | undefined;
+  /** Every caller that shares this run. */
+  waiters: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[];
+}
+
+type Queued = Pending | Exclusive;
+
+function isExclusive(entry: Queued): entry is Exclusive {
+  return 'task' in entry;
+}
+
 /**
  * Group commit: every job queued while a transaction is being written joins the next one, so concurrent
  * requests share one DuckDB commit (one WAL sync) and each still answers only after its rows are durable.
  */
 export class WriteQueue {
-  private pending: Pending[] = [];
+  /** Write jobs and exclusive tasks, in the order they were queued. */
+  private pending: Queued[] = [];
   private flushing: Promise<void> | null = null;
   /** The last sequence number given to an event of each table (a rolled-back one leaves a gap). */
   private readonly sequence: EventSequences;
   private committedListener: (tenantIds: Set<string>) => void = () => undefined;
 
   constructor(
-    private readonly connection: DuckDBConnection,
+    private connection: DuckDBConnection,
     sequences: EventSequences = { interactions: 0, impressions: 0 },
   ) {
     this.sequence = { ...sequences };
@@ -47,8 +62,34 @@ export class WriteQueue {
   submit<T>(job: WriteJob<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ job, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) this.flushing = this.flushLoop();
+      this.startFlushing();
     });
+  }
+
+  /**
+   * Runs `task` alone: after the jobs queued before this call are committed (or failed) and before any
+   * queued after it is built. A task with a `key` that is still waiting to run is shared by later calls
+   * with the same key; it then moves behind everything queued so far, so that it still runs after each
+   * caller's earlier jobs. Once it runs, a call with its key queues a new run.
+   */
+  exclusive<T>(task: () => Promise<T>, key?: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const waiter = { resolve: resolve as (value: unknown) => void, reject };
+      const index = key === undefined ? -1 : this.pending.findIndex((e) => isExclusive(e) && e.key === key);
+      if (index >= 0) {
+        const [shared] = this.pending.splice(index, 1) as Exclusive[];
+        shared.waiters.push(waiter);
+        this.pending.push(shared);
+      } else {
+        this.pending.push({ task, key, waiters: [waiter] });
+      }
+      this.startFlushing();
+    });
+  }
+
+  /** Writes go through `connection` from now on; call it only from an exclusive task. */
+  replaceConnection(connection: DuckDBConnection): void {
+    this.connection = connection;
   }
 
   /** Told, after each commit, which tenants' rows it held (the lake export follows it). */
@@ -61,12 +102,24 @@ export class WriteQueue {
     while (this.flushing) await this.flushing;
   }
 
+  private startFlushing(): void {
+    if (!this.flushing) this.flushing = this.flushLoop();
+  }
+
   private async flushLoop(): Promise<void> {
     // Let the requests that arrived in this turn of the event loop join the first batch too.
     await new Promise((resolve) => setImmediate(resolve));
     while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
+      const first = this.pending[0];
+      if (isExclusive(first)) {
+        this.pending.shift();
+        await runExclusive(first);
+        continue;
+      }
+      // The jobs up to the next exclusive task share one commit.
+      const end = this.pending.findIndex(isExclusive);
+      const batch = (end < 0 ? this.pending : this.pending.slice(0, end)) as Pending[];
+      this.pending = end < 0 ? [] : this.pending.slice(end);
       await this.commitBatch(batch);
     }
     this.flushing = null;
@@ -117,6 +170,7 @@ export class WriteQueue {
       await this.append('interactions', rows.interactions, (a, tenantId, event) => {
         appendInteraction(a, tenantId, event);
         a.appendBigInt(BigInt(++this.sequence.interactions));
+        a.appendBoolean(event.merged === true);
       });
     if (rows.impressions.length)
       await this.append('impressions', rows.impressions, (a, tenantId, event) => {
@@ -142,6 +196,16 @@ export class WriteQueue {
     } finally {
       appender.closeSync();
     }
+  }
+}
+
+/** Runs an exclusive task and answers everyone who shares it; a failure fails only them. */
+async function runExclusive(entry: Exclusive): Promise<void> {
+  try {
+    const value = await entry.task();
+    for (const waiter of entry.waiters) waiter.resolve(value);
+  } catch (error) {
+    for (const waiter of entry.waiters) waiter.reject(error);
   }
 }
 

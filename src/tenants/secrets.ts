@@ -24,6 +24,13 @@ export function serverSecret(dataDir: string): string {
   return readOrCreateSecret(path.join(dataDir, 'server.secret'), () => randomBytes(32).toString('hex')).value;
 }
 
+/** The HS256 key of bearer tokens: `NEXTREC_JWT_SECRET`, else `<data-dir>/jwt.secret` (created once). */
+export function jwtSecret(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.NEXTREC_JWT_SECRET?.trim();
+  if (fromEnv) return fromEnv;
+  return readOrCreateSecret(path.join(dataDir, 'jwt.secret'), () => randomBytes(32).toString('hex')).value;
+}
+
 export interface OperatorKey {
   value: string;
   /** Set when the key was generated just now and has to be shown once. */

@@ -4,6 +4,7 @@ import {
   createTenant,
   expectError,
   removeDataDir,
+  signedCall,
   startDaemonProcess,
   tenantHeaders,
   type DaemonProcess,
@@ -37,7 +38,13 @@ afterAll(async () => {
   removeDataDir(daemon.dataDir);
 });
 
-function send(method: string, route: string, body?: unknown, as: Record<string, string> = headers) {
+function send(
+  method: string,
+  route: string,
+  body?: unknown,
+  as: Record<string, string> | 'private' | 'public' = headers,
+) {
+  if (typeof as === 'string') return signedCall(daemon.url, method, route, shop, { token: as, body });
   return call(daemon.url, method, route, { headers: as, body });
 }
 
@@ -499,7 +506,7 @@ describe('access', () => {
   });
 
   it('lets the private token manage configuration and refuses the public token, before validation', async () => {
-    const privateHeaders = { 'x-tenant-id': 'shop', 'x-api-key': shop.privateToken };
+    const privateHeaders = 'private' as const;
     const created = await send(
       'POST',
       '/rules',
@@ -510,7 +517,7 @@ describe('access', () => {
     expect((await send('GET', '/rules/private', undefined, privateHeaders)).status).toBe(200);
     expect((await send('DELETE', '/rules/private', undefined, privateHeaders)).status).toBe(204);
 
-    const publicHeaders = { 'x-tenant-id': 'shop', 'x-api-key': shop.publicToken };
+    const publicHeaders = 'public' as const;
     for (const [method, route, body] of [
       ['POST', '/scenarios', { slug: 'p', logicType: 'user-to-item' }],
       ['POST', '/scenarios', { invalid: true }],

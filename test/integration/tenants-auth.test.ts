@@ -5,6 +5,7 @@ import {
   createTenant,
   expectError,
   removeDataDir,
+  signedCall,
   startDaemonProcess,
   tenantHeaders,
   type DaemonProcess,
@@ -118,20 +119,25 @@ describe('request handling order', () => {
 
   it('keeps public and private tokens out of routes beyond their scope', async () => {
     expectError(
-      await call(daemon.url, 'POST', '/ingestion/items', {
-        headers: { 'x-tenant-id': 'acme', 'x-api-key': acme.publicToken },
+      await signedCall(daemon.url, 'POST', '/ingestion/items', acme, {
+        token: 'public',
         body: { items: [] },
       }),
       403,
       'FORBIDDEN_SCOPE',
     );
     expectError(
-      await call(daemon.url, 'PUT', '/catalog/tenant-settings', {
-        headers: { 'x-tenant-id': 'acme', 'x-api-key': acme.privateToken },
-        body: {},
-      }),
+      await signedCall(daemon.url, 'PUT', '/catalog/tenant-settings', acme, { body: {} }),
       403,
       'FORBIDDEN_SCOPE',
+    );
+    // Tokens sign requests; sent as an API key they are not credentials at all.
+    expectError(
+      await call(daemon.url, 'GET', '/catalog/items', {
+        headers: { 'x-tenant-id': 'acme', 'x-api-key': acme.privateToken },
+      }),
+      401,
+      'UNAUTHORIZED',
     );
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { signRequest } from '../../src/client/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin/run.js');
@@ -117,6 +118,40 @@ export async function createTenant(base: string, tenantId: string): Promise<Tena
   });
   if (response.status !== 201) throw new Error(`tenant creation failed: ${JSON.stringify(response.body)}`);
   return response.body;
+}
+
+export interface SignedCallOptions {
+  /** `private` (the default) or `public`: which token signs. */
+  token?: 'private' | 'public';
+  body?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
+  /** Unix seconds (default: now). */
+  timestamp?: number;
+}
+
+/** A request signed with a tenant's private or public token through the package's signing helper. */
+export async function signedCall<T = any>( // eslint-disable-line @typescript-eslint/no-explicit-any
+  base: string,
+  method: string,
+  route: string,
+  credentials: TenantCredentials,
+  options: SignedCallOptions = {},
+): Promise<Response<T>> {
+  const kind = options.token ?? 'private';
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const signed = await signRequest({
+    method,
+    url: route,
+    token: kind === 'public' ? credentials.publicToken : credentials.privateToken,
+    publicToken: kind === 'public',
+    body,
+    timestamp: options.timestamp,
+  });
+  return call<T>(base, method, signed.url, {
+    headers: { 'x-tenant-id': credentials.tenantId, ...signed.headers, ...options.headers },
+    raw: body,
+  });
 }
 
 export function tenantHeaders(credentials: TenantCredentials): Record<string, string> {

@@ -6,11 +6,10 @@ import { ApiError } from '../../contract/errors.js';
 import { TENANT_SETTINGS_UPDATE, type TenantSettingsUpdate } from '../../contract/tenant-settings.js';
 import { listItems, listUsers } from '../../store/catalog-queries.js';
 import { updateTenantSettings } from '../../tenants/settings-service.js';
-
-const readers = { kinds: ['api' as const, 'private' as const] };
+import { SCOPE } from '../plugins/auth.js';
 
 export async function catalogRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/catalog/items', { config: readers, schema: { querystring: PAGE_QUERY } }, async (request) => {
+  app.get('/catalog/items', { schema: { querystring: PAGE_QUERY } }, async (request) => {
     const { page, limit } = request.query as PageQuery;
     const result = await app.runtime.store.read((db) => listItems(db, request.tenant.tenantId, page, limit));
     return { data: result.rows.map(itemDocument), page, limit, total: result.total };
@@ -18,7 +17,7 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
 
   app.get(
     '/catalog/items/:externalId',
-    { config: readers, schema: { params: z.strictObject({ externalId: NON_EMPTY_ID }) } },
+    { schema: { params: z.strictObject({ externalId: NON_EMPTY_ID }) } },
     async (request) => {
       const { externalId } = request.params as { externalId: string };
       const { catalog } = request.tenant;
@@ -28,16 +27,19 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get('/catalog/users', { config: readers, schema: { querystring: PAGE_QUERY } }, async (request) => {
+  app.get('/catalog/users', { schema: { querystring: PAGE_QUERY } }, async (request) => {
     const { page, limit } = request.query as PageQuery;
     const result = await app.runtime.store.read((db) => listUsers(db, request.tenant.tenantId, page, limit));
     return { data: result.rows.map(userDocument), page, limit, total: result.total };
   });
 
-  app.get('/catalog/tenant-settings', { config: readers }, async (request) => request.tenant.settings);
+  app.get('/catalog/tenant-settings', async (request) => request.tenant.settings);
 
   // The spec allows only JWT or API-key authentication here, never HMAC tokens.
-  app.put('/catalog/tenant-settings', { schema: { body: TENANT_SETTINGS_UPDATE } }, async (request) =>
-    updateTenantSettings(app.runtime, request.tenant, request.body as TenantSettingsUpdate),
+  app.put(
+    '/catalog/tenant-settings',
+    { config: { kinds: SCOPE.admin }, schema: { body: TENANT_SETTINGS_UPDATE } },
+    async (request) =>
+      updateTenantSettings(app.runtime, request.tenant, request.body as TenantSettingsUpdate),
   );
 }

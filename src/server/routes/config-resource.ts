@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConfigDocuments } from '../../config/config-documents.js';
 import type { ConfigDocument } from '../../state/tenant-config.js';
+import { SCOPE } from '../plugins/auth.js';
 
-// The private token may manage configuration too (CONTRACT.md: everything but user export/delete and settings).
-export const CONFIG_ROUTE = { kinds: ['api' as const, 'private' as const] };
+// Every tenant credential but the public token may manage configuration (README, "Credentials and scopes").
+export const CONFIG_ROUTE = { kinds: SCOPE.tenant };
 
 /** The path parameter naming one resource: the resource's key, as its URL shows it. */
 export function keyOf(request: FastifyRequest, param: string): string {

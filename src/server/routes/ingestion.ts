@@ -10,10 +10,11 @@ import {
 } from '../../contract/ingestion.js';
 import { appendImpressions, appendInteractions } from '../../ingestion/events.js';
 import { upsertItems } from '../../ingestion/items.js';
+import { SCOPE } from '../plugins/auth.js';
 import { upsertUsers } from '../../ingestion/users.js';
 
 /** Ingestion takes an API key or a private token; public tokens never write. */
-const config = { kinds: ['api' as const, 'private' as const] };
+const config = { kinds: SCOPE.tenant };
 
 export async function ingestionRoutes(app: FastifyInstance): Promise<void> {
   app.post(

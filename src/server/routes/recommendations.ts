@@ -18,9 +18,10 @@ import {
   fromLegacyQuery,
   type RecommendationRequest,
 } from '../../engine/request.js';
+import { SCOPE } from '../plugins/auth.js';
 
 /** Recommendations may be fetched by every credential kind of the tenant, public tokens included. */
-const config = { kinds: ['api' as const, 'private' as const, 'public' as const] };
+const config = { kinds: SCOPE.browser };
 /**
  * A client asks for the same list again and again in the same words, and answering from the cache costs
  * less than parsing and validating the body anew: such bodies are remembered (RepeatedBodies). A noCache

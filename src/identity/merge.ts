@@ -1,0 +1,105 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { provisionUser } from '../ingestion/users.js';
+import type { Runtime } from '../runtime.js';
+import type { TenantState } from '../state/tenant-state.js';
+import type { InteractionType, StoredInteraction, StoredUser } from '../store/rows.js';
+
+export interface MergeResult {
+  merged: number;
+  alreadyMerged: boolean;
+}
+
+/** Placeholders `$from`, `$from+1`, ... for a list of values bound after the first `from - 1`. */
+export function placeholders(count: number, from: number): string {
+  return Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
+}
+
+/** The committed interactions whose identity (userId, else sessionId) is one of the sessions. */
+async function sessionEvents(
+  db: DuckDBConnection,
+  tenantId: string,
+  sessionIds: string[],
+): Promise<Map<string, StoredInteraction[]>> {
+  const reader = await db.runAndReadAll(
+    `SELECT coalesce(user_id, session_id), item_id, type, weight, scenario_slug, country, ts
+       FROM interactions
+      WHERE tenant_id = $1 AND coalesce(user_id, session_id) IN (${placeholders(sessionIds.length, 2)})
+      ORDER BY seq`,
+    [tenantId, ...sessionIds],
+  );
+  const bySession = new Map<string, StoredInteraction[]>();
+  for (const [identity, itemId, type, weight, scenarioSlug, country, ts] of reader.getRowsJS()) {
+    const session = String(identity);
+    let events = bySession.get(session);
+    if (!events) bySession.set(session, (events = []));
+    events.push({
+      eventId: null,
+      userId: null,
+      sessionId: session,
+      itemId: String(itemId),
+      type: type as InteractionType,
+      weight: Number(weight),
+      scenarioSlug: scenarioSlug === null ? null : String(scenarioSlug),
+      country: country === null ? null : String(country),
+      ts: Number(ts),
+      receivedAt: 0,
+    });
+  }
+  return bySession;
+}
+
+/**
+ * Copies the events of anonymous sessions to a user (spec, "Identity merge"), once per user and session:
+ * the merge ledger remembers each pair, so a repeat copies nothing and answers `alreadyMerged`, and of
+ * two identical merges at once only the first copies (both pass through the write queue in order).
+ * Copies keep the session id, are marked as copies, and count in the user's history from their commit.
+ * With `on_identity_merge`, the user gets a minimal user row.
+ */
+export async function mergeIdentity(
+  runtime: Runtime,
+  tenant: TenantState,
+  userId: string,
+  sessionIds: string[],
+): Promise<MergeResult> {
+  const sessions = [...new Set(sessionIds)].filter((session) => session !== userId);
+  const fresh = sessions.filter((session) => !tenant.hasMerged(userId, session));
+  if (fresh.length === 0) return { merged: 0, alreadyMerged: true };
+  const events = await runtime.store.read((db) => sessionEvents(db, tenant.tenantId, fresh));
+  return runtime.store.writes.submit((rows, scratch) => {
+    const receivedAt = Date.now();
+    const merged: string[] = [];
+    const copies: StoredInteraction[] = [];
+    for (const session of fresh) {
+      const claim = `merge\u0000${tenant.tenantId}\u0000${userId}\u0000${session}`;
+      if (tenant.hasMerged(userId, session) || scratch.has(claim)) continue;
+      scratch.set(claim, true);
+      const copied = (events.get(session) ?? []).map((event): StoredInteraction => ({
+        ...event,
+        userId,
+        receivedAt,
+        merged: true,
+      }));
+      for (const copy of copied) rows.interactions.push([tenant.tenantId, copy]);
+      copies.push(...copied);
+      rows.statements.push({
+        sql: 'INSERT OR REPLACE INTO merge_ledger VALUES ($1, $2, $3, $4, $5)',
+        params: [tenant.tenantId, userId, session, copied.length, receivedAt],
+      });
+      merged.push(session);
+    }
+    let provisioned: StoredUser | undefined;
+    if (merged.length > 0 && tenant.settings.userProvisioningModes.includes('on_identity_merge')) {
+      provisioned = provisionUser(rows, scratch, tenant, userId, receivedAt);
+    }
+    return () => {
+      if (merged.length === 0) return { merged: 0, alreadyMerged: true };
+      const now = Date.now();
+      for (const session of merged) tenant.recordMerge(userId, session);
+      for (const copy of copies) tenant.recordInteraction(copy, now);
+      tenant.interactionTotal += copies.length;
+      if (provisioned) tenant.users.set(userId, provisioned);
+      runtime.models.interactionsCommitted(tenant);
+      return { merged: copies.length, alreadyMerged: false };
+    };
+  });
+}

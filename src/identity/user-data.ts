@@ -1,0 +1,146 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { userDocument } from '../contract/catalog.js';
+import { ApiError } from '../contract/errors.js';
+import type { Runtime } from '../runtime.js';
+import type { TenantState } from '../state/tenant-state.js';
+import { userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
+import { placeholders } from './merge.js';
+
+/** A user and the sessions merged into it: every identity whose data is the user's. */
+export function identitiesOf(tenant: TenantState, userId: string): string[] {
+  return [userId, ...(tenant.mergedSessions.get(userId) ?? [])];
+}
+
+function iso(ms: unknown): string {
+  return new Date(Number(ms)).toISOString();
+}
+
+function nullable(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** SQL matching the rows of these identities in each table, with `$1` the tenant and the ids after it. */
+function matching(identities: string[]) {
+  const ids = placeholders(identities.length, 2);
+  return {
+    interactions: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
+    impressions: `tenant_id = $1 AND user_id IN (${ids})`,
+    merges: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
+    users: `tenant_id = $1 AND external_id IN (${ids})`,
+  };
+}
+
+async function rowsOf(db: DuckDBConnection, sql: string, params: string[]): Promise<unknown[][]> {
+  return (await db.runAndReadAll(sql, params)).getRowsJS();
+}
+
+/**
+ * `GET /users/:userId/export`: the user row, its interactions and impressions (those of the sessions
+ * merged into it included) and its merge ledger rows; 404 when the tenant holds nothing of it.
+ */
+export async function exportUser(runtime: Runtime, tenant: TenantState, userId: string): Promise<object> {
+  const identities = identitiesOf(tenant, userId);
+  const where = matching(identities);
+  const params = [tenant.tenantId, ...identities];
+  const data = await runtime.store.read(async (db) => ({
+    user: await rowsOf(db, `SELECT ${USER_COLUMNS} FROM users WHERE tenant_id = $1 AND external_id = $2`, [
+      tenant.tenantId,
+      userId,
+    ]),
+    interactions: await rowsOf(
+      db,
+      `SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at
+         FROM interactions WHERE ${where.interactions} ORDER BY seq`,
+      params,
+    ),
+    impressions: await rowsOf(
+      db,
+      `SELECT event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at
+         FROM impressions WHERE ${where.impressions} ORDER BY seq`,
+      params,
+    ),
+    merges: await rowsOf(
+      db,
+      `SELECT user_id, session_id, events_copied, merged_at FROM merge_ledger
+        WHERE ${where.merges} ORDER BY merged_at, session_id`,
+      params,
+    ),
+  }));
+  if (!data.user.length && !data.interactions.length && !data.impressions.length && !data.merges.length) {
+    throw new ApiError('NOT_FOUND', `user '${userId}' has no data`);
+  }
+  return {
+    user: data.user.length ? userDocument(userFromRow(data.user[0])) : null,
+    interactions: data.interactions.map(
+      ([eventId, user, session, itemId, type, weight, scenarioSlug, country, ts, receivedAt]) => ({
+        eventId: nullable(eventId),
+        userId: nullable(user),
+        sessionId: nullable(session),
+        itemId: String(itemId),
+        type: String(type),
+        weight: Number(weight),
+        scenarioSlug: nullable(scenarioSlug),
+        country: nullable(country),
+        timestamp: iso(ts),
+        receivedAt: iso(receivedAt),
+      }),
+    ),
+    impressions: data.impressions.map(
+      ([eventId, user, itemIds, scenarioSlug, country, recommId, ts, receivedAt]) => ({
+        eventId: nullable(eventId),
+        userId: nullable(user),
+        itemIds: (itemIds as unknown[]).map(String),
+        scenarioSlug: nullable(scenarioSlug),
+        country: nullable(country),
+        recommId: nullable(recommId),
+        timestamp: iso(ts),
+        receivedAt: iso(receivedAt),
+      }),
+    ),
+    merges: data.merges.map(([user, session, eventsCopied, mergedAt]) => ({
+      userId: String(user),
+      sessionId: String(session),
+      eventsCopied: Number(eventsCopied),
+      mergedAt: iso(mergedAt),
+    })),
+  };
+}
+
+/**
+ * `DELETE /users/:userId`: removes the user row, its events and impressions, its merge ledger rows and
+ * the events of the sessions merged into it, from the store (whose file is then rewritten, so that no
+ * freed page keeps them), the serving state of both threads, the lake (affected files rewritten) and the
+ * answer cache; the tenant's models are rebuilt without it. Answers once all of that is done.
+ */
+export async function deleteUser(
+  runtime: Runtime,
+  tenant: TenantState,
+  userId: string,
+  forgetAnswers: (userIds: string[]) => void,
+): Promise<void> {
+  const identities = identitiesOf(tenant, userId);
+  const where = matching(identities);
+  const params = [tenant.tenantId, ...identities];
+  const eventIds = await runtime.store.read(async (db) =>
+    (
+      await rowsOf(
+        db,
+        `SELECT event_id FROM interactions WHERE ${where.interactions} AND event_id IS NOT NULL`,
+        params,
+      )
+    ).map(([eventId]) => String(eventId)),
+  );
+  await runtime.store.writes.submit((rows) => {
+    for (const table of ['interactions', 'impressions', 'users'] as const) {
+      rows.statements.push({ sql: `DELETE FROM ${table} WHERE ${where[table]}`, params });
+    }
+    rows.statements.push({ sql: `DELETE FROM merge_ledger WHERE ${where.merges}`, params });
+    return () => {
+      tenant.forgetIdentities(identities, eventIds);
+      forgetAnswers(identities);
+    };
+  });
+  await runtime.lake.erase(tenant.tenantId, identities);
+  await runtime.store.scrub();
+  runtime.models.rebuild(tenant.tenantId);
+}

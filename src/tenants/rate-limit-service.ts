@@ -1,0 +1,28 @@
+import type { RateLimitSettings } from '../contract/tenants.js';
+import { ApiError } from '../contract/errors.js';
+import type { Runtime } from '../runtime.js';
+import { saveConfigDocument } from '../store/config-statements.js';
+
+/** The configuration document that holds a tenant's rate limits. */
+export const RATE_LIMITS_KIND = 'rate-limits';
+
+/** Replaces a tenant's rate limits (README, "Rate limits"); the new budgets apply from the next request. */
+export function setRateLimits(
+  runtime: Runtime,
+  tenantId: string,
+  limits: RateLimitSettings,
+): Promise<RateLimitSettings> {
+  return runtime.store.writes.submit((rows) => {
+    const tenant = runtime.state.get(tenantId);
+    if (!tenant) throw new ApiError('NOT_FOUND', `tenant '${tenantId}' does not exist`);
+    const stored: RateLimitSettings = {};
+    for (const [kind, perMinute] of Object.entries(limits)) {
+      if (typeof perMinute === 'number') stored[kind as keyof RateLimitSettings] = perMinute;
+    }
+    rows.statements.push(saveConfigDocument(tenantId, RATE_LIMITS_KIND, '', stored));
+    return () => {
+      tenant.rateLimits = stored;
+      return stored;
+    };
+  });
+}
