@@ -19,12 +19,25 @@ export function isQuerySigned(method: string): boolean {
 export function unsignedTarget(target: string): string {
   const mark = target.indexOf('?');
   if (mark < 0) return target;
-  const query = target.slice(mark + 1);
-  const params = query.split('&');
-  const at = params.findIndex((param) => param.startsWith(`${SIGN_PARAM}=`) || param === SIGN_PARAM);
-  if (at < 0) return target;
-  params.splice(at, 1);
-  return `${target.slice(0, mark + 1)}${params.join('&')}`;
+  // The parameter starts right after `?` or after an `&`, and ends at the next `&` or the end.
+  let start = mark + 1;
+  while (start > 0 && start < target.length) {
+    const end = target.indexOf('&', start);
+    const stop = end < 0 ? target.length : end;
+    if (isSignParam(target, start, stop)) {
+      if (start === mark + 1) return target.slice(0, start) + (end < 0 ? '' : target.slice(end + 1));
+      return target.slice(0, start - 1) + target.slice(stop);
+    }
+    start = end + 1;
+  }
+  return target;
+}
+
+/** Whether target[start, stop) is `hmac_sign` or `hmac_sign=…`. */
+function isSignParam(target: string, start: number, stop: number): boolean {
+  const length = stop - start;
+  if (length < SIGN_PARAM.length || !target.startsWith(SIGN_PARAM, start)) return false;
+  return length === SIGN_PARAM.length || target[start + SIGN_PARAM.length] === '=';
 }
 
 /**

@@ -109,10 +109,6 @@ export const LEGACY_QUERY = z.strictObject({
     .optional(),
   autoRelaxFilters: BOOLEAN_TEXT.optional(),
   relaxEntireFilterOnEmpty: BOOLEAN_TEXT.optional(),
-  // Signed browser requests carry these; they are checked by authentication, not here.
-  publicToken: z.string().optional(),
-  hmac_timestamp: z.string().optional(),
-  hmac_sign: z.string().optional(),
 });
 export type LegacyQuery = z.infer<typeof LEGACY_QUERY>;
 

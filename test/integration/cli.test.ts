@@ -22,6 +22,52 @@ async function nextrec(args: string[], dataDir?: string) {
 }
 
 describe('nextrec CLI', () => {
+  it('issues bearer tokens and sets rate limits beside a running daemon', async () => {
+    const daemon = await startDaemonProcess();
+    dirs.push(daemon.dataDir);
+    try {
+      const created = await nextrec(['tenant', 'create', 'acme'], daemon.dataDir);
+      const acme = JSON.parse(created.stdout);
+      const issued = JSON.parse(
+        (await nextrec(['token', 'issue', '--tenant', 'acme', '--ttl', '2m'], daemon.dataDir)).stdout,
+      );
+      expect(Math.abs(Date.parse(issued.expiresAt) - Date.now() - 120_000)).toBeLessThan(5_000);
+      const bearer = { 'x-tenant-id': 'acme', authorization: `Bearer ${issued.token}` };
+      expect((await call(daemon.url, 'GET', '/catalog/items', { headers: bearer })).status).toBe(200);
+      await expect(
+        nextrec(['token', 'issue', '--tenant', 'acme', '--ttl', 'soon'], daemon.dataDir),
+      ).rejects.toMatchObject({
+        code: 2,
+      });
+      await expect(nextrec(['token', 'issue', '--tenant', 'nobody'], daemon.dataDir)).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining("tenant 'nobody' does not exist"),
+      });
+
+      const limits = await nextrec(['tenant', 'rate-limits', 'acme', '--jwt', '3'], daemon.dataDir);
+      expect(JSON.parse(limits.stdout)).toEqual({ jwt: 3 });
+      const answers = [];
+      for (let i = 0; i < 4; i++)
+        answers.push(await call(daemon.url, 'GET', '/catalog/items', { headers: bearer }));
+      expect(answers.slice(0, 3).map((answer) => answer.status)).toEqual([200, 200, 200]);
+      expect(answers[3].status).toBe(429);
+      expect(answers[3].body).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED' });
+      const retryAfter = Number(answers[3].headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      // The budget is per credential: the API key is not limited.
+      expect((await call(daemon.url, 'GET', '/catalog/items', { headers: tenantHeaders(acme) })).status).toBe(
+        200,
+      );
+      expect(JSON.parse((await nextrec(['tenant', 'rate-limits', 'acme'], daemon.dataDir)).stdout)).toEqual(
+        {},
+      );
+      expect((await call(daemon.url, 'GET', '/catalog/items', { headers: bearer })).status).toBe(200);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
   it('lists every command in --help', async () => {
     const { stdout } = await nextrec(['--help']);
     expect(stdout).toContain('serve');

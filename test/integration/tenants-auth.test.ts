@@ -131,6 +131,18 @@ describe('request handling order', () => {
       403,
       'FORBIDDEN_SCOPE',
     );
+    // A signature that verifies is a tenant credential: the operator's routes refuse it as such.
+    expectError(await signedCall(daemon.url, 'GET', '/tenants', acme), 403, 'FORBIDDEN_SCOPE');
+    expectError(
+      await signedCall(daemon.url, 'POST', '/tenants', acme, { body: { tenantId: 'x2' } }),
+      403,
+      'FORBIDDEN_SCOPE',
+    );
+    expectError(
+      await signedCall(daemon.url, 'GET', '/tenants', { ...acme, privateToken: 'nrp_wrong' }),
+      401,
+      'SIGNATURE_INVALID',
+    );
     // Tokens sign requests; sent as an API key they are not credentials at all.
     expectError(
       await call(daemon.url, 'GET', '/catalog/items', {

@@ -1,6 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { isQuerySigned, stringToSign } from '../../client/signing.js';
+import { LRUCache } from 'lru-cache';
+import {
+  PUBLIC_TOKEN_PARAM,
+  SIGN_PARAM,
+  TIMESTAMP_PARAM,
+  isQuerySigned,
+  stringToSign,
+} from '../../client/signing.js';
 import { ApiError } from '../../contract/errors.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { deriveToken, type CredentialKind } from '../../tenants/credentials.js';
@@ -96,6 +103,11 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
   const rateLimits = new RateLimits(app);
   /** Private tokens by tenant and salt: derived once, and never stale since rotation changes the salt. */
   const privateTokens = new Map<string, string>();
+  /**
+   * Signed GET targets that verified, by key and target: a GET signature is good for its whole window, so
+   * the same signed URL asked again (a page's widget reloading) needs its timestamp checked, not its HMAC.
+   */
+  const verifiedTargets = new LRUCache<string, true>({ max: 10_000 });
 
   app.decorateRequest('tenant', null as unknown as TenantState);
   app.decorateRequest('caller', null as unknown as Caller);
@@ -141,7 +153,19 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
       throw new ApiError('UNAUTHORIZED', 'invalid credentials');
     }
     const token = bearer(request);
-    if (!token) throw new ApiError('UNAUTHORIZED', 'the operator key is required (X-Api-Key)');
+    if (!token) {
+      // A valid signature of a tenant's token is a tenant credential, refused in `admit` like the others.
+      const tenantId = header(request, 'x-tenant-id');
+      const params = signatureParams(
+        request.method,
+        request.query as Record<string, unknown>,
+        request.headers,
+      );
+      if (!tenantId || !params)
+        throw new ApiError('UNAUTHORIZED', 'the operator key is required (X-Api-Key)');
+      signed(request, tenantId, params);
+      return done();
+    }
     tokens
       .verify(token)
       .then(
@@ -214,8 +238,18 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
       kind = 'private';
     }
     checkTimestamp(params.timestamp, Date.now());
+    // The signing parameters are authentication's: route schemas never see them (the signature covers
+    // the raw target, not this parsed copy).
+    const query = request.query as Record<string, unknown>;
+    delete query[SIGN_PARAM];
+    delete query[TIMESTAMP_PARAM];
+    delete query[PUBLIC_TOKEN_PARAM];
     if (isQuerySigned(request.method)) {
-      checkSignature(key, stringToSign(request.method, request.url, params.timestamp, ''), params.sign);
+      const verified = `${key}\u0000${request.url}`;
+      if (!verifiedTargets.has(verified)) {
+        checkSignature(key, stringToSign(request.method, request.url, params.timestamp, ''), params.sign);
+        verifiedTargets.set(verified, true);
+      }
       admit(request, tenantId, keyTenant, kind);
       return;
     }
@@ -229,6 +263,7 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
     credentialTenant: string,
     kind: CallerKind,
   ): void {
+    if (request.routeOptions.config.access === 'operator') throw notOperator();
     const tenant = runtime.state.get(tenantId);
     if (credentialTenant !== tenantId || !tenant) {
       throw new ApiError('FORBIDDEN_TENANT', 'the credential is not valid for this tenant');
