@@ -49,6 +49,9 @@ const CASES: Case[] = [
   { name: 'POST, private HMAC', method: 'POST', kind: 'private HMAC' },
 ];
 
+/** The signing parameters of a GET's query, which the API-key baseline leaves out. */
+const SIGNING_PARAMS = /&(?:publicToken|hmac_timestamp|hmac_sign)=[^&]*/g;
+
 /** Timestamps the fresh cases spread their signatures over, inside the 300 s window either side. */
 const FRESH_TIMESTAMPS = 500;
 
@@ -189,17 +192,19 @@ try {
     await answer.body.dump();
   }
   // Comfortably more POSTs than a run sends: no signature may be sent twice.
-  const posts = 100_000 * seconds;
+  const posts = 60_000 * seconds;
   /**
    * A case's requests, or the same requests (paths, parameters and bodies) sent with the API key instead
-   * of their signature or token: the baseline differs from the case in authentication alone.
+   * of their signature or token: the baseline differs from the case in authentication alone. (A fresh
+   * case's requests differ by their signatures only, so its baseline cycles through fewer distinct ones.)
    */
   const measure = (testCase: Case, withApiKey = false) => {
     const requests = prepare(testCase, credentials, jwt, users, posts).map((prepared) => {
       if (!withApiKey) return prepared;
       const headers: Record<string, string> = { ...prepared.headers, 'x-api-key': credentials.apiKey };
       for (const name of ['x-hmac-sign', 'x-hmac-timestamp', 'authorization']) delete headers[name];
-      return { ...prepared, headers };
+      // The signing parameters go too: a GET with an API key carries none.
+      return { ...prepared, path: prepared.path.replace(SIGNING_PARAMS, ''), headers };
     });
     return run(daemon.url, testCase.method, requests);
   };

@@ -1,4 +1,7 @@
-/** Every error the HTTP API can answer, with the status it travels under (CONTRACT.md, "Errors"). */
+/**
+ * Every error the HTTP API can answer, with the status it travels under (README, "Errors"). Each is thrown
+ * somewhere and documented there (test/unit/contract/error-codes.test.ts).
+ */
 export const ERROR_STATUS = {
   INVALID_BODY: 400,
   INVALID_QUERY: 400,
@@ -23,8 +26,6 @@ export const ERROR_STATUS = {
   BATCH_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL: 500,
-  FEED_FETCH_FAILED: 502,
-  SERVICE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -38,8 +39,6 @@ const REASON: Record<number, string> = {
   413: 'Payload Too Large',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
 };
 
 export function reasonPhrase(status: number): string {
