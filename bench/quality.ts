@@ -63,7 +63,10 @@ async function send(
   return text ? JSON.parse(text) : undefined;
 }
 
-/** Waits until every model (the scenarios below use them all) was built from all `interactions`, and swapped in. */
+/**
+ * Waits until every model (the scenarios below use them all) was built from all `interactions`, and
+ * swapped in.
+ */
 async function modelsBuilt(dataDir: string, tenantId: string, interactions: number): Promise<void> {
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {

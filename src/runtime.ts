@@ -27,7 +27,6 @@ export interface Runtime {
   readonly models: ModelScheduler;
 }
 
-/** @param changes where the serving state records its changes, for a replica of it (see WorkerRanker) */
 /**
  * The store, the serving state loaded from it, and what keeps the models current. `changes` records the
  * state's changes for a ranking thread's replica; `preparer` is where model versions are opened and

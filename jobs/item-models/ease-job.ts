@@ -21,20 +21,22 @@ export interface EaseParameters extends EventSelection {
 
 /** The Gram matrix of the binary user × item matrix over the chosen items, read column by column. */
 async function itemGram(lake: LakeDb): Promise<ItemGram> {
-  const items = await lake.count('SELECT count(*) FROM ease_items');
-  const diagonal = new Float64Array(items);
   const counts = await lake.db.runAndReadAll('SELECT e, n FROM ease_items');
   const [es = [], ns = []] = counts.getColumns();
+  const items = es.length;
+  const diagonal = new Float64Array(items);
   es.forEach((e, i) => (diagonal[Number(e)] = Number(ns[i])));
-  const pairs = await lake.count(`
-    SELECT count(*) FROM (SELECT 1 FROM ease_user_items x JOIN ease_user_items y ON x.who = y.who AND x.e < y.e
-     GROUP BY x.e, y.e)`);
+  // The pair counts, joined once: sized by a count of the table, then read in chunks.
+  await lake.db.run(`
+    CREATE OR REPLACE TEMP TABLE ease_pairs AS
+      SELECT x.e AS a, y.e AS b, count(*)::FLOAT AS n
+        FROM ease_user_items x JOIN ease_user_items y ON x.who = y.who AND x.e < y.e
+       GROUP BY x.e, y.e`);
+  const pairs = await lake.count('SELECT count(*) FROM ease_pairs');
   const pairA = new Int32Array(pairs);
   const pairB = new Int32Array(pairs);
   const pairCount = new Float32Array(pairs);
-  const result = await lake.db.stream(`
-    SELECT x.e, y.e, count(*)::FLOAT FROM ease_user_items x JOIN ease_user_items y ON x.who = y.who AND x.e < y.e
-     GROUP BY x.e, y.e`);
+  const result = await lake.db.stream('SELECT a, b, n FROM ease_pairs');
   let at = 0;
   for (
     let chunk = await result.fetchChunk();
@@ -48,6 +50,7 @@ async function itemGram(lake: LakeDb): Promise<ItemGram> {
       pairCount[at++] = c.getItem(row) as number;
     }
   }
+  await lake.db.run('DROP TABLE ease_pairs');
   return { items, diagonal, pairA, pairB, pairCount };
 }
 

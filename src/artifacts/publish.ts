@@ -1,15 +1,6 @@
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { partialName, removeAbandonedPartials, writeDurably } from '../durable-files.js';
 import {
   CURRENT_FILE,
   MANIFEST_FILE,
@@ -33,16 +24,6 @@ export interface BuiltModel {
 /** Versions kept besides the current one, for a rollback by hand and for loaders still reading them. */
 export const KEPT_VERSIONS = 3;
 
-function writeDurably(file: string, bytes: Uint8Array | string): void {
-  writeFileSync(file, bytes);
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Writes a new version of a tenant's model and points CURRENT at it: the version's folder is written
  * under a partial name and renamed whole, then CURRENT is replaced by a rename, so a reader sees either
@@ -57,11 +38,11 @@ export function publishModel(
 ): Manifest {
   const dir = modelDir(dataDir, tenantId, model);
   mkdirSync(dir, { recursive: true });
-  removeAbandoned(dir);
+  removeAbandonedPartials(dir);
   const existing = versions(dir);
   const version = Math.max(Date.now(), (existing.at(-1) ?? 0) + 1);
   const final = path.join(dir, versionName(version));
-  const partial = `${final}.${process.pid}.partial`;
+  const partial = partialName(final);
   mkdirSync(partial);
   try {
     const files: Manifest['files'] = {};
@@ -84,7 +65,7 @@ export function publishModel(
     };
     writeDurably(path.join(partial, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
     renameSync(partial, final);
-    const pointer = path.join(dir, `${CURRENT_FILE}.${process.pid}.partial`);
+    const pointer = partialName(path.join(dir, CURRENT_FILE));
     writeDurably(pointer, `${versionName(version)}\n`);
     renameSync(pointer, path.join(dir, CURRENT_FILE));
     prune(dir);
@@ -108,28 +89,10 @@ export function recordEvaluation(
   const file = path.join(modelDir(dataDir, tenantId, model), versionName(version), MANIFEST_FILE);
   const manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
   const updated: Manifest = { ...manifest, evaluation: { ...manifest.evaluation, ...evaluation } };
-  const partial = `${file}.${process.pid}.partial`;
+  const partial = partialName(file);
   writeDurably(partial, JSON.stringify(updated, null, 2));
   renameSync(partial, file);
   return updated;
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes what publishers that ended mid-way (a build stopped with its daemon) left under partial names. */
-function removeAbandoned(dir: string): void {
-  for (const name of readdirSync(dir)) {
-    const pid = /\.(\d+)\.partial$/.exec(name)?.[1];
-    if (pid !== undefined && Number(pid) !== process.pid && !running(Number(pid)))
-      rmSync(path.join(dir, name), { recursive: true, force: true });
-  }
 }
 
 function prune(dir: string): void {

@@ -2,16 +2,13 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { provisionUser } from '../ingestion/users.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
+import { nullableString } from '../store/row-mapping.js';
 import type { InteractionType, StoredInteraction, StoredUser } from '../store/rows.js';
+import { placeholders } from '../store/sql.js';
 
 export interface MergeResult {
   merged: number;
   alreadyMerged: boolean;
-}
-
-/** Placeholders `$from`, `$from+1`, ... for a list of values bound after the first `from - 1`. */
-export function placeholders(count: number, from: number): string {
-  return Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
 }
 
 /** The committed interactions whose identity (userId, else sessionId) is one of the sessions. */
@@ -39,8 +36,8 @@ async function sessionEvents(
       itemId: String(itemId),
       type: type as InteractionType,
       weight: Number(weight),
-      scenarioSlug: scenarioSlug === null ? null : String(scenarioSlug),
-      country: country === null ? null : String(country),
+      scenarioSlug: nullableString(scenarioSlug),
+      country: nullableString(country),
       ts: Number(ts),
       receivedAt: 0,
     });

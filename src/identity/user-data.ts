@@ -3,8 +3,8 @@ import { userDocument } from '../contract/catalog.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
-import { placeholders } from './merge.js';
+import { nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
+import { placeholders } from '../store/sql.js';
 
 /** A user and the sessions merged into it: every identity whose data is the user's. */
 export function identitiesOf(tenant: TenantState, userId: string): string[] {
@@ -15,17 +15,13 @@ function iso(ms: unknown): string {
   return new Date(Number(ms)).toISOString();
 }
 
-function nullable(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
-}
-
 /** SQL matching the rows of these identities in each table, with `$1` the tenant and the ids after it. */
 function matching(identities: string[]) {
   const ids = placeholders(identities.length, 2);
   return {
     interactions: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
     impressions: `tenant_id = $1 AND user_id IN (${ids})`,
-    merges: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
+    merge_ledger: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
     users: `tenant_id = $1 AND external_id IN (${ids})`,
   };
 }
@@ -62,7 +58,7 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
     merges: await rowsOf(
       db,
       `SELECT user_id, session_id, events_copied, merged_at FROM merge_ledger
-        WHERE ${where.merges} ORDER BY merged_at, session_id`,
+        WHERE ${where.merge_ledger} ORDER BY merged_at, session_id`,
       params,
     ),
   }));
@@ -73,26 +69,26 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
     user: data.user.length ? userDocument(userFromRow(data.user[0])) : null,
     interactions: data.interactions.map(
       ([eventId, user, session, itemId, type, weight, scenarioSlug, country, ts, receivedAt]) => ({
-        eventId: nullable(eventId),
-        userId: nullable(user),
-        sessionId: nullable(session),
+        eventId: nullableString(eventId),
+        userId: nullableString(user),
+        sessionId: nullableString(session),
         itemId: String(itemId),
         type: String(type),
         weight: Number(weight),
-        scenarioSlug: nullable(scenarioSlug),
-        country: nullable(country),
+        scenarioSlug: nullableString(scenarioSlug),
+        country: nullableString(country),
         timestamp: iso(ts),
         receivedAt: iso(receivedAt),
       }),
     ),
     impressions: data.impressions.map(
       ([eventId, user, itemIds, scenarioSlug, country, recommId, ts, receivedAt]) => ({
-        eventId: nullable(eventId),
-        userId: nullable(user),
+        eventId: nullableString(eventId),
+        userId: nullableString(user),
         itemIds: (itemIds as unknown[]).map(String),
-        scenarioSlug: nullable(scenarioSlug),
-        country: nullable(country),
-        recommId: nullable(recommId),
+        scenarioSlug: nullableString(scenarioSlug),
+        country: nullableString(country),
+        recommId: nullableString(recommId),
         timestamp: iso(ts),
         receivedAt: iso(receivedAt),
       }),
@@ -131,10 +127,9 @@ export async function deleteUser(
     ).map(([eventId]) => String(eventId)),
   );
   await runtime.store.writes.submit((rows) => {
-    for (const table of ['interactions', 'impressions', 'users'] as const) {
-      rows.statements.push({ sql: `DELETE FROM ${table} WHERE ${where[table]}`, params });
+    for (const [table, rowsOfIdentities] of Object.entries(where)) {
+      rows.statements.push({ sql: `DELETE FROM ${table} WHERE ${rowsOfIdentities}`, params });
     }
-    rows.statements.push({ sql: `DELETE FROM merge_ledger WHERE ${where.merges}`, params });
     return () => {
       tenant.forgetIdentities(identities, eventIds);
       forgetAnswers(identities);

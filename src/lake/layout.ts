@@ -104,8 +104,3 @@ export function snapshots(dir: string): { file: string; version: number }[] {
     .map((entry) => ({ file: path.join(dir, entry.name), version: Number(entry.match![1]) }))
     .sort((a, b) => a.version - b.version);
 }
-
-/** Where a file is written before it is renamed into place (never matched by the listings above). */
-export function partialName(file: string): string {
-  return `${file}.${process.pid}.partial`;
-}

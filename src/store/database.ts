@@ -1,7 +1,9 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { fsyncPath } from '../durable-files.js';
 import { migrate } from './migrations.js';
+import { sqlIdentifier, sqlString } from './sql.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
@@ -139,7 +141,7 @@ export class Store {
     const current = await this.writer.runAndReadAll('SELECT current_database()');
     const database = sqlIdentifier(String(current.getRows()[0][0]));
     const alias = sqlIdentifier(SCRUB_ALIAS);
-    await this.writer.run(`ATTACH ${sqlLiteral(scrubFile)} AS ${alias}`);
+    await this.writer.run(`ATTACH ${sqlString(scrubFile)} AS ${alias}`);
     try {
       await this.writer.run(`COPY FROM DATABASE ${database} TO ${alias}`);
       await this.writer.run(`CHECKPOINT ${alias}`);
@@ -194,23 +196,5 @@ function removeScrubCopy(file: string): void {
 function replaceStoreFile(file: string): void {
   rmSync(walOf(file), { force: true });
   renameSync(scrubFileOf(file), file);
-  syncDirectory(path.dirname(file));
-}
-
-/** Makes a rename in `dir` durable. */
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function sqlLiteral(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
-
-function sqlIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+  fsyncPath(path.dirname(file));
 }

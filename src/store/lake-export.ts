@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   EVENT_TABLES,
@@ -8,7 +7,6 @@ import {
   exportedThrough,
   latestSnapshot,
   liveSegments,
-  partialName,
   segmentName,
   snapshotName,
   snapshots,
@@ -18,7 +16,9 @@ import {
   type Segment,
   type SnapshotTable,
 } from '../lake/layout.js';
+import { partialName, removeAbandonedPartials } from '../durable-files.js';
 import type { Store } from './database.js';
+import { sqlString } from './sql.js';
 
 /** The columns each table exports (the tenant is the folder). */
 const COLUMNS: Record<EventTable | SnapshotTable, string> = {
@@ -49,10 +49,6 @@ export interface TableExport {
   table: string;
   /** Rows written by this export (snapshots: the snapshot's rows when one was written, else 0). */
   rows: number;
-}
-
-export function sqlString(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
 }
 
 async function scalarRow(db: DuckDBConnection, sql: string): Promise<number[]> {
@@ -203,25 +199,6 @@ function tableFiles(dir: string, table: LakeTable): string[] {
   return snapshots(dir).map((snapshot) => snapshot.file);
 }
 
-/** Removes files a dead process left half-written (their names end in `.<pid>.partial`). */
-function removeDeadPartials(dir: string): void {
-  if (!existsSync(dir)) return;
-  for (const name of readdirSync(dir)) {
-    const match = /\.(\d+)\.partial$/.exec(name);
-    if (match && !processAlive(Number(match[1]))) rmSync(path.join(dir, name), { force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Rewrites `file` without the rows `erased` selects, under the same name (a segment keeps its range even
  * when no row is left: it is written empty, with its columns). Returns whether it had such rows.
@@ -263,7 +240,7 @@ export async function eraseFromLake(
     let rewritten = 0;
     for (const [table, erased] of Object.entries(ERASED_ROWS) as [LakeTable, string][]) {
       const dir = tableDir(dataDir, tenantId, table);
-      removeDeadPartials(dir);
+      removeAbandonedPartials(dir);
       for (const file of tableFiles(dir, table)) if (await eraseFromFile(db, file, erased)) rewritten++;
     }
     return rewritten;

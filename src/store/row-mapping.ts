@@ -11,7 +11,7 @@ function attributesOf(value: unknown): Record<string, unknown> {
   return value === null ? {} : (JSON.parse(String(value)) as Record<string, unknown>);
 }
 
-function nullableString(value: unknown): string | null {
+export function nullableString(value: unknown): string | null {
   return value === null ? null : String(value);
 }
 

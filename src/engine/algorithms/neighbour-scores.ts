@@ -10,8 +10,8 @@ let prefetched = 0;
 
 /**
  * Sums weighted neighbour lists: score(n) = Σ_seed weight(seed) × similarity(seed, n).
- * Seeds themselves are never candidates, nor items whose sum is not positive. The pool comes back unordered: the candidate source ranks as
- * much of it as a request reads (CandidatePool.rankPrefix).
+ * Seeds themselves are never candidates, nor items whose sum is not positive. The pool comes back
+ * unordered: the candidate source ranks as much of it as a request reads (CandidatePool.rankPrefix).
  */
 export function scoreNeighbours(
   model: ItemNeighbours,

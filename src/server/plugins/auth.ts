@@ -231,9 +231,12 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
       const record = runtime.state.get(tenantId) && runtime.credentials.get(tenantId, 'private');
       if (!record) throw new ApiError('SIGNATURE_INVALID', 'the signature does not match the request');
       const cacheKey = `${tenantId}\u0000${record.salt}`;
-      key =
-        privateTokens.get(cacheKey) ?? deriveToken(tenantId, 'private', record.salt, runtime.serverSecret);
-      privateTokens.set(cacheKey, key);
+      let derived = privateTokens.get(cacheKey);
+      if (derived === undefined) {
+        derived = deriveToken(tenantId, 'private', record.salt, runtime.serverSecret);
+        privateTokens.set(cacheKey, derived);
+      }
+      key = derived;
       keyTenant = tenantId;
       kind = 'private';
     }
@@ -294,9 +297,7 @@ export function holdSignedBody(request: FastifyRequest, text: string): void {
   if (request.pendingSignature) request.pendingSignature.body = text;
 }
 
-/** A body that does not parse waits until the signature was checked; true when it was set aside. */
-export function deferParseError(request: FastifyRequest, error: Error): boolean {
-  if (!request.pendingSignature) return false;
-  request.pendingSignature.parseError = error;
-  return true;
+/** A signed request's body that does not parse: reported once the signature was checked. */
+export function deferParseError(request: FastifyRequest, error: Error): void {
+  if (request.pendingSignature) request.pendingSignature.parseError = error;
 }

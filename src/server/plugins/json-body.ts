@@ -29,10 +29,14 @@ export const jsonBodyPlugin = fp(async (app: FastifyInstance, options: { bodies:
       return;
     }
     const { rememberBody } = request.routeOptions.config;
-    const parsed: typeof done = (error, value) => {
-      if (error && deferParseError(request, error)) done(null, undefined);
-      else done(error, value);
-    };
+    // A signed request's parse error waits for its signature check.
+    const parsed: typeof done = request.pendingSignature
+      ? (error, value) => {
+          if (!error) return done(null, value);
+          deferParseError(request, error);
+          done(null, undefined);
+        }
+      : done;
     if (!rememberBody) {
       parseJson(request, text, parsed);
       return;

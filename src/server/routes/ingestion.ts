@@ -10,10 +10,10 @@ import {
 } from '../../contract/ingestion.js';
 import { appendImpressions, appendInteractions } from '../../ingestion/events.js';
 import { upsertItems } from '../../ingestion/items.js';
-import { SCOPE } from '../plugins/auth.js';
 import { upsertUsers } from '../../ingestion/users.js';
+import { SCOPE } from '../plugins/auth.js';
 
-/** Ingestion takes an API key or a private token; public tokens never write. */
+/** Ingestion takes every tenant credential but the public token, which never writes. */
 const config = { kinds: SCOPE.tenant };
 
 export async function ingestionRoutes(app: FastifyInstance): Promise<void> {

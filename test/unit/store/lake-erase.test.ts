@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { coveredSegments, lakeRoot, liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
 import { Store } from '../../../src/store/database.js';
-import { LakeExporter, eraseFromLake, exportTenantLake, sqlString } from '../../../src/store/lake-export.js';
+import { LakeExporter, eraseFromLake, exportTenantLake } from '../../../src/store/lake-export.js';
+import { sqlString } from '../../../src/store/sql.js';
 import type { RowBuffer, StoredImpression, StoredInteraction } from '../../../src/store/rows.js';
 
 const TENANT = 'shop';

@@ -1,0 +1,48 @@
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Files written so that a crash leaves the old state or the new one, never half: written under a partial
+ * name of the writing process, made durable, then renamed into place. Shared by the lake, model artifacts
+ * and the store.
+ */
+
+/** Where `file` is written before it is renamed into place (never matched by the lake's or artifacts' listings). */
+export function partialName(file: string): string {
+  return `${file}.${process.pid}.partial`;
+}
+
+/** Flushes a file, or a directory's entries (a rename in it), to the disk. */
+export function fsyncPath(target: string): void {
+  const fd = openSync(target, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function writeDurably(file: string, bytes: Uint8Array | string): void {
+  writeFileSync(file, bytes);
+  fsyncPath(file);
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes what writers that ended mid-way (a killed process) left under partial names in `dir`. */
+export function removeAbandonedPartials(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const pid = /\.(\d+)\.partial$/.exec(name)?.[1];
+    if (pid !== undefined && !running(Number(pid)))
+      rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
