@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { ApiError } from '../contract/errors.js';
 import { SIGN_PARAM, TIMESTAMP_PARAM, PUBLIC_TOKEN_PARAM, isQuerySigned } from '../client/signing.js';
 
@@ -49,9 +49,9 @@ export function signatureParams(method: string, query: Query, headers: Headers):
   if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) {
     throw new ApiError('SIGNATURE_INVALID', 'hmac_timestamp must be the signing time in unix seconds');
   }
-  if (!/^[0-9a-fA-F]{64}$/.test(sign)) {
-    throw new ApiError('SIGNATURE_INVALID', 'hmac_sign must be a hex HMAC-SHA256 (64 characters)');
-  }
+  // Its characters are checked as it is decoded (checkSignature): a regular expression here would cost
+  // every request more than the rest of this function.
+  if (sign.length !== SIGN_HEX_LENGTH) throw malformedSign();
   if (!inQuery && PROJECTION_KEYS.some((key) => key in query)) {
     throw new ApiError(
       'SIGNATURE_SCOPE',
@@ -72,12 +72,51 @@ export function checkTimestamp(timestamp: string, nowMs: number): void {
   }
 }
 
-/** Throws SIGNATURE_INVALID unless `sign` is the HMAC-SHA256 of `message` under `key`; constant time. */
-export function checkSignature(key: string, message: string, sign: string): void {
-  const expected = createHmac('sha256', key).update(message, 'utf8').digest();
+/** An HMAC-SHA256 in hex. */
+const SIGN_HEX_LENGTH = 64;
+
+function malformedSign(): ApiError {
+  return new ApiError('SIGNATURE_INVALID', 'hmac_sign must be a hex HMAC-SHA256 (64 characters)');
+}
+
+/** A token as an HMAC key: imported once rather than on every signature it checks. */
+export function signingKey(token: string): KeyObject {
+  return createSecretKey(token, 'utf8');
+}
+
+/**
+ * Throws SIGNATURE_INVALID unless `sign` (64 characters) is the hex HMAC-SHA256 of `message` under `key`;
+ * constant time.
+ */
+export function checkSignature(key: KeyObject | string, message: string, sign: string): void {
+  // Decoding stops at the first character that is not hex, so a malformed signature comes out short.
   const given = Buffer.from(sign, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (given.length * 2 !== SIGN_HEX_LENGTH) throw malformedSign();
+  const expected = createHmac('sha256', key).update(message, 'utf8').digest();
+  if (!timingSafeEqual(given, expected)) {
     throw new ApiError('SIGNATURE_INVALID', 'the signature does not match the request');
+  }
+}
+
+/**
+ * GET signatures that verified, by signature, with the key and request target they verified for: a GET
+ * signature is good for its whole window, so the same signed URL asked again (a page's widget reloading)
+ * needs its timestamp checked, not its HMAC. Bounded: when full it starts afresh, which costs those
+ * signatures one more HMAC each.
+ */
+export class VerifiedGets {
+  private readonly entries = new Map<string, { key: string; target: string }>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  has(sign: string, key: string, target: string): boolean {
+    const entry = this.entries.get(sign);
+    return entry !== undefined && entry.key === key && entry.target === target;
+  }
+
+  add(sign: string, key: string, target: string): void {
+    if (this.entries.size >= this.capacity) this.entries.clear();
+    this.entries.set(sign, { key, target });
   }
 }
 

@@ -1,6 +1,6 @@
+import type { KeyObject } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { LRUCache } from 'lru-cache';
 import {
   PUBLIC_TOKEN_PARAM,
   SIGN_PARAM,
@@ -15,9 +15,11 @@ import { TokenVerifier } from '../../tenants/jwt.js';
 import { secretsEqual } from '../../tenants/secrets.js';
 import {
   ReplayGuard,
+  VerifiedGets,
   checkSignature,
   checkTimestamp,
   signatureParams,
+  signingKey,
   type SignatureParams,
 } from '../../tenants/signatures.js';
 import { RateLimits } from './rate-limits.js';
@@ -52,7 +54,7 @@ export interface Caller {
 interface PendingSignature {
   params: SignatureParams;
   tenantId: string;
-  key: string;
+  key: KeyObject;
   kind: 'private' | 'public';
   /** The tenant the key belongs to (a public token names its own). */
   keyTenant: string;
@@ -90,6 +92,8 @@ function bearer(request: FastifyRequest): string | undefined {
 
 type Done = (error?: Error) => void;
 
+const MAX_SIGNING_KEYS = 10_000;
+
 /**
  * Authentication in the contract's order: X-Tenant-Id (400) → a credential that verifies (401) → a
  * credential of that tenant (403 FORBIDDEN_TENANT, the same for unknown tenants) → its scope (403) → the
@@ -103,11 +107,9 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
   const rateLimits = new RateLimits(app);
   /** Private tokens by tenant and salt: derived once, and never stale since rotation changes the salt. */
   const privateTokens = new Map<string, string>();
-  /**
-   * Signed GET targets that verified, by key and target: a GET signature is good for its whole window, so
-   * the same signed URL asked again (a page's widget reloading) needs its timestamp checked, not its HMAC.
-   */
-  const verifiedTargets = new LRUCache<string, true>({ max: 10_000 });
+  /** Tokens as HMAC keys, by token; bounded, since tokens come and go with rotation. */
+  const signingKeys = new Map<string, KeyObject>();
+  const verifiedGets = new VerifiedGets();
 
   app.decorateRequest('tenant', null as unknown as TenantState);
   app.decorateRequest('caller', null as unknown as Caller);
@@ -216,14 +218,14 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
 
   /** Checks a signed request as far as it can before the body; a query-signed one completely. */
   function signed(request: FastifyRequest, tenantId: string, params: SignatureParams): void {
-    let key: string;
+    let token: string;
     let keyTenant: string;
     let kind: 'private' | 'public';
     if (params.publicToken !== undefined) {
       const credential = runtime.credentials.verify(params.publicToken);
       if (!credential || credential.kind !== 'public')
         throw new ApiError('UNAUTHORIZED', 'unknown publicToken');
-      key = params.publicToken;
+      token = params.publicToken;
       keyTenant = credential.tenantId;
       kind = 'public';
     } else {
@@ -236,7 +238,7 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
         derived = deriveToken(tenantId, 'private', record.salt, runtime.serverSecret);
         privateTokens.set(cacheKey, derived);
       }
-      key = derived;
+      token = derived;
       keyTenant = tenantId;
       kind = 'private';
     }
@@ -247,11 +249,16 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
     delete query[SIGN_PARAM];
     delete query[TIMESTAMP_PARAM];
     delete query[PUBLIC_TOKEN_PARAM];
+    let key = signingKeys.get(token);
+    if (key === undefined) {
+      if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.clear();
+      key = signingKey(token);
+      signingKeys.set(token, key);
+    }
     if (isQuerySigned(request.method)) {
-      const verified = `${key}\u0000${request.url}`;
-      if (!verifiedTargets.has(verified)) {
+      if (!verifiedGets.has(params.sign, token, request.url)) {
         checkSignature(key, stringToSign(request.method, request.url, params.timestamp, ''), params.sign);
-        verifiedTargets.set(verified, true);
+        verifiedGets.add(params.sign, token, request.url);
       }
       admit(request, tenantId, keyTenant, kind);
       return;

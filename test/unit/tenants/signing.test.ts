@@ -6,9 +6,11 @@ import { ApiError } from '../../../src/contract/errors.js';
 import { TokenVerifier, issueToken } from '../../../src/tenants/jwt.js';
 import {
   ReplayGuard,
+  VerifiedGets,
   checkSignature,
   checkTimestamp,
   signatureParams,
+  signingKey,
 } from '../../../src/tenants/signatures.js';
 
 function nodeHmac(key: string, message: string): string {
@@ -132,6 +134,35 @@ describe('signature checks', () => {
     expect(codeOf(() => checkSignature('key', 'message', sign))).toBeUndefined();
     expect(codeOf(() => checkSignature('key', 'message!', sign))).toBe('SIGNATURE_INVALID');
     expect(codeOf(() => checkSignature('other', 'message', sign))).toBe('SIGNATURE_INVALID');
+    // An imported key signs as its token does; upper-case hex is the same signature.
+    expect(codeOf(() => checkSignature(signingKey('key'), 'message', sign.toUpperCase()))).toBeUndefined();
+    // Sixty-four characters that are not all hex: refused as malformed, whatever the key.
+    const malformed = `${sign.slice(0, 40)}g${sign.slice(41)}`;
+    let error: unknown;
+    try {
+      checkSignature('key', 'message', malformed);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect((error as ApiError).code).toBe('SIGNATURE_INVALID');
+    expect((error as ApiError).message).toMatch(/hex HMAC-SHA256/);
+    expect(codeOf(() => signatureParams('GET', { hmac_timestamp: '5', hmac_sign: `${sign}0` }, {}))).toBe(
+      'SIGNATURE_INVALID',
+    );
+  });
+
+  it('remembers verified GET signatures only with the key and target they verified for', () => {
+    const verified = new VerifiedGets(2);
+    verified.add('s1', 'key', '/a?x=1');
+    expect(verified.has('s1', 'key', '/a?x=1')).toBe(true);
+    expect(verified.has('s1', 'other', '/a?x=1')).toBe(false);
+    expect(verified.has('s1', 'key', '/a?x=2')).toBe(false);
+    expect(verified.has('s2', 'key', '/a?x=1')).toBe(false);
+    verified.add('s2', 'key', '/b');
+    // Full: the next one starts afresh, so the oldest needs its HMAC again.
+    verified.add('s3', 'key', '/c');
+    expect(verified.has('s1', 'key', '/a?x=1')).toBe(false);
+    expect(verified.has('s3', 'key', '/c')).toBe(true);
   });
 
   it('lets each signature be used once inside its window, forgets it after, and stays bounded', () => {
