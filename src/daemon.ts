@@ -7,7 +7,9 @@ import { WorkerRanker } from './engine/worker-ranker.js';
 import { ThreadPreparer } from './models/model-loader.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
+import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import { operatorKey } from './tenants/secrets.js';
+import { openEmbedder } from './vector/embedders.js';
 
 export interface DaemonOptions {
   dataDir: string;
@@ -16,6 +18,10 @@ export interface DaemonOptions {
   logLevel?: string;
   /** Rank in a worker thread (WorkerRanker) rather than in the event-loop thread. */
   rankingThread: boolean;
+  /** A local transformers model directory to embed with; none: the built-in hashing embedder. */
+  modelDir?: string;
+  /** The embeddings helper's port (default: `port` + 1, or any free port when `port` is 0); null: none. */
+  embeddingsPort?: number | null;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
   /** Where to say things a person starting the daemon must see once (generated operator key). */
@@ -26,6 +32,8 @@ export interface Daemon {
   app: FastifyInstance;
   runtime: Runtime;
   url: string;
+  /** The embeddings helper service, when it runs. */
+  embeddingsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -49,7 +57,8 @@ async function startServing(
   ranker: Ranker,
   rankingThread: WorkerRanker | undefined,
 ): Promise<Daemon> {
-  const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer());
+  const embedder = await openEmbedder(options.modelDir);
+  const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer(), embedder);
   const key = operatorKey(options.dataDir);
   if (key.generatedFile) {
     options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
@@ -61,7 +70,19 @@ async function startServing(
   await options.beforeListen?.(runtime, app);
   // Models already built serve from the first request on.
   await runtime.loader.start(app.log);
+  // Items whose text changed since the vectors were built (or never embedded) are embedded anew.
+  runtime.vectors.logTo(app.log);
+  for (const tenantId of runtime.state.ids()) runtime.vectors.tenantChanged(runtime.state.get(tenantId)!);
   const address = await app.listen({ host: options.host, port: options.port });
+  const embeddingsPort =
+    options.embeddingsPort === undefined
+      ? options.port === 0
+        ? 0
+        : options.port + 1
+      : options.embeddingsPort;
+  const embeddings =
+    embeddingsPort === null ? undefined : await buildEmbeddingsApp(runtime, key.value, options.logLevel);
+  const embeddingsUrl = await embeddings?.listen({ host: options.host, port: embeddingsPort ?? 0 });
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
@@ -74,10 +95,13 @@ async function startServing(
     app,
     runtime,
     url: address,
+    embeddingsUrl,
     stop() {
       // Stop accepting, let in-flight requests (and so their writes) finish, then close the store.
       stopping ??= (async () => {
         await app.close();
+        await embeddings?.close();
+        await runtime.vectors.stop();
         await ranker.close();
         await runtime.models.stop();
         await runtime.loader.stop();

@@ -9,6 +9,9 @@ import type { StateChangeLog } from './state/state-changes.js';
 import { ServingState } from './state/tenant-state.js';
 import { CredentialRegistry } from './tenants/credentials.js';
 import { jwtSecret, serverSecret } from './tenants/secrets.js';
+import type { Embedder } from './vector/embedder.js';
+import { HashingEmbedder } from './vector/hashing-embedder.js';
+import { VectorIndexer } from './vector/indexer.js';
 
 /** What the daemon and the store-opening CLI commands share: the store, the serving state, credentials. */
 export interface Runtime {
@@ -25,6 +28,8 @@ export interface Runtime {
   readonly loader: ModelLoader;
   /** Keeps models current by running the batch jobs; idle until the daemon starts it. */
   readonly models: ModelScheduler;
+  /** Embeds upserted items for vector search, in the background. */
+  readonly vectors: VectorIndexer;
 }
 
 /**
@@ -36,6 +41,7 @@ export async function openRuntime(
   dataDir: string,
   changes?: StateChangeLog,
   preparer?: ModelPreparer,
+  embedder: Embedder = new HashingEmbedder(),
 ): Promise<Runtime> {
   const store = await Store.open(dataDir);
   const state = new ServingState(changes);
@@ -49,6 +55,10 @@ export async function openRuntime(
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
   const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir), modelsInUse);
+  const vectors = new VectorIndexer(embedder, state, {
+    error: () => undefined,
+    embedded: (tenant) => models.vectorsChanged(tenant),
+  });
   return {
     dataDir,
     store,
@@ -59,5 +69,6 @@ export async function openRuntime(
     lake,
     loader,
     models,
+    vectors,
   };
 }

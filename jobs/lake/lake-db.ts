@@ -32,6 +32,9 @@ function quoted(text: string): string {
  * opens the live store (the daemon holds it), only the Parquet files exported from it.
  */
 export class LakeDb {
+  /** The lake this one reads, when it reads one (a scratch lake reads none). */
+  location?: { dataDir: string; tenantId: string };
+
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly db: DuckDBConnection,
@@ -55,6 +58,7 @@ export class LakeDb {
     options: LakeDbOptions = DEFAULT_LAKE_DB,
   ): Promise<LakeDb> {
     const lake = await LakeDb.create(options);
+    lake.location = { dataDir, tenantId };
     const { db } = lake;
     try {
       const segments = liveSegments(tableDir(dataDir, tenantId, 'interactions'));

@@ -1,5 +1,7 @@
 import { arrowToColumns, columnsToArrow } from './columns.js';
 import { ArtifactError } from './errors.js';
+import path from 'node:path';
+import { QUANTIZATIONS, type Quantization } from '../contract/vectors.js';
 import type { VerifiedArtifact } from './open.js';
 
 /**
@@ -131,9 +133,80 @@ export const FACTORS: ModelFormat<Factors> = {
   },
 };
 
+/**
+ * Item vectors: row r of `matrix` (`dimensions` float32 numbers, little-endian) is `items[r]`'s vector,
+ * embedded from a text whose hash is `hashes[r]`; `indexFiles` are HNSW indexes over the rows (usearch
+ * files, keyed by row), one per quantization, present when the job built them.
+ */
+export interface ItemVectors {
+  model: string;
+  dimensions: number;
+  items: string[];
+  hashes: Uint32Array;
+  matrix: Float32Array;
+  /** encode: the index files' bytes; decode: their paths. */
+  indexes: Partial<Record<Quantization, Uint8Array | string>>;
+}
+
+function indexFileName(quantization: Quantization): string {
+  return `index-${quantization}.usearch`;
+}
+
+export const VECTORS: ModelFormat<ItemVectors> = {
+  encode(model) {
+    const files: Record<string, Uint8Array> = {
+      'items.arrow': columnsToArrow({
+        external_id: model.items,
+        text_hash: new Int32Array(model.hashes.buffer, model.hashes.byteOffset, model.hashes.length),
+      }),
+      'vectors.f32': new Uint8Array(model.matrix.buffer, model.matrix.byteOffset, model.matrix.byteLength),
+    };
+    for (const [quantization, bytes] of Object.entries(model.indexes)) {
+      if (bytes instanceof Uint8Array) files[indexFileName(quantization as Quantization)] = bytes;
+    }
+    return { files, shape: { items: model.items.length, dimensions: model.dimensions } };
+  },
+  decode(artifact) {
+    const { external_id: items, text_hash: hashes } = arrowToColumns(
+      artifact.file('items.arrow'),
+      { external_id: 'text', text_hash: 'int32' },
+      'items.arrow',
+    );
+    const dimensions = artifact.manifest.shape?.dimensions;
+    if (!Number.isInteger(dimensions) || dimensions < 1)
+      throw new ArtifactError(`dimensions is ${dimensions}`);
+    checkShape(artifact, 'items', items.length);
+    checkIds(items, 'item');
+    const bytes = artifact.file('vectors.f32');
+    if (bytes.byteLength !== items.length * dimensions * 4)
+      throw new ArtifactError('vectors.f32 does not match the items');
+    // In shared memory: the ranking thread searches the same rows without a copy of its own.
+    const matrix = new Float32Array(new SharedArrayBuffer(bytes.byteLength));
+    new Uint8Array(matrix.buffer).set(bytes);
+    checkFinite(matrix, 'vectors');
+    const indexes: ItemVectors['indexes'] = {};
+    for (const quantization of QUANTIZATIONS) {
+      const name = indexFileName(quantization);
+      if (!(name in artifact.manifest.files)) continue;
+      if (artifact.dir === undefined) throw new ArtifactError(`${name} has no folder to be opened from`);
+      indexes[quantization] = path.join(artifact.dir, name);
+    }
+    const model = artifact.manifest.parameters.model;
+    return {
+      model: typeof model === 'string' ? model : '',
+      dimensions,
+      items,
+      hashes: new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length),
+      matrix,
+      indexes,
+    };
+  },
+};
+
 /** Each model's file format: the jobs write it, the loader reads it. */
 export const MODEL_FORMATS = {
   cooccurrence: NEIGHBOUR_LISTS,
   ease: NEIGHBOUR_LISTS,
   factors: FACTORS,
+  vectors: VECTORS,
 } as const;

@@ -6,7 +6,7 @@ import path from 'node:path';
  * and `manifest.json`), and `<data-dir>/artifacts/<tenant>/<model>/CURRENT` names the version to serve
  * (README, "Batch models").
  */
-export const MODEL_NAMES = ['cooccurrence', 'ease', 'factors'] as const;
+export const MODEL_NAMES = ['cooccurrence', 'ease', 'factors', 'vectors'] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];
 
 export const ARTIFACTS_DIR = 'artifacts';

@@ -14,6 +14,8 @@ import { MANIFEST_FORMAT, sha256, type Manifest } from './manifest.js';
 /** A version whose manifest reads and whose files match their recorded sizes and checksums. */
 export interface VerifiedArtifact {
   manifest: Manifest;
+  /** The version's folder: files a library opens by path are read there. */
+  dir?: string;
   /** The bytes of one of the manifest's files. */
   file(name: string): Uint8Array;
 }
@@ -62,6 +64,7 @@ export function openVersion(
   }
   return {
     manifest,
+    dir,
     file(name) {
       const bytes = contents.get(name);
       if (!bytes) throw new ArtifactError(`the manifest lists no file ${name}`);

@@ -2,6 +2,7 @@ import BuildAll from './build/all.js';
 import BuildCooccurrence from './build/cooccurrence.js';
 import BuildEase from './build/ease.js';
 import BuildFactors from './build/factors.js';
+import BuildVectors from './build/vectors.js';
 import Evaluate from './evaluate.js';
 import LakeExport from './lake/export.js';
 import Serve from './serve.js';
@@ -16,6 +17,7 @@ export const COMMANDS = {
   'build:cooccurrence': BuildCooccurrence,
   'build:ease': BuildEase,
   'build:factors': BuildFactors,
+  'build:vectors': BuildVectors,
   evaluate: Evaluate,
   'lake:export': LakeExport,
   serve: Serve,

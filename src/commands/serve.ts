@@ -25,6 +25,16 @@ export default class Serve extends Command {
       env: 'NEXTREC_RANKING_THREAD',
       allowNo: true,
     }),
+    'embeddings-port': Flags.integer({
+      description: 'port of the embeddings helper service (default: --port + 1)',
+      env: 'NEXTREC_EMBEDDINGS_PORT',
+      min: 0,
+    }),
+    'model-dir': Flags.string({
+      description:
+        'a local transformers model directory to embed items and search texts with (default: the built-in hashing embedder)',
+      env: 'NEXTREC_MODEL_DIR',
+    }),
     'log-level': Flags.string({
       description: 'log level',
       env: 'NEXTREC_LOG_LEVEL',
@@ -42,11 +52,15 @@ export default class Serve extends Command {
       port: flags.port,
       logLevel: flags['log-level'],
       rankingThread: flags['ranking-thread'] ?? availableParallelism() > 1,
+      modelDir: flags['model-dir'],
+      embeddingsPort: flags['embeddings-port'],
       announce: (line) => this.log(line),
       beforeListen: async (runtime) => {
         if (flags.demo) demo = await seedDemoTenant(runtime);
       },
     });
+    // The helper's line first: whoever waits for the daemon's line has both.
+    if (daemon.embeddingsUrl) this.log(`embeddings helper listening on ${daemon.embeddingsUrl}`);
     this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']})`);
     if (demo) {
       const firstItem = daemon.runtime.state.get(demo.tenantId)?.catalog.externalIds[0] ?? 'sku-000001';

@@ -1,4 +1,5 @@
 import { RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
+import { EMBEDDING_TEMPLATE } from '../contract/vectors.js';
 import { ConfigDocuments } from './config-documents.js';
 
 export const scenarios = new ConfigDocuments({
@@ -23,5 +24,12 @@ export const segmentations = new ConfigDocuments({
   collection: 'segmentations',
 });
 
+export const embeddingTemplates = new ConfigDocuments({
+  kind: 'embedding-template',
+  keyField: 'slug',
+  schema: EMBEDDING_TEMPLATE,
+  collection: 'embeddingTemplates',
+});
+
 /** Every configuration resource kind, for loading them all at start. */
-export const CONFIG_RESOURCES = [scenarios, rules, segmentations] as const;
+export const CONFIG_RESOURCES = [scenarios, rules, segmentations, embeddingTemplates] as const;

@@ -1,5 +1,12 @@
 import { z } from 'zod';
 
+export const SLUG = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/,
+    'a slug is 1-128 letters, digits, _, . or -, starting with a letter or digit',
+  );
+
 /** Largest number of records one ingestion request may carry (413 BATCH_TOO_LARGE above it). */
 export const MAX_BATCH = 10_000;
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { expression } from './expressions.js';
+import { SLUG } from './common.js';
+import { HYBRID_SETTINGS, VECTOR_SETTINGS } from './vectors.js';
 
 export const LOGIC_TYPES = [
   'user-to-item',
@@ -10,12 +12,7 @@ export const LOGIC_TYPES = [
 ] as const;
 export type LogicType = (typeof LOGIC_TYPES)[number];
 
-export const SLUG = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/,
-    'a slug is 1-128 letters, digits, _, . or -, starting with a letter or digit',
-  );
+export { SLUG } from './common.js';
 
 const PERCENT = z.number().min(0).max(100);
 
@@ -37,8 +34,8 @@ export const SCENARIO = z
     filter: expression('filter').optional(),
     boosters: z.array(expression('booster')).max(100).default([]),
     constraints: CONSTRAINTS.default({}),
-    vectorSettings: z.record(z.string(), z.unknown()).optional(),
-    hybridSettings: z.record(z.string(), z.unknown()).optional(),
+    vectorSettings: VECTOR_SETTINGS.optional(),
+    hybridSettings: HYBRID_SETTINGS.optional(),
     rulesSlugs: z.array(SLUG).max(100).default([]),
     minItems: z.number().int().min(0).max(1000).optional(),
     maxItems: z.number().int().min(1).max(1000).optional(),

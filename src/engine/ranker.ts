@@ -4,6 +4,8 @@ import { recommendList } from './pipeline.js';
 import type { ResolvedProjection } from './projection.js';
 import type { RecommendationRequest } from './request.js';
 import { renderList } from './response-body.js';
+import { renderSearch, searchFacets } from './search.js';
+import { resolve } from './stages/resolve.js';
 import type { TurnQueue } from './turn-queue.js';
 
 /** The request's list as JSON (see `renderList`), or why the request has none. */
@@ -34,7 +36,14 @@ export function rankingOutcome(
   now: number,
 ): RankingOutcome {
   try {
-    return renderList(tenant.catalog, recommendList(tenant, request, now), projection);
+    const list = recommendList(tenant, request, now);
+    if (request.search) {
+      // Facets count under the whole filter, as the list's first round applied it.
+      const context = resolve(tenant, request, now);
+      const facets = searchFacets(context, context.config.filter);
+      return renderSearch(tenant, list, facets, request.search, projection);
+    }
+    return renderList(tenant.catalog, list, projection);
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }

@@ -1,6 +1,7 @@
 import type { ItemsToItemsBody, LegacyQuery, RecommendationBody } from '../contract/recommendations.js';
 import { OVERRIDE_FIELDS } from '../contract/recommendations.js';
 import type { LogicType } from '../contract/scenarios.js';
+import type { SearchPart } from './search.js';
 
 /** Request-time overrides; `undefined` means "keep the scenario's". */
 export interface Overrides {
@@ -30,6 +31,8 @@ export interface RecommendationRequest {
   noCache: boolean;
   overrides: Overrides;
   projection: Projection;
+  /** Set for hybrid search (`GET /recommendations/search`), which has no seed. */
+  search?: SearchPart;
 }
 
 function overridesOf(source: Overrides): Overrides {

@@ -12,6 +12,7 @@ export interface CacheStamp {
   configVersion: number;
   settings: object;
   neighbours: object;
+  vectorsVersion: number;
   identity?: string;
   historyVersion: number;
 }
@@ -55,7 +56,12 @@ export class ResultCache {
     const overrides = Object.keys(request.overrides).length
       ? createHash('sha1').update(JSON.stringify(request.overrides)).digest('base64url')
       : '';
-    const seeds = JSON.stringify([request.userId ?? null, request.itemId ?? null, request.itemIds ?? null]);
+    const seeds = JSON.stringify([
+      request.userId ?? null,
+      request.itemId ?? null,
+      request.itemIds ?? null,
+      request.search?.query ?? null,
+    ]);
     return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${projection}\u0000${country}\u0000${overrides}`;
   }
 
@@ -72,6 +78,7 @@ export class ResultCache {
       entry.configVersion === tenant.config.version &&
       entry.settings === tenant.settings &&
       entry.neighbours === tenant.neighbours &&
+      entry.vectorsVersion === tenant.vectors.version &&
       entry.historyVersion === (history?.version ?? 0) &&
       (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < MAX_STALENESS_MS);
     if (fresh) return entry.body;
@@ -88,6 +95,7 @@ export class ResultCache {
       configVersion: tenant.config.version,
       settings: tenant.settings,
       neighbours: tenant.neighbours,
+      vectorsVersion: tenant.vectors.version,
       identity,
       historyVersion: identity === undefined ? 0 : (tenant.histories.get(identity)?.version ?? 0),
     };

@@ -41,6 +41,10 @@ export function upsertItems(runtime: Runtime, tenant: TenantState, deltas: ItemU
     }
     return () => {
       for (const item of merged) tenant.upsertItem(item);
+      runtime.vectors.itemsChanged(
+        tenant,
+        merged.map((item) => item.externalId),
+      );
       return deltas.length;
     };
   });

@@ -16,6 +16,12 @@ export type SnapshotTable = (typeof SNAPSHOT_TABLES)[number];
 export type LakeTable = EventTable | SnapshotTable;
 
 export const LAKE_DIR = 'lake';
+
+/**
+ * What the vectors job reads besides the items (README, "Vectors and search"): the tenant's embedding
+ * templates, vector defaults and the quantizations its scenarios ask for, as JSON (VectorConfig).
+ */
+export const VECTOR_CONFIG_FILE = 'vector-config.json';
 const DIGITS = 16;
 const SEGMENT = /^(\d{16})-(\d{16})\.parquet$/;
 const SNAPSHOT = /^snapshot-(\d{16})\.parquet$/;
@@ -26,6 +32,10 @@ export function lakeRoot(dataDir: string): string {
 
 export function tableDir(dataDir: string, tenantId: string, table: LakeTable): string {
   return path.join(lakeRoot(dataDir), tenantId, table);
+}
+
+export function vectorConfigFile(dataDir: string, tenantId: string): string {
+  return path.join(lakeRoot(dataDir), tenantId, VECTOR_CONFIG_FILE);
 }
 
 /** The tenants that have a lake folder. */

@@ -18,6 +18,8 @@ function shared<T extends Typed>(array: T): T {
 }
 
 function inSharedMemory(prepared: PreparedModel): PreparedModel {
+  // Vectors are decoded into shared memory already (they are the largest model).
+  if ('vectors' in prepared) return prepared;
   if ('factors' in prepared) {
     const { itemFactors, known, itemGram } = prepared.factors;
     const factors = { ...prepared.factors, itemFactors: shared(itemFactors), known: shared(known) };

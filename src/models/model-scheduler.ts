@@ -63,10 +63,30 @@ export function processBuildRunner(dataDir: string, script: URL = BUILD_SCRIPT):
     });
 }
 
-/** What the serving state knows of a tenant's loaded model: how many interactions it saw, and when. */
-function loaded(tenant: TenantState, model: ModelName): { interactionCount: number; builtAt: number } {
-  if (model === 'factors') return tenant.factors ?? { interactionCount: 0, builtAt: 0 };
-  return tenant.neighbourModel(model);
+/**
+ * How far a tenant's model is behind: it was built from `built` of the tenant's `current` rows (its
+ * interactions; for vectors, the items embedded), at `builtAt`.
+ */
+interface Progress {
+  current: number;
+  built: number;
+  builtAt: number;
+}
+
+function progress(tenant: TenantState, model: ModelName): Progress {
+  if (model === 'vectors') {
+    const { vectors } = tenant;
+    return {
+      current: vectors.baseRows + vectors.deltaSize,
+      built: vectors.baseRows,
+      builtAt: vectors.builtAt,
+    };
+  }
+  const loaded =
+    model === 'factors'
+      ? (tenant.factors ?? { interactionCount: 0, builtAt: 0 })
+      : tenant.neighbourModel(model);
+  return { current: tenant.interactionTotal, built: loaded.interactionCount, builtAt: loaded.builtAt };
 }
 
 /**
@@ -91,21 +111,20 @@ class Lane {
     return this.scheduler.modelsFor(tenant).filter((model) => this.models.includes(model));
   }
 
-  /** The oldest of the tenant's models in this lane (none: nothing to build). */
-  private oldest(tenant: TenantState): { interactionCount: number; builtAt: number } | undefined {
-    const states = this.modelsOf(tenant).map((model) => loaded(tenant, model));
+  /** The furthest behind of the tenant's models in this lane (none: nothing to build). */
+  private oldest(tenant: TenantState): Progress | undefined {
+    const states = this.modelsOf(tenant).map((model) => progress(tenant, model));
     if (states.length === 0) return undefined;
-    return states.reduce((a, b) => (a.interactionCount <= b.interactionCount ? a : b));
+    return states.reduce((a, b) => (a.current - a.built >= b.current - b.built ? a : b));
   }
 
   committed(tenant: TenantState, schedule: ModelSchedule): void {
     if (this.stopped || this.timers.has(tenant.tenantId) || this.queue.includes(tenant.tenantId)) return;
     const model = this.oldest(tenant);
     if (!model) return;
-    const small = this.followsSmallTenants && tenant.interactionTotal < schedule.smallTenantInteractions;
+    const small = this.followsSmallTenants && model.current < schedule.smallTenantInteractions;
     const stale =
-      tenant.interactionTotal > model.interactionCount &&
-      tenant.interactionTotal - model.interactionCount > schedule.staleShare * model.interactionCount;
+      model.current > model.built && model.current - model.built > schedule.staleShare * model.built;
     if (!small && !stale) return;
     const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
     const delay = small
@@ -122,7 +141,7 @@ class Lane {
   /** Enqueues the tenant when one of its models in this lane saw fewer interactions than it has. */
   sweep(tenant: TenantState): void {
     const model = this.oldest(tenant);
-    if (model && tenant.interactionTotal > model.interactionCount) this.enqueue(tenant.tenantId);
+    if (model && model.current > model.built) this.enqueue(tenant.tenantId);
   }
 
   stop(): Promise<void> | null {
@@ -174,8 +193,12 @@ export class ModelScheduler {
     readonly modelsFor: (tenant: TenantState) => readonly ModelName[],
     private readonly schedule: ModelSchedule = DEFAULT_SCHEDULE,
   ) {
-    const slow = MODEL_NAMES.filter((model) => !FAST_MODELS.includes(model));
-    this.lanes = [new Lane(this, FAST_MODELS, true), new Lane(this, slow, false)];
+    const slow = MODEL_NAMES.filter((model) => !FAST_MODELS.includes(model) && model !== 'vectors');
+    this.lanes = [
+      new Lane(this, FAST_MODELS, true),
+      new Lane(this, slow, false),
+      new Lane(this, ['vectors'], false),
+    ];
   }
 
   /** Builds every tenant's models that need it, then follows writes; only the daemon starts it. */
@@ -191,6 +214,12 @@ export class ModelScheduler {
   interactionsCommitted(tenant: TenantState): void {
     if (!this.started) return;
     for (const lane of this.lanes) lane.committed(tenant, this.schedule);
+  }
+
+  /** Called after items of a tenant were embedded: the vectors artifact follows at a distance. */
+  vectorsChanged(tenant: TenantState): void {
+    if (!this.started) return;
+    this.lanes[2].committed(tenant, this.schedule);
   }
 
   /** Rebuilds every model of the tenant soon, whatever its growth (a user was deleted). */

@@ -13,6 +13,7 @@ import {
 import type { TenantState } from '../state/tenant-state.js';
 import { servingFactors } from './factor-model.js';
 import { servingNeighbours } from './neighbours-artifact.js';
+import type { VectorBase } from '../vector/tenant-vectors.js';
 
 /** How a catalog names its items by dense id: all that mapping a model into serving arrays needs. */
 export interface CatalogIds {
@@ -22,7 +23,9 @@ export interface CatalogIds {
 
 /** A version checked and mapped into the serving state's dense ids, as plain data a thread can send. */
 export type PreparedModel =
-  { manifest: Manifest; neighbours: NeighbourArrays } | { manifest: Manifest; factors: FactorArrays };
+  | { manifest: Manifest; neighbours: NeighbourArrays }
+  | { manifest: Manifest; factors: FactorArrays }
+  | { manifest: Manifest; vectors: VectorBase };
 
 /**
  * Opens a version of a tenant's model, checks it and maps it into the catalog's dense ids. Throws when
@@ -47,12 +50,26 @@ export function prepareModel(
       factors: factorArrays(servingFactors(factors, catalog, manifest.parameters, interactions, builtAt)),
     };
   }
+  if (model === 'vectors') {
+    const vectors = MODEL_FORMATS.vectors.decode(artifact);
+    const base: VectorBase = {
+      version,
+      builtAt,
+      model: vectors.model,
+      externalIds: vectors.items,
+      hashes: vectors.hashes,
+      matrix: vectors.matrix,
+      indexFiles: vectors.indexes as VectorBase['indexFiles'],
+    };
+    return { manifest, vectors: base };
+  }
   const lists = MODEL_FORMATS[model].decode(artifact);
   return { manifest, neighbours: neighbourArrays(servingNeighbours(lists, catalog, interactions, builtAt)) };
 }
 
 /** Puts a prepared model in the tenant's serving state (and so in the ranking thread's replica). */
 export function installModel(tenant: TenantState, model: ModelName, prepared: PreparedModel): void {
-  if ('factors' in prepared) tenant.replaceFactors(servingFactorsOf(prepared.factors));
+  if ('vectors' in prepared) tenant.replaceVectorBase(prepared.vectors);
+  else if ('factors' in prepared) tenant.replaceFactors(servingFactorsOf(prepared.factors));
   else tenant.replaceNeighbours(itemNeighboursOf(prepared.neighbours), model as 'cooccurrence' | 'ease');
 }

@@ -23,6 +23,7 @@ import { ruleRoutes } from './routes/rules.js';
 import { scenarioRoutes } from './routes/scenarios.js';
 import { segmentationRoutes } from './routes/segmentations.js';
 import { tenantRoutes } from './routes/tenants.js';
+import { vectorRoutes } from './routes/vectors.js';
 import { zodValidatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -93,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(ruleRoutes);
   await app.register(segmentationRoutes);
   await app.register(identityRoutes);
+  await app.register(vectorRoutes);
   await app.register(authRoutes);
   return app;
 }

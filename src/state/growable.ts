@@ -1,4 +1,4 @@
-type TypedArray = Int32Array | Uint8Array | Uint16Array | Float32Array | Float64Array;
+type TypedArray = Int32Array | Uint8Array | Uint16Array | Uint32Array | Float32Array | Float64Array;
 type TypedArrayConstructor<T extends TypedArray> = { new (length: number): T };
 
 /** Returns `array` when it can hold `needed` elements, else a copy with doubled capacity. */

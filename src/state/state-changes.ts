@@ -4,6 +4,7 @@ import { ServingFactors } from '../models/factor-model.js';
 import type { StoredInteraction, StoredItem } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
 import type { NeighbourModel, ServingState } from './tenant-state.js';
+import type { VectorBase } from '../vector/tenant-vectors.js';
 
 /** An item-neighbour model as plain data: a message between threads carries no classes. */
 export interface NeighbourArrays {
@@ -37,7 +38,10 @@ export type StateChange =
   | { kind: 'interactions'; tenantId: string; now: number; events: StoredInteraction[] }
   | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays }
   | { kind: 'factors'; tenantId: string; model: FactorArrays }
-  | { kind: 'forget'; tenantId: string; identities: string[] };
+  | { kind: 'forget'; tenantId: string; identities: string[] }
+  | { kind: 'vector-base'; tenantId: string; base: VectorBase }
+  | { kind: 'vectors'; tenantId: string; externalIds: string[]; vectors: Float32Array; hashes: Uint32Array }
+  | { kind: 'vector-removals'; tenantId: string; items: number[] };
 
 /** A factor model as plain data, for the same reason. */
 export type FactorArrays = { [K in keyof ServingFactors]: ServingFactors[K] };
@@ -150,6 +154,15 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       break;
     case 'forget':
       tenant.forgetIdentities(change.identities);
+      break;
+    case 'vector-base':
+      tenant.replaceVectorBase(change.base);
+      break;
+    case 'vectors':
+      tenant.setVectors(change.externalIds, change.vectors, change.hashes);
+      break;
+    case 'vector-removals':
+      tenant.removeVectors(change.items);
       break;
   }
 }

@@ -1,16 +1,29 @@
 import type { Rule, Scenario, Segmentation } from '../contract/scenarios.js';
+import type { EmbeddingTemplate, VectorDefaults } from '../contract/vectors.js';
 
 /** The kinds of configuration document a tenant keeps, by the name of their map. */
-export type ConfigCollection = 'scenarios' | 'rules' | 'segmentations';
+export type ConfigCollection =
+  'scenarios' | 'rules' | 'segmentations' | 'embeddingTemplates' | 'vectorDefaults';
 
-export type ConfigDocument = Scenario | Rule | Segmentation;
+export type ConfigDocument = Scenario | Rule | Segmentation | EmbeddingTemplate | VectorDefaults;
+
+/** The key of the one document of `vectorDefaults`. */
+export const VECTOR_DEFAULTS_KEY = 'defaults';
 
 /** A tenant's configuration resources, as stored; `version` bumps on every change (cache keys use it). */
 export class TenantConfig {
   readonly scenarios = new Map<string, Scenario>();
   readonly rules = new Map<string, Rule>();
   readonly segmentations = new Map<string, Segmentation>();
+  readonly embeddingTemplates = new Map<string, EmbeddingTemplate>();
+  /** At most one document, under VECTOR_DEFAULTS_KEY. */
+  readonly vectorDefaults = new Map<string, VectorDefaults>();
   version = 0;
+
+  /** The tenant's vector search defaults (`PUT /catalog/vector-defaults`); {} until set. */
+  get vectorSearchDefaults(): VectorDefaults {
+    return this.vectorDefaults.get(VECTOR_DEFAULTS_KEY) ?? {};
+  }
 
   put(collection: ConfigCollection, key: string, document: ConfigDocument): void {
     (this[collection] as Map<string, ConfigDocument>).set(key, document);

@@ -9,6 +9,7 @@ import { ItemNeighbours } from '../models/item-neighbours.js';
 import type { ServingFactors } from '../models/factor-model.js';
 import { WindowedCounts } from '../models/windowed-counts.js';
 import { DAY_MS, HISTORY_WINDOW_MS, TYPE_CODES, UserHistories, insideWindow } from './user-histories.js';
+import { TenantVectors, type VectorBase } from '../vector/tenant-vectors.js';
 
 export const GEO_WINDOW_MS = 7 * DAY_MS;
 
@@ -38,6 +39,8 @@ export class TenantState {
   rateLimits: RateLimitSettings = {};
   /** The merge ledger: user id → the session ids merged into it. */
   readonly mergedSessions = new Map<string, Set<string>>();
+  /** Item vectors for similar-products, multi-seed-hybrid and search (README, "Vectors and search"). */
+  readonly vectors = new TenantVectors();
   private currentSettings: TenantSettings = defaultTenantSettings();
   private currentFactors: ServingFactors | undefined;
   private readonly neighbourModels: Record<NeighbourModel, ItemNeighbours> = {
@@ -87,6 +90,28 @@ export class TenantState {
       name,
       model: neighbourArrays(model),
     });
+  }
+
+  /** Makes a built set of vectors (the vectors artifact) the base of vector search. */
+  replaceVectorBase(base: VectorBase): void {
+    this.vectors.replaceBase(base, (externalId) => this.catalog.ensureId(externalId));
+    this.changes?.record({ kind: 'vector-base', tenantId: this.tenantId, base });
+  }
+
+  /**
+   * Sets items' vectors (rows of `vectors`), embedded from texts with these hashes. Items are named by
+   * external id: one the catalog does not have yet gets its dense id here, in every thread alike.
+   */
+  setVectors(externalIds: string[], vectors: Float32Array, hashes: Uint32Array): void {
+    const items = externalIds.map((externalId) => this.catalog.ensureId(externalId));
+    this.vectors.set(items, vectors, hashes);
+    this.changes?.record({ kind: 'vectors', tenantId: this.tenantId, externalIds, vectors, hashes });
+  }
+
+  /** Takes items out of vector search. */
+  removeVectors(items: number[]): void {
+    this.vectors.remove(items);
+    this.changes?.record({ kind: 'vector-removals', tenantId: this.tenantId, items });
   }
 
   putConfigDocument(collection: ConfigCollection, key: string, document: ConfigDocument): void {

@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   EVENT_TABLES,
@@ -15,8 +16,9 @@ import {
   type LakeTable,
   type Segment,
   type SnapshotTable,
+  vectorConfigFile,
 } from '../lake/layout.js';
-import { partialName, removeAbandonedPartials } from '../durable-files.js';
+import { partialName, removeAbandonedPartials, writeDurably } from '../durable-files.js';
 import type { Store } from './database.js';
 import { sqlString } from './sql.js';
 
@@ -122,6 +124,42 @@ async function exportSnapshot(
   return rows;
 }
 
+/** The configuration kinds the vectors job reads (see VECTOR_CONFIG_FILE), by the field they fill. */
+const VECTOR_CONFIG_KINDS = {
+  'embedding-template': 'templates',
+  'vector-defaults': 'defaults',
+  scenario: 'scenarios',
+} as const;
+
+/** Writes the tenant's vector configuration to the lake when it changed; whether it did. */
+async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantId: string): Promise<boolean> {
+  const reader = await db.runAndReadAll(
+    `SELECT kind, doc::VARCHAR FROM config_documents
+      WHERE tenant_id = ${sqlString(tenantId)} AND kind IN (${Object.keys(VECTOR_CONFIG_KINDS).map(sqlString).join(', ')})
+      ORDER BY kind, key`,
+  );
+  const config: { templates: unknown[]; defaults: unknown[]; scenarios: unknown[] } = {
+    templates: [],
+    defaults: [],
+    scenarios: [],
+  };
+  for (const [kind, doc] of reader.getRows()) {
+    config[VECTOR_CONFIG_KINDS[String(kind) as keyof typeof VECTOR_CONFIG_KINDS]].push(JSON.parse(String(doc)));
+  }
+  const text = JSON.stringify(config);
+  const file = vectorConfigFile(dataDir, tenantId);
+  try {
+    if (readFileSync(file, 'utf8') === text) return false;
+  } catch {
+    // Not written yet.
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  const partial = partialName(file);
+  writeDurably(partial, text);
+  renameSync(partial, file);
+  return true;
+}
+
 /** Merges runs of small segments once there are many, and removes what earlier merges covered. */
 async function compact(db: DuckDBConnection, dir: string, options: CompactionOptions): Promise<void> {
   const now = Date.now();
@@ -174,6 +212,7 @@ export async function exportTenantLake(
       for (const table of SNAPSHOT_TABLES) {
         exported.push({ table, rows: await exportSnapshot(db, dataDir, tenantId, table) });
       }
+      await exportVectorConfig(db, dataDir, tenantId);
       return exported;
     } finally {
       await db.run('ROLLBACK');

@@ -1,3 +1,6 @@
+import { VECTOR_DEFAULTS } from '../contract/vectors.js';
+import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';
+import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONFIG_RESOURCES } from '../config/resources.js';
 import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
@@ -38,6 +41,11 @@ export async function loadState(
     const tenant = state.get(String(tenantId));
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
     if (tenant && parsed.success) tenant.replaceSettings({ ...defaultTenantSettings(), ...parsed.data });
+  }
+  for (const [tenantId, doc] of await documents(VECTOR_DEFAULTS_KIND)) {
+    const parsed = VECTOR_DEFAULTS.safeParse(JSON.parse(String(doc)));
+    if (parsed.success)
+      state.get(String(tenantId))?.putConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY, parsed.data);
   }
   for (const [tenantId, doc] of await documents(RATE_LIMITS_KIND)) {
     const tenant = state.get(String(tenantId));

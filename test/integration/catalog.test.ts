@@ -167,6 +167,7 @@ describe('GET /health and the OpenAPI document', () => {
       status: 'ok',
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       uptimeS: expect.any(Number),
+      embedder: { kind: 'hashing', model: 'hashing-v1' },
     });
     const openapi = await call(daemon.url, 'GET', '/openapi.json');
     expect(openapi.body.paths['/ingestion/items']).toBeDefined();

@@ -34,6 +34,7 @@ export async function runBuilds(
   command: Command,
   flags: { tenant?: string; 'data-dir': string; quiet: boolean },
   models: readonly ModelName[],
+  parameters: Partial<Record<ModelName, object>> = {},
 ): Promise<void> {
   const dataDir = flags['data-dir'];
   const exported = await exportLake(dataDir, flags.tenant).catch((error: Error) =>
@@ -48,7 +49,7 @@ export async function runBuilds(
   const failures: string[] = [];
   for (const tenantId of tenants) {
     try {
-      const results = await buildTenant(dataDir, tenantId, models, {}, (model, stage) => {
+      const results = await buildTenant(dataDir, tenantId, models, { parameters }, (model, stage) => {
         if (stage === 'start') bar?.update({ task: `${tenantId} ${model}` });
         else bar?.increment();
       });

@@ -6,6 +6,7 @@ import { categoryPopularity } from './category-popularity.js';
 import { coOccurrence, multiSeedCoOccurrence } from './co-occurrence.js';
 import { matrixFactorization } from './matrix-factorization.js';
 import { recentlyViewed } from './recently-viewed.js';
+import { multiSeedHybrid, vectorSimilarity } from './vector-similarity.js';
 import { weightedHistory } from './weighted-history.js';
 
 export const ALGORITHMS: readonly Algorithm[] = [
@@ -13,6 +14,8 @@ export const ALGORITHMS: readonly Algorithm[] = [
   matrixFactorization,
   coOccurrence,
   multiSeedCoOccurrence,
+  multiSeedHybrid,
+  vectorSimilarity,
   recentlyViewed,
   categoryPopularity,
 ];
@@ -22,7 +25,7 @@ const DEFAULTS: Record<LogicType, Algorithm> = {
   'item-to-item': coOccurrence,
   'items-to-items': multiSeedCoOccurrence,
   'recently-viewed': recentlyViewed,
-  'similar-products': categoryPopularity,
+  'similar-products': vectorSimilarity,
 };
 
 export function defaultAlgorithm(logicType: LogicType): Algorithm {

@@ -6,6 +6,7 @@ import { compileBooster, compileFilter, joinFilterClauses, splitFilterClauses } 
 import type { TenantConfig } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
+import { vectorSearch } from '../search.js';
 import type { EffectiveConfig, PipelineContext } from '../context.js';
 import type { Overrides, RecommendationRequest } from '../request.js';
 
@@ -170,6 +171,20 @@ function plainEffectiveConfig(
   return config;
 }
 
+/** A search's configuration: its scenario's, ranked by hybrid search, the extracted filter joined last. */
+function searchConfig(placement: PlacementConfig, extracted: string | null, count: number): EffectiveConfig {
+  const filterClauses = extracted
+    ? [...placement.filterClauses, ...clausesOf(extracted)]
+    : placement.filterClauses;
+  return {
+    ...placement,
+    algorithm: vectorSearch,
+    filterClauses,
+    filter: filterClauses.length === 0 ? undefined : compileFilter(joinFilterClauses(filterClauses)),
+    count,
+  };
+}
+
 /** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
 export function resolve(tenant: TenantState, request: RecommendationRequest, now: number): PipelineContext {
   let scenario: Scenario | undefined;
@@ -177,15 +192,17 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     scenario = tenant.config.scenarios.get(request.scenario);
     if (!scenario) throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${request.scenario}' does not exist`);
   }
-  const logicType = scenario?.logicType ?? request.logicType;
+  const { overrides, search } = request;
+  // A search has no seed: its scenario lends it filters, boosters and constraints.
+  const logicType = scenario?.logicType ?? request.logicType ?? (search ? 'similar-products' : undefined);
   if (!logicType) throw new ApiError('MISSING_SEED', 'a logicType is required when no scenario is given');
-  requireSeeds(logicType, request);
-  const seeds = seedIds(tenant, logicType, request);
+  if (!search) requireSeeds(logicType, request);
+  const seeds = search ? [] : seedIds(tenant, logicType, request);
 
-  const { overrides } = request;
   const count = Math.min(request.count ?? DEFAULT_COUNT, scenario?.maxItems ?? Infinity);
-  const config: EffectiveConfig =
-    Object.keys(overrides).length === 0
+  const config: EffectiveConfig = search
+    ? searchConfig(placementConfig(tenant, scenario, logicType, overrides), search.filter, count)
+    : Object.keys(overrides).length === 0
       ? plainEffectiveConfig(tenant, scenario, logicType, count)
       : { ...placementConfig(tenant, scenario, logicType, overrides), count };
   const identity = request.userId;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ConfigDocuments } from '../../config/config-documents.js';
 import type { ConfigDocument } from '../../state/tenant-config.js';
+import type { TenantState } from '../../state/tenant-state.js';
 import { SCOPE } from '../plugins/auth.js';
 
 // Every tenant credential but the public token may manage configuration (README, "Credentials and scopes").
@@ -20,14 +21,18 @@ export function registerConfigResource<K extends string, T extends ConfigDocumen
   path: string,
   resource: ConfigDocuments<K, T>,
   param: string,
+  /** Runs after a document of the tenant was created, replaced or removed. */
+  changed: (tenant: TenantState) => void = () => undefined,
 ): void {
   const config = CONFIG_ROUTE;
   const one = `${path}/:${param}`;
   const schema = { body: resource.schema };
 
-  app.post(path, { config, schema }, async (request, reply) =>
-    reply.code(201).send(await resource.create(app.runtime, request.tenant, request.body as T)),
-  );
+  app.post(path, { config, schema }, async (request, reply) => {
+    const created = await resource.create(app.runtime, request.tenant, request.body as T);
+    changed(request.tenant);
+    return reply.code(201).send(created);
+  });
 
   app.get(path, { config }, async (request) => ({ data: resource.list(request.tenant) }));
 
@@ -42,11 +47,16 @@ export function registerConfigResource<K extends string, T extends ConfigDocumen
         request.body = resource.withPathKey(request.body, keyOf(request, param));
       },
     },
-    async (request) => resource.replace(app.runtime, request.tenant, request.body as T),
+    async (request) => {
+      const replaced = await resource.replace(app.runtime, request.tenant, request.body as T);
+      changed(request.tenant);
+      return replaced;
+    },
   );
 
   app.delete(one, { config }, async (request, reply) => {
     await resource.remove(app.runtime, request.tenant, keyOf(request, param));
+    changed(request.tenant);
     return reply.code(204).send();
   });
 }

@@ -120,7 +120,7 @@ describe('resolve: algorithm', () => {
     ['item-to-item', { itemId: 'a' }, 'co-occurrence'],
     ['items-to-items', { itemIds: ['a'] }, 'multi-seed-co-occurrence'],
     ['recently-viewed', { userId: 'u1' }, 'recently-viewed'],
-    ['similar-products', { itemId: 'a' }, 'category-popularity'],
+    ['similar-products', { itemId: 'a' }, 'vector-similarity'],
   ])('without a scenario, %s uses its default algorithm', (logicType, seed, algorithm) => {
     expect(contextOf(tenant, { logicType, ...seed }).config.algorithm.name).toBe(algorithm);
   });

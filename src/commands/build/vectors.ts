@@ -1,0 +1,23 @@
+import { Command, Flags } from '@oclif/core';
+import { buildFlags, runBuilds } from './run-builds.js';
+
+export default class BuildVectors extends Command {
+  static override description =
+    "Embed each tenant's items (its embedding templates) and build its vector index from its lake";
+  static override examples = [
+    '<%= config.bin %> build vectors --tenant acme --data-dir ./data',
+    '<%= config.bin %> build vectors --model-dir ./models/all-MiniLM-L6-v2',
+  ];
+  static override flags = {
+    ...buildFlags,
+    'model-dir': Flags.string({
+      description: 'a local transformers model directory (default: the built-in hashing embedder)',
+      env: 'NEXTREC_MODEL_DIR',
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(BuildVectors);
+    await runBuilds(this, flags, ['vectors'], { vectors: { modelDir: flags['model-dir'] ?? null } });
+  }
+}

@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { LEGACY_QUERY, type LegacyQuery } from '../../contract/recommendations.js';
+import { VECTOR_DEFAULTS, type VectorDefaults } from '../../contract/vectors.js';
+import { embeddingTemplates } from '../../config/resources.js';
+import { checkGetPaths, checkRequestTarget } from '../../engine/projection.js';
+import { fromLegacyQuery } from '../../engine/request.js';
+import { parseSearchQuery } from '../../engine/search-query.js';
+import { setVectorDefaults } from '../../vector/vector-defaults.js';
+import { SCOPE } from '../plugins/auth.js';
+import { CONFIG_ROUTE, registerConfigResource } from './config-resource.js';
+
+/** `GET /recommendations/search`: the legacy routes' parameters, and the text (CONTRACT.md, "Search"). */
+const SEARCH_QUERY = LEGACY_QUERY.extend({ query: z.string().min(1).max(1000) });
+type SearchQuery = LegacyQuery & { query: string };
+
+export async function vectorRoutes(app: FastifyInstance): Promise<void> {
+  // A template change re-embeds the tenant's items whose text it changes.
+  registerConfigResource(app, '/catalog/embedding-templates', embeddingTemplates, 'slug', (tenant) =>
+    app.runtime.vectors.tenantChanged(tenant),
+  );
+
+  app.get(
+    '/catalog/vector-defaults',
+    { config: CONFIG_ROUTE },
+    async (request) => request.tenant.config.vectorSearchDefaults,
+  );
+
+  app.put(
+    '/catalog/vector-defaults',
+    { config: CONFIG_ROUTE, schema: { body: VECTOR_DEFAULTS } },
+    async (request) => setVectorDefaults(app.runtime, request.tenant, request.body as VectorDefaults),
+  );
+
+  app.get(
+    '/recommendations/search',
+    { config: { kinds: SCOPE.browser }, schema: { querystring: SEARCH_QUERY }, attachValidation: true },
+    async (request, reply) => {
+      checkRequestTarget(request.url);
+      if (request.validationError) throw request.validationError;
+      const query = request.query as SearchQuery;
+      const { tenant } = request;
+      const parsed = parseSearchQuery(query.query, tenant.catalog.categoryTable.all());
+      const recommendation = fromLegacyQuery('similar-products', {}, query);
+      checkGetPaths(recommendation.projection);
+      // The semantic text's vector is computed here, where the embedder is; ranking may run in another thread.
+      const vector =
+        parsed.semanticText.length > 0
+          ? await app.runtime.vectors.embedQuery(parsed.semanticText)
+          : undefined;
+      const search = {
+        query: query.query,
+        semanticText: parsed.semanticText,
+        filter: parsed.filter,
+        vector: vector && vector.some((value) => value !== 0) ? vector : undefined,
+      };
+      const answer = await new Promise<string | Error>((resolve) =>
+        app.recommender.recommend(tenant, { ...recommendation, logicType: undefined, search }, resolve),
+      );
+      if (answer instanceof Error) throw answer;
+      return reply.type('application/json; charset=utf-8').send(answer);
+    },
+  );
+}

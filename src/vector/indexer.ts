@@ -1,0 +1,206 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ServingState, TenantState } from '../state/tenant-state.js';
+import type { Embedder } from './embedder.js';
+import { itemText, sortedTemplates } from './templates.js';
+import { vectorTextHash } from './tenant-vectors.js';
+
+/** Items embedded at a time: large enough for a model's batching, small enough to keep turns short. */
+const BATCH = 128;
+
+/** An item as the embeddings helper receives it. */
+export interface IndexedItem {
+  externalId: string;
+  category?: string | null;
+  attributes?: Record<string, unknown>;
+}
+
+export interface IndexerEvents {
+  error(details: object, message: string): void;
+  /** A batch of the tenant's items got its vectors. */
+  embedded(tenant: TenantState): void;
+}
+
+/**
+ * Embeds items in the background (README, "Vectors and search"): upserts and template changes name the
+ * items to look at, and the indexer renders each one's text, embeds those whose text changed, in
+ * batches, and sets their vectors in the serving state. Ingestion never waits for it; an item's vector
+ * follows its upsert within seconds.
+ */
+export class VectorIndexer {
+  /** Items to look at, by tenant. */
+  private readonly pending = new Map<string, Set<number>>();
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    readonly embedder: Embedder,
+    private readonly state: ServingState,
+    private events: IndexerEvents = { error: () => undefined, embedded: () => undefined },
+  ) {}
+
+  /** Where errors are logged (the daemon's logger, once it has one). */
+  logTo(log: Pick<IndexerEvents, 'error'>): void {
+    this.events = { ...this.events, error: (details, message) => log.error(details, message) };
+  }
+
+  /** Items were upserted: their vectors follow. */
+  itemsChanged(tenant: TenantState, externalIds: readonly string[]): void {
+    const items = externalIds.map((externalId) => tenant.catalog.idOf(externalId)).filter((id) => id >= 0);
+    this.enqueue(tenant.tenantId, items);
+  }
+
+  /** Every item of the tenant is looked at again (its templates changed, or the daemon started). */
+  tenantChanged(tenant: TenantState): void {
+    this.enqueue(
+      tenant.tenantId,
+      Array.from({ length: tenant.catalog.size }, (_, id) => id),
+    );
+  }
+
+  /** Resolves once nothing is left to embed. */
+  idle(): Promise<void> {
+    if (!this.running && this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Items waiting to be looked at. */
+  get backlog(): number {
+    let total = 0;
+    for (const items of this.pending.values()) total += items.size;
+    return total;
+  }
+
+  /**
+   * Embeds items as sent to the embeddings helper (`POST /index`) and sets their vectors now; returns how
+   * many got one. An item not in the catalog yet gets a vector that serves once it is upserted with the
+   * same text (with another text, it is embedded again).
+   */
+  async indexItems(tenant: TenantState, items: readonly IndexedItem[]): Promise<number> {
+    const sorted = sortedTemplates(tenant.config.embeddingTemplates);
+    const model = this.embedder.model;
+    const named: { externalId: string; text: string }[] = [];
+    for (const item of items) {
+      const text = itemText(sorted, { category: item.category ?? null, attributes: item.attributes });
+      if (text !== undefined) named.push({ externalId: item.externalId, text });
+    }
+    if (named.length === 0) return 0;
+    const embedded = await this.embedder.embed(named.map((entry) => entry.text));
+    const d = this.embedder.dimensions;
+    const externalIds: string[] = [];
+    const hashes: number[] = [];
+    const matrix = new Float32Array(named.length * d);
+    named.forEach((entry, i) => {
+      const row = embedded.subarray(i * d, i * d + d);
+      if (row.every((value) => value === 0)) return;
+      matrix.set(row, externalIds.length * d);
+      externalIds.push(entry.externalId);
+      hashes.push(vectorTextHash(model, entry.text));
+    });
+    if (externalIds.length === 0) return 0;
+    tenant.setVectors(externalIds, matrix.slice(0, externalIds.length * d), Uint32Array.from(hashes));
+    this.events.embedded(tenant);
+    return externalIds.length;
+  }
+
+  /** The vector of a query text. */
+  async embedQuery(text: string): Promise<Float32Array> {
+    return this.embedder.embed([text]);
+  }
+
+  /** Stops embedding (what is left is looked at again at the next start) and closes the embedder. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+    await this.embedder.close();
+  }
+
+  private enqueue(tenantId: string, items: readonly number[]): void {
+    if (this.stopped || items.length === 0) return;
+    let set = this.pending.get(tenantId);
+    if (!set) this.pending.set(tenantId, (set = new Set()));
+    for (const item of items) set.add(item);
+    this.kick();
+  }
+
+  private kick(): void {
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+      if (this.pending.size > 0 && !this.stopped) this.kick();
+      else for (const resolve of this.waiters.splice(0)) resolve();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped && this.pending.size > 0) {
+      const [tenantId, set] = this.pending.entries().next().value!;
+      const batch: number[] = [];
+      for (const item of set) {
+        batch.push(item);
+        set.delete(item);
+        if (batch.length === BATCH) break;
+      }
+      if (set.size === 0) this.pending.delete(tenantId);
+      const tenant = this.state.get(tenantId);
+      if (!tenant) continue;
+      try {
+        if (await this.embedBatch(tenant, batch)) this.events.embedded(tenant);
+      } catch (error) {
+        this.events.error({ err: error, tenantId }, 'embedding items failed');
+      }
+      // A turn of its own per batch: the built-in embedder computes in this thread.
+      await nextTurn();
+    }
+  }
+
+  /** Whether any vector was set. */
+  private async embedBatch(tenant: TenantState, batch: readonly number[]): Promise<boolean> {
+    const { catalog, vectors } = tenant;
+    const sorted = sortedTemplates(tenant.config.embeddingTemplates);
+    const model = this.embedder.model;
+    const items: number[] = [];
+    const texts: string[] = [];
+    const hashes: number[] = [];
+    const removed: number[] = [];
+    for (const id of batch) {
+      const text = catalog.inCatalog[id]
+        ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributes[id] })
+        : undefined;
+      if (text === undefined) {
+        if (vectors.hashOf(id) !== undefined) removed.push(id);
+        continue;
+      }
+      const hash = vectorTextHash(model, text);
+      if (vectors.hashOf(id) === hash) continue;
+      items.push(id);
+      texts.push(text);
+      hashes.push(hash);
+    }
+    if (removed.length > 0) tenant.removeVectors(removed);
+    if (items.length === 0) return false;
+    const embedded = await this.embedder.embed(texts);
+    const d = this.embedder.dimensions;
+    // A text with nothing to embed comes back as zeros: such an item has no vector.
+    const kept: number[] = [];
+    const keptHashes: number[] = [];
+    const empty: number[] = [];
+    let rows = 0;
+    const matrix = new Float32Array(items.length * d);
+    for (let i = 0; i < items.length; i++) {
+      const row = embedded.subarray(i * d, i * d + d);
+      if (row.every((value) => value === 0)) {
+        if (vectors.hashOf(items[i]) !== undefined) empty.push(items[i]);
+        continue;
+      }
+      matrix.set(row, rows++ * d);
+      kept.push(items[i]);
+      keptHashes.push(hashes[i]);
+    }
+    if (kept.length > 0) {
+      const externalIds = kept.map((id) => catalog.externalIds[id]);
+      tenant.setVectors(externalIds, matrix.slice(0, rows * d), Uint32Array.from(keptHashes));
+    }
+    if (empty.length > 0) tenant.removeVectors(empty);
+    return kept.length > 0;
+  }
+}

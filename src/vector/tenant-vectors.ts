@@ -1,0 +1,349 @@
+import { Index, MetricKind, exactSearch, type Matches } from 'usearch';
+import type { Quantization } from '../contract/vectors.js';
+import { ensureCapacity } from '../state/growable.js';
+import { VECTOR_DIMENSIONS } from './embedder.js';
+
+/**
+ * A built set of item vectors, as the vectors artifact holds it and a message between threads carries it:
+ * plain data. Rows are L2-normalised, so the inner product is the cosine similarity.
+ */
+export interface VectorBase {
+  /** The artifact's version (0: none). */
+  version: number;
+  /** When the artifact was built (epoch ms; 0: none). */
+  builtAt: number;
+  /** The embedder the vectors come from. */
+  model: string;
+  /** Row → the item's external id. */
+  externalIds: string[];
+  /** Row → the hash of the text the row was embedded from (see `textHash`). */
+  hashes: Uint32Array;
+  /** rows × VECTOR_DIMENSIONS; in shared memory when threads share it. */
+  matrix: Float32Array;
+  /** HNSW index files over the rows, keyed by row, per quantization; none: searched exactly. */
+  indexFiles: Partial<Record<Quantization, string>>;
+}
+
+export function emptyVectorBase(): VectorBase {
+  return {
+    version: 0,
+    builtAt: 0,
+    model: '',
+    externalIds: [],
+    hashes: new Uint32Array(0),
+    matrix: new Float32Array(0),
+    indexFiles: {},
+  };
+}
+
+export interface VectorSearchOptions {
+  /** HNSW search breadth: at least this many candidates are explored (ignored by exact search). */
+  ef: number;
+  /** Matches scoring below this are left out, and so are those not similar at all (0 or less). */
+  threshold: number;
+  /** Which of the base's HNSW indexes to search; the first there is when it has not this one. */
+  quantization: Quantization;
+  /** Whether an item may be returned (available, of the wanted categories, not a seed). */
+  accept: (id: number) => boolean;
+}
+
+/** Matches, best first. */
+export interface VectorMatches {
+  ids: number[];
+  scores: number[];
+}
+
+const D = VECTOR_DIMENSIONS;
+
+/** FNV-1a over the text's UTF-16 units: which text a vector was embedded from, to tell a changed one. */
+export function textHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** The hash a vector's text is known by: the embedder's model is part of it, so a new model re-embeds. */
+export function vectorTextHash(model: string, text: string): number {
+  return textHash(`${model}\u0000${text}`);
+}
+
+/**
+ * A tenant's item vectors, by dense item id (README, "Vectors and search"): the base, built by the
+ * vectors job and loaded from its artifact (searched with its HNSW index when it has one, else exactly),
+ * and the delta, the items embedded by the daemon since, searched exactly. An item has at most one live
+ * row; a row it no longer owns (its text changed, it left the index) is skipped by searches until the next
+ * build leaves it out.
+ */
+export class TenantVectors {
+  private base: VectorBase = emptyVectorBase();
+  /** Base row → dense item id. */
+  private baseItem = new Int32Array(0);
+  /** The base matrix copied out of shared memory, for exact search (see exactBase). */
+  private ownBase: Float32Array | undefined;
+  /** Per quantization, the base's HNSW index; opened on first use. */
+  private readonly indexes = new Map<Quantization, Index>();
+  private delta = new Float32Array(0);
+  private deltaItem = new Int32Array(0);
+  private deltaHashes = new Uint32Array(0);
+  private deltaRows = 0;
+  /** Item id → its live row: base row + 1, −(delta row + 1), or 0 for none. */
+  private itemRow = new Int32Array(0);
+  private liveCount = 0;
+  /** Bumps on every change: cached answers and remembered searches are checked against it. */
+  version = 0;
+
+  /** Items with a live vector. */
+  get size(): number {
+    return this.liveCount;
+  }
+
+  /** Rows embedded since the base: how far the next build is behind. */
+  get deltaSize(): number {
+    return this.deltaRows;
+  }
+
+  get builtAt(): number {
+    return this.base.builtAt;
+  }
+
+  get baseVersion(): number {
+    return this.base.version;
+  }
+
+  get baseRows(): number {
+    return this.base.externalIds.length;
+  }
+
+  get model(): string {
+    return this.base.model;
+  }
+
+  /** Whether searches of the base use an HNSW index. */
+  get approximate(): boolean {
+    return Object.keys(this.base.indexFiles).length > 0;
+  }
+
+  /**
+   * Makes `base` the built part. Delta rows survive unless the base has the same text for their item;
+   * `idOf` gives an external id its dense id (the catalog's, creating one when needed).
+   */
+  replaceBase(base: VectorBase, idOf: (externalId: string) => number): void {
+    this.indexes.clear();
+    this.ownBase = undefined;
+    const keptItems: number[] = [];
+    const keptRows: number[] = [];
+    for (let row = 0; row < this.deltaRows; row++) {
+      const item = this.deltaItem[row];
+      if (this.itemRow[item] === -(row + 1)) {
+        keptItems.push(item);
+        keptRows.push(row);
+      }
+    }
+    const oldDelta = this.delta;
+    const oldHashes = this.deltaHashes;
+    this.base = base;
+    this.itemRow.fill(0);
+    this.liveCount = 0;
+    this.baseItem = new Int32Array(base.externalIds.length);
+    base.externalIds.forEach((externalId, row) => {
+      const item = idOf(externalId);
+      this.baseItem[row] = item;
+      this.grow(item + 1);
+      if (this.itemRow[item] === 0) this.liveCount++;
+      this.itemRow[item] = row + 1;
+    });
+    this.delta = new Float32Array(Math.max(keptRows.length, 16) * D);
+    this.deltaItem = new Int32Array(Math.max(keptRows.length, 16));
+    this.deltaHashes = new Uint32Array(Math.max(keptRows.length, 16));
+    this.deltaRows = 0;
+    keptRows.forEach((row, i) => {
+      const item = keptItems[i];
+      const baseRow = this.itemRow[item];
+      if (baseRow > 0 && base.hashes[baseRow - 1] === oldHashes[row]) return;
+      this.append(item, oldDelta.subarray(row * D, row * D + D), oldHashes[row]);
+    });
+    this.version++;
+  }
+
+  /** The text hash of an item's live vector, or undefined when it has none. */
+  hashOf(item: number): number | undefined {
+    const row = item < this.itemRow.length ? this.itemRow[item] : 0;
+    if (row > 0) return this.base.hashes[row - 1];
+    if (row < 0) return this.deltaHashes[-row - 1];
+    return undefined;
+  }
+
+  /** The item's vector (a view: copy it to keep it), or undefined when it has none. */
+  vectorOf(item: number): Float32Array | undefined {
+    const row = item < this.itemRow.length ? this.itemRow[item] : 0;
+    if (row > 0) return this.base.matrix.subarray((row - 1) * D, row * D);
+    if (row < 0) return this.delta.subarray((-row - 1) * D, -row * D);
+    return undefined;
+  }
+
+  /** Sets the vectors of items (rows of `vectors`), embedded from texts with the given hashes. */
+  set(items: ArrayLike<number>, vectors: Float32Array, hashes: ArrayLike<number>): void {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      this.grow(item + 1);
+      if (this.itemRow[item] === 0) this.liveCount++;
+      this.append(item, vectors.subarray(i * D, i * D + D), hashes[i]);
+    }
+    this.version++;
+  }
+
+  /** Takes items out of vector search (their text no longer matches a template). */
+  remove(items: ArrayLike<number>): void {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (item < this.itemRow.length && this.itemRow[item] !== 0) {
+        this.itemRow[item] = 0;
+        this.liveCount--;
+      }
+    }
+    this.version++;
+  }
+
+  /** The live items and their vectors, row by row: what the next build starts from. */
+  *entries(): Generator<{ item: number; vector: Float32Array; hash: number }> {
+    for (let item = 0; item < this.itemRow.length; item++) {
+      const vector = this.vectorOf(item);
+      if (vector) yield { item, vector, hash: this.hashOf(item)! };
+    }
+  }
+
+  /** The `want` best matches of `query` (a unit vector) that `accept` takes, best first. */
+  search(query: Float32Array, want: number, options: VectorSearchOptions): VectorMatches {
+    const found: { id: number; score: number }[] = [];
+    if (want <= 0 || this.liveCount === 0) return { ids: [], scores: [] };
+    // The native searches take neither shared memory nor a view into a larger buffer: a copy of its own.
+    const own = query.slice(0, D);
+    const baseRows = this.base.externalIds.length;
+    if (baseRows > 0) {
+      const index = this.index(options.quantization);
+      this.collect(
+        found,
+        want,
+        options,
+        baseRows,
+        (k) =>
+          index
+            ? index.search(own, k, 1)
+            : (exactSearch(this.exactBase(), own, D, k, MetricKind.IP, 1) as Matches),
+        (row) => (this.itemRow[this.baseItem[row]] === row + 1 ? this.baseItem[row] : -1),
+        index !== undefined,
+      );
+    }
+    if (this.deltaRows > 0) {
+      const rows = this.deltaRows;
+      const matrix = this.delta.subarray(0, rows * D);
+      this.collect(
+        found,
+        want,
+        options,
+        rows,
+        (k) => exactSearch(matrix, own, D, k, MetricKind.IP, 1) as Matches,
+        (row) => (this.itemRow[this.deltaItem[row]] === -(row + 1) ? this.deltaItem[row] : -1),
+        false,
+      );
+    }
+    found.sort((a, b) => b.score - a.score);
+    const ids: number[] = [];
+    const scores: number[] = [];
+    for (let i = 0; i < found.length && ids.length < want; i++) {
+      ids.push(found[i].id);
+      scores.push(found[i].score);
+    }
+    return { ids, scores };
+  }
+
+  /**
+   * Searches one part (base or delta) for `want` accepted matches: asking for more at each round, since
+   * rows no longer live and items `accept` refuses take places among the nearest.
+   */
+  private collect(
+    found: { id: number; score: number }[],
+    want: number,
+    options: VectorSearchOptions,
+    rows: number,
+    search: (k: number) => Matches,
+    itemOfRow: (row: number) => number,
+    approximate: boolean,
+  ): void {
+    // HNSW explores max(ef, k) candidates: asking for ef of them sets the breadth per request.
+    let k = Math.min(rows, Math.max(want, approximate ? options.ef : want));
+    for (;;) {
+      const matches = search(k);
+      let accepted = 0;
+      const taken: { id: number; score: number }[] = [];
+      let below = false;
+      for (let i = 0; i < matches.keys.length; i++) {
+        const score = 1 - matches.distances[i];
+        // Nearest first: once one is below the threshold (or not similar at all), so are the rest.
+        if (score < options.threshold || score <= 0) {
+          below = true;
+          break;
+        }
+        const id = itemOfRow(Number(matches.keys[i]));
+        if (id < 0 || !options.accept(id)) continue;
+        taken.push({ id, score });
+        accepted++;
+      }
+      if (accepted >= want || below || k >= rows || matches.keys.length < k) {
+        found.push(...taken.slice(0, want));
+        return;
+      }
+      k = Math.min(rows, k * 4);
+    }
+  }
+
+  /**
+   * The base rows for exact search, in memory of this thread's own: the native search does not read
+   * shared memory. Only a base without HNSW indexes is searched exactly, and such a base is small.
+   */
+  private exactBase(): Float32Array {
+    const matrix = this.base.matrix;
+    if (!(matrix.buffer instanceof SharedArrayBuffer)) return matrix;
+    return (this.ownBase ??= new Float32Array(matrix));
+  }
+
+  private index(quantization: Quantization): Index | undefined {
+    const files = this.base.indexFiles;
+    const chosen = files[quantization] ? quantization : (Object.keys(files)[0] as Quantization | undefined);
+    if (!chosen) return undefined;
+    let index = this.indexes.get(chosen);
+    if (!index) {
+      index = new Index({
+        metric: MetricKind.IP,
+        dimensions: D,
+        quantization: chosen as never,
+        connectivity: 0,
+        expansion_add: 0,
+        expansion_search: 0,
+        multi: false,
+      });
+      // Mapped, not read: the threads that search it share the file's pages.
+      index.view(files[chosen]!);
+      this.indexes.set(chosen, index);
+    }
+    return index;
+  }
+
+  private append(item: number, vector: Float32Array, hash: number): void {
+    const row = this.deltaRows++;
+    this.delta = ensureCapacity(this.delta, this.deltaRows * D, Float32Array);
+    this.deltaItem = ensureCapacity(this.deltaItem, this.deltaRows, Int32Array);
+    this.deltaHashes = ensureCapacity(this.deltaHashes, this.deltaRows, Uint32Array);
+    this.delta.set(vector, row * D);
+    this.deltaItem[row] = item;
+    this.deltaHashes[row] = hash;
+    this.itemRow[item] = -(row + 1);
+  }
+
+  private grow(needed: number): void {
+    this.itemRow = ensureCapacity(this.itemRow, needed, Int32Array);
+  }
+}

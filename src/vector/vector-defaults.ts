@@ -1,0 +1,26 @@
+import type { VectorDefaults } from '../contract/vectors.js';
+import type { Runtime } from '../runtime.js';
+import { saveConfigDocument } from '../store/config-statements.js';
+import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';
+import type { TenantState } from '../state/tenant-state.js';
+
+/** The configuration document that holds a tenant's vector defaults. */
+export const VECTOR_DEFAULTS_KIND = 'vector-defaults';
+
+/**
+ * Replaces a tenant's vector search defaults (`PUT /catalog/vector-defaults`): the fields sent, the others
+ * back to the built-in defaults. Scenarios' `vectorSettings` still win over them.
+ */
+export function setVectorDefaults(
+  runtime: Runtime,
+  tenant: TenantState,
+  defaults: VectorDefaults,
+): Promise<VectorDefaults> {
+  return runtime.store.writes.submit((rows) => {
+    rows.statements.push(saveConfigDocument(tenant.tenantId, VECTOR_DEFAULTS_KIND, '', defaults));
+    return () => {
+      tenant.putConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY, defaults);
+      return defaults;
+    };
+  });
+}
