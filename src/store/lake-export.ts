@@ -144,7 +144,9 @@ async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantI
     scenarios: [],
   };
   for (const [kind, doc] of reader.getRows()) {
-    config[VECTOR_CONFIG_KINDS[String(kind) as keyof typeof VECTOR_CONFIG_KINDS]].push(JSON.parse(String(doc)));
+    config[VECTOR_CONFIG_KINDS[String(kind) as keyof typeof VECTOR_CONFIG_KINDS]].push(
+      JSON.parse(String(doc)),
+    );
   }
   const text = JSON.stringify(config);
   const file = vectorConfigFile(dataDir, tenantId);
