@@ -57,7 +57,7 @@ const SCENARIO_RULES = {
   constraints: { maxPerCategory: 3 },
 };
 
-type LogicType = 'item-to-item' | 'user-to-item';
+type LogicType = 'item-to-item' | 'similar-products' | 'user-to-item';
 
 interface Case {
   name: string;
@@ -71,6 +71,8 @@ interface Case {
 const CASES: Case[] = [
   { name: 'item-to-item uncached', logicType: 'item-to-item', cached: false },
   { name: 'item-to-item cached', logicType: 'item-to-item', cached: true },
+  { name: 'similar-products uncached', logicType: 'similar-products', cached: false },
+  { name: 'similar-products cached', logicType: 'similar-products', cached: true },
   { name: 'user-to-item uncached', logicType: 'user-to-item', cached: false },
   { name: 'user-to-item cached', logicType: 'user-to-item', cached: true },
   { name: 'user-to-item uncached, models swapped', logicType: 'user-to-item', cached: false, swapping: true },
@@ -78,6 +80,7 @@ const CASES: Case[] = [
 
 const EXPECTED_ALGORITHM: Record<LogicType, string> = {
   'item-to-item': 'co-occurrence',
+  'similar-products': 'vector-similarity',
   'user-to-item': 'weighted-history',
 };
 
@@ -161,7 +164,7 @@ async function prepareStore(
       now: new Date(),
     });
     console.log(`serve: loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    for (const logicType of ['item-to-item', 'user-to-item'] as const) {
+    for (const logicType of ['item-to-item', 'similar-products', 'user-to-item'] as const) {
       await postJson(
         `${daemon.url}/scenarios`,
         headers,
@@ -180,7 +183,7 @@ function scenarioSlug(logicType: LogicType): string {
 }
 
 /** The models the bench tenant's requests rank from (the default algorithms'), which the daemon builds. */
-const MODELS_IN_USE = ['cooccurrence', 'ease'] as const;
+const MODELS_IN_USE = ['cooccurrence', 'ease', 'vectors'] as const;
 
 /**
  * Resolves once the daemon swapped in every model its requests use, built from all `interactions`. A
@@ -189,7 +192,7 @@ const MODELS_IN_USE = ['cooccurrence', 'ease'] as const;
  * answers alone can't tell: without a model, item-to-item falls back to category popularity under the same
  * algorithm name.)
  */
-async function waitForModels(daemon: ChildServer, interactions: number): Promise<void> {
+async function waitForModels(daemon: ChildServer, interactions: number, items: number): Promise<void> {
   const deadline = Date.now() + MODEL_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const complete = new Set<string>();
@@ -200,13 +203,15 @@ async function waitForModels(daemon: ChildServer, interactions: number): Promise
         msg?: string;
         tenantId?: string;
         model?: string;
-        source?: { interactions: number };
+        source?: { interactions: number; items: number };
       };
       if (entry.tenantId !== TENANT_ID) continue;
       if (entry.msg === 'model build failed' || entry.msg?.startsWith('model refused'))
         throw new Error(`model build failed: ${line}`);
-      if (entry.msg === 'model swapped in' && entry.source!.interactions >= interactions)
-        complete.add(entry.model!);
+      // Vectors are built from the items, the other models from the interactions.
+      const built =
+        entry.model === 'vectors' ? entry.source!.items >= items : entry.source!.interactions >= interactions;
+      if (entry.msg === 'model swapped in' && built) complete.add(entry.model!);
     }
     if (MODELS_IN_USE.every((model) => complete.has(model))) return;
     await sleep(1_000);
@@ -273,15 +278,15 @@ function shuffled(ids: string[]): string[] {
   return order.map((i) => ids[i]);
 }
 
-function itemToItemRequests(itemIds: string[], noCache: boolean): VaryingPart[] {
+function itemSeededRequests(logicType: LogicType, itemIds: string[], noCache: boolean): VaryingPart[] {
   const query = new URLSearchParams({
-    scenario: scenarioSlug('item-to-item'),
+    scenario: scenarioSlug(logicType),
     count: String(COUNT),
     includedProperties: PROJECTION.join(','),
     ...(noCache && { noCache: 'true' }),
   });
   return itemIds.map((itemId) => ({
-    path: `/recommendations/item-to-item/${encodeURIComponent(itemId)}?${query}`,
+    path: `/recommendations/${logicType}/${encodeURIComponent(itemId)}?${query}`,
   }));
 }
 
@@ -301,12 +306,12 @@ function userToItemRequests(userIds: string[], noCache: boolean): VaryingPart[] 
 function loadSpec(url: string, headers: Record<string, string>, shop: LoadedShop, testCase: Case): LoadSpec {
   const seeds = (ids: string[]) => (testCase.cached ? ids.slice(0, CACHED_SEEDS) : ids);
   const common = { url, connections: CONNECTIONS };
-  if (testCase.logicType === 'item-to-item') {
+  if (testCase.logicType !== 'user-to-item') {
     return {
       ...common,
       method: 'GET',
       headers,
-      requests: itemToItemRequests(seeds(shop.itemIds), !testCase.cached),
+      requests: itemSeededRequests(testCase.logicType, seeds(shop.itemIds), !testCase.cached),
     };
   }
   return {
@@ -385,7 +390,7 @@ type Method = LoadSpec['method'];
 
 /** The method of a case's requests: the user-to-item case posts bodies to the unified endpoint. */
 function methodOf(testCase: Case): Method {
-  return testCase.logicType === 'item-to-item' ? 'GET' : 'POST';
+  return testCase.logicType === 'user-to-item' ? 'POST' : 'GET';
 }
 
 /** A case's run and the bare route's runs of the same method just before and just after it. */
@@ -410,7 +415,7 @@ async function measureAll(
   options: Options,
 ): Promise<Map<string, CaseRuns[]>> {
   const started = performance.now();
-  await waitForModels(daemon, options.interactions);
+  await waitForModels(daemon, options.interactions, options.items);
   console.log(
     `serve: ${MODELS_IN_USE.join(' and ')} in place ${((performance.now() - started) / 1000).toFixed(1)} s after the start`,
   );

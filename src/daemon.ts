@@ -58,7 +58,10 @@ async function startServing(
   rankingThread: WorkerRanker | undefined,
 ): Promise<Daemon> {
   const embedder = await openEmbedder(options.modelDir);
-  const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer(), embedder);
+  const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer(), {
+    embedder,
+    modelDir: options.modelDir,
+  });
   const key = operatorKey(options.dataDir);
   if (key.generatedFile) {
     options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);

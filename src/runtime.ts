@@ -41,7 +41,7 @@ export async function openRuntime(
   dataDir: string,
   changes?: StateChangeLog,
   preparer?: ModelPreparer,
-  embedder: Embedder = new HashingEmbedder(),
+  vectors: { embedder: Embedder; modelDir?: string } = { embedder: new HashingEmbedder() },
 ): Promise<Runtime> {
   const store = await Store.open(dataDir);
   const state = new ServingState(changes);
@@ -54,8 +54,9 @@ export async function openRuntime(
   }
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
-  const models = new ModelScheduler(state, lake, loader, processBuildRunner(dataDir), modelsInUse);
-  const vectors = new VectorIndexer(embedder, state, {
+  const builds = processBuildRunner(dataDir, vectors.modelDir);
+  const models = new ModelScheduler(state, lake, loader, builds, modelsInUse);
+  const indexer = new VectorIndexer(vectors.embedder, state, {
     error: () => undefined,
     embedded: (tenant) => models.vectorsChanged(tenant),
   });
@@ -69,6 +70,6 @@ export async function openRuntime(
     lake,
     loader,
     models,
-    vectors,
+    vectors: indexer,
   };
 }

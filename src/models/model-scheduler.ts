@@ -45,13 +45,20 @@ export type BuildRunner = (
 const BUILD_SCRIPT = new URL('../../jobs/build-process.js', import.meta.url);
 
 /** Runs the batch jobs in a process of their own (jobs/build-process.ts), as cron's `nextrec build` does. */
-export function processBuildRunner(dataDir: string, script: URL = BUILD_SCRIPT): BuildRunner {
+export function processBuildRunner(
+  dataDir: string,
+  modelDir?: string,
+  script: URL = BUILD_SCRIPT,
+): BuildRunner {
+  // The vectors job embeds with the daemon's model, so that its vectors and the daemon's compare.
+  const env = modelDir ? { ...process.env, NEXTREC_MODEL_DIR: modelDir } : process.env;
   return (tenantId, models, signal) =>
     new Promise((resolve, reject) => {
       // An abort ends the process (SIGTERM): it may leave a partial version folder, never a version.
       const child = spawn(process.execPath, [script.pathname, dataDir, tenantId, models.join(',')], {
         stdio: ['ignore', 'ignore', 'pipe'],
         signal,
+        env,
       });
       let errors = '';
       child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));

@@ -14,6 +14,7 @@ import {
   type TenantCredentials,
 } from '../support/daemon-process.js';
 import { eventually } from '../support/eventually.js';
+import { makeTinyModel } from '../../fixtures/tiny-model/make-tiny-model.js';
 
 /** Four families of three products whose names share words within a family and none across. */
 const FAMILIES = {
@@ -343,4 +344,64 @@ describe('persistence', () => {
     // The first request after the start: served from the loaded artifact.
     expect(await similar('shoes-0')).toEqual(before);
   }, 60_000);
+});
+
+describe('a daemon embedding with a transformers model from a local directory', () => {
+  it('says so in /health, embeds items and searches with it', async () => {
+    const modelDir = path.join(tempDataDir(), 'tiny-model');
+    await makeTinyModel(modelDir);
+    const other = await startDaemonProcess({ args: ['--model-dir', modelDir] });
+    try {
+      const health = await call(other.url, 'GET', '/health');
+      expect(health.body.embedder).toEqual({ kind: 'transformers', model: 'tiny-model' });
+      const credentials = await createTenant(other.url, 'tiny');
+      const auth = tenantHeaders(credentials);
+      const items = ITEMS.slice(0, 6);
+      expect(
+        (await call(other.url, 'POST', '/ingestion/items', { headers: auth, body: { items } })).status,
+      ).toBe(200);
+      await eventually(async () => {
+        const response = await call(
+          other.url,
+          'GET',
+          '/recommendations/search?query=espresso%20machine&count=3',
+          {
+            headers: auth,
+          },
+        );
+        expect(response.body.items[0].itemId).toMatch(/^coffee-/);
+      });
+    } finally {
+      await other.stop();
+      removeDataDir(other.dataDir);
+      removeDataDir(path.dirname(modelDir));
+    }
+  }, 60_000);
+});
+
+describe('freshness', () => {
+  it('a batch of 10,000 items is searchable within 60 s', async () => {
+    const fresh = await createTenant(daemon.url, 'vec-fresh');
+    const auth = tenantHeaders(fresh);
+    const items = Array.from({ length: 10_000 }, (_, i) => ({
+      externalId: `p${i}`,
+      category: `c${i % 50}`,
+      attributes: { name: `product ${i} model x${i} series ${i % 97}` },
+    }));
+    items[9_999].attributes.name = 'unmistakable chartreuse velvet armchair';
+    const started = Date.now();
+    expect(
+      (await call(daemon.url, 'POST', '/ingestion/items', { headers: auth, body: { items } })).status,
+    ).toBe(200);
+    await eventually(async () => {
+      const response = await call(
+        daemon.url,
+        'GET',
+        '/recommendations/search?query=chartreuse%20velvet%20armchair&count=1',
+        { headers: auth },
+      );
+      expect(response.body.items.map((item: { itemId: string }) => item.itemId)).toEqual(['p9999']);
+    }, 60_000);
+    expect(Date.now() - started).toBeLessThan(60_000);
+  }, 90_000);
 });

@@ -146,7 +146,7 @@ describe('processBuildRunner', () => {
       const script = path.join(folder, 'endless.mjs');
       writeFileSync(script, 'setInterval(() => undefined, 1000);\n');
       const controller = new AbortController();
-      const build = processBuildRunner(folder, new URL(`file://${script}`))(
+      const build = processBuildRunner(folder, undefined, new URL(`file://${script}`))(
         'shop',
         ['ease'],
         controller.signal,
