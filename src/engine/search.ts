@@ -37,23 +37,36 @@ export const vectorSearch: Algorithm = {
   popularityFill: false,
   scored: true,
   candidates(context) {
-    const ranked = semanticCandidates(context, context.poolSize);
+    // The list comes from the same candidates as the facets, however many the filter rejects.
+    const ranked = semanticCandidates(context);
     const pool = requestPools.take(ranked.ids.length);
-    for (let i = 0; i < ranked.ids.length; i++) pool.push(ranked.ids[i], Math.max(ranked.scores[i], 1e-9));
+    // Similarities are above zero (TenantVectors.search), and so are popularity scores.
+    for (let i = 0; i < ranked.ids.length; i++) pool.push(ranked.ids[i], ranked.scores[i]);
     return pool;
   },
 };
 
-function semanticCandidates(
-  context: PipelineContext,
-  want: number,
-): { ids: ArrayLike<number>; scores: ArrayLike<number> } {
+type Ranked = { ids: ArrayLike<number>; scores: ArrayLike<number> };
+
+/** A request's semantic candidates, computed once for its list and its facets. */
+const semantic = new WeakMap<SearchPart, Ranked>();
+
+/** The FACET_CANDIDATES items nearest the semantic text, or the most popular when it has none. */
+function semanticCandidates(context: PipelineContext): Ranked {
   const { tenant, request } = context;
-  const vector = request.search?.vector;
-  if (vector) return nearestItems(tenant, vector, want, vectorSettingsOf(context), []);
-  const ranking = popularityRanking(tenant, undefined, context.now);
-  const length = Math.min(want, ranking.ids.length);
-  return { ids: ranking.ids.subarray(0, length), scores: ranking.scores.subarray(0, length) };
+  const search = request.search!;
+  let ranked = semantic.get(search);
+  if (!ranked) {
+    if (search.vector) {
+      ranked = nearestItems(tenant, search.vector, FACET_CANDIDATES, vectorSettingsOf(context), []);
+    } else {
+      const ranking = popularityRanking(tenant, undefined, context.now);
+      const length = Math.min(FACET_CANDIDATES, ranking.ids.length);
+      ranked = { ids: ranking.ids.subarray(0, length), scores: ranking.scores.subarray(0, length) };
+    }
+    semantic.set(search, ranked);
+  }
+  return ranked;
 }
 
 export interface Facets {
@@ -93,7 +106,7 @@ function priceLabel(bounds: readonly number[], bucket: number): string {
  */
 export function searchFacets(context: PipelineContext, filter: CompiledFilter | undefined): Facets {
   const { catalog } = context.tenant;
-  const ranked = semanticCandidates(context, FACET_CANDIDATES);
+  const ranked = semanticCandidates(context);
   const ids: number[] = [];
   for (let i = 0; i < ranked.ids.length; i++) {
     const id = ranked.ids[i];

@@ -119,17 +119,17 @@ function nearestToItem(
   return found;
 }
 
+/** Matches as candidates: their similarities are above zero (TenantVectors.search), as scores must be. */
 function poolOf(matches: VectorMatches, size: number): CandidatePool {
   const pool = requestPools.take(size);
-  // Candidates score above zero (Algorithm): a similarity of exactly 0 still ranks, last.
-  for (let i = 0; i < matches.ids.length; i++) pool.push(matches.ids[i], Math.max(matches.scores[i], 1e-9));
+  for (let i = 0; i < matches.ids.length; i++) pool.push(matches.ids[i], matches.scores[i]);
   return pool;
 }
 
 export const vectorSimilarity: Algorithm = {
   name: 'vector-similarity',
   description:
-    "Items whose embedded text is nearest the seed item's (cosine); the seed's category popularity until it is embedded.",
+    "Items whose embedded text is nearest the seed item's (cosine); the seed's category popularity when it has no vector or no similar item.",
   logicTypes: ['similar-products'],
   models: ['vectors'],
   geoLift: true,
@@ -139,7 +139,9 @@ export const vectorSimilarity: Algorithm = {
     const { tenant, seeds } = context;
     if (seeds.length === 0) return requestPools.take(0);
     const matches = nearestToItem(tenant, seeds[0], context.poolSize, vectorSettingsOf(context));
-    return matches ? poolOf(matches, context.poolSize) : categoryCandidates(context, seeds);
+    return matches && matches.ids.length > 0
+      ? poolOf(matches, context.poolSize)
+      : categoryCandidates(context, seeds);
   },
 };
 
