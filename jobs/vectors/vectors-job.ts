@@ -29,6 +29,14 @@ export interface VectorsParameters {
   modelDir: string | null;
 }
 
+/** Up to this many items a tenant's vectors are searched exactly (README, "Vectors and search"). */
+const DEFAULT_EXACT_LIMIT = 20_000;
+
+function exactLimitFromEnvironment(): number {
+  const value = Number(process.env.NEXTREC_VECTOR_EXACT_LIMIT);
+  return Number.isInteger(value) && value >= 0 ? value : DEFAULT_EXACT_LIMIT;
+}
+
 /** Texts embedded at a time. */
 const BATCH = 256;
 
@@ -102,7 +110,7 @@ function buildIndex(
 export const vectorsJob: ModelJob<VectorsParameters> = {
   model: 'vectors',
   defaults: {
-    exactLimit: 20_000,
+    exactLimit: exactLimitFromEnvironment(),
     connectivity: 16,
     expansionAdd: 128,
     modelDir: process.env.NEXTREC_MODEL_DIR || null,

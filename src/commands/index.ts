@@ -3,6 +3,7 @@ import BuildCooccurrence from './build/cooccurrence.js';
 import BuildEase from './build/ease.js';
 import BuildFactors from './build/factors.js';
 import BuildVectors from './build/vectors.js';
+import EmbeddingsServe from './embeddings/serve.js';
 import Evaluate from './evaluate.js';
 import LakeExport from './lake/export.js';
 import Serve from './serve.js';
@@ -18,6 +19,7 @@ export const COMMANDS = {
   'build:ease': BuildEase,
   'build:factors': BuildFactors,
   'build:vectors': BuildVectors,
+  'embeddings:serve': EmbeddingsServe,
   evaluate: Evaluate,
   'lake:export': LakeExport,
   serve: Serve,

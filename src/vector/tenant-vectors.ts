@@ -207,14 +207,6 @@ export class TenantVectors {
     this.version++;
   }
 
-  /** The live items and their vectors, row by row: what the next build starts from. */
-  *entries(): Generator<{ item: number; vector: Float32Array; hash: number }> {
-    for (let item = 0; item < this.itemRow.length; item++) {
-      const vector = this.vectorOf(item);
-      if (vector) yield { item, vector, hash: this.hashOf(item)! };
-    }
-  }
-
   /** The `want` best matches of `query` (a unit vector) that `accept` takes, best first. */
   search(query: Float32Array, want: number, options: VectorSearchOptions): VectorMatches {
     const found: { id: number; score: number }[] = [];

@@ -1,7 +1,10 @@
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BIN,
   OPERATOR_KEY,
   call,
   createTenant,
@@ -404,4 +407,56 @@ describe('freshness', () => {
     }, 60_000);
     expect(Date.now() - started).toBeLessThan(60_000);
   }, 90_000);
+});
+
+describe('nextrec embeddings serve', () => {
+  it('runs the helper alone on the store of a data dir', async () => {
+    const dataDir = tempDataDir();
+    const env = { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY };
+    const created = await promisify(execFile)(
+      process.execPath,
+      [BIN, 'tenant', 'create', 'solo', '--data-dir', dataDir],
+      {
+        env,
+      },
+    );
+    const credentials = JSON.parse(created.stdout) as TenantCredentials;
+    const child = spawn(
+      process.execPath,
+      [BIN, 'embeddings', 'serve', '--port', '0', '--data-dir', dataDir],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let output = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /embeddings helper listening on (http:\/\/\S+)/.exec(output);
+          if (match) resolve(match[1]);
+        });
+        child.once('exit', () => reject(new Error(`exited: ${output}`)));
+      });
+      expect((await call(url, 'GET', '/health')).body).toEqual({
+        status: 'ok',
+        model: 'hashing-v1',
+        collection: 'items',
+      });
+      const indexed = await call(url, 'POST', '/index', {
+        headers: { 'x-api-key': credentials.apiKey },
+        body: {
+          tenantId: 'solo',
+          items: [{ externalId: 'x', attributes: { name: 'blue kettle' } }, { externalId: 'y' }],
+        },
+      });
+      // y has no text to embed.
+      expect(indexed.body).toEqual({ indexed: 1 });
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      removeDataDir(dataDir);
+    }
+  }, 60_000);
 });

@@ -14,10 +14,19 @@ export default class BuildVectors extends Command {
       description: 'a local transformers model directory (default: the built-in hashing embedder)',
       env: 'NEXTREC_MODEL_DIR',
     }),
+    'exact-limit': Flags.integer({
+      description: 'up to this many items, search is exact; above, HNSW indexes are built (default 20000)',
+      env: 'NEXTREC_VECTOR_EXACT_LIMIT',
+      min: 0,
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(BuildVectors);
-    await runBuilds(this, flags, ['vectors'], { vectors: { modelDir: flags['model-dir'] ?? null } });
+    const parameters = {
+      modelDir: flags['model-dir'] ?? null,
+      ...(flags['exact-limit'] !== undefined && { exactLimit: flags['exact-limit'] }),
+    };
+    await runBuilds(this, flags, ['vectors'], { vectors: parameters });
   }
 }

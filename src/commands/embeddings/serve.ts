@@ -1,0 +1,71 @@
+import { Command, Flags } from '@oclif/core';
+import { openRuntime } from '../../runtime.js';
+import { buildEmbeddingsApp } from '../../server/embeddings-app.js';
+import { operatorKey } from '../../tenants/secrets.js';
+import { openEmbedder } from '../../vector/embedders.js';
+import { dataDirFlag } from '../flags.js';
+
+export default class EmbeddingsServe extends Command {
+  static override description =
+    'Start the embeddings helper service alone (GET /health, POST /index) on the store in the data dir; `nextrec serve` runs it beside the daemon';
+  static override examples = ['<%= config.bin %> embeddings serve --port 8081 --data-dir ./data'];
+  static override flags = {
+    port: Flags.integer({
+      description: 'port to listen on',
+      env: 'NEXTREC_EMBEDDINGS_PORT',
+      default: 8081,
+      min: 0,
+    }),
+    host: Flags.string({ description: 'address to bind', env: 'NEXTREC_HOST', default: '127.0.0.1' }),
+    'data-dir': dataDirFlag,
+    'model-dir': Flags.string({
+      description: 'a local transformers model directory (default: the built-in hashing embedder)',
+      env: 'NEXTREC_MODEL_DIR',
+    }),
+    'log-level': Flags.string({
+      description: 'log level',
+      env: 'NEXTREC_LOG_LEVEL',
+      default: 'info',
+      options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(EmbeddingsServe);
+    const dataDir = flags['data-dir'];
+    const embedder = await openEmbedder(flags['model-dir']);
+    // The store allows one writer: with a daemon on this data dir, its own helper is the one to use.
+    const runtime = await openRuntime(dataDir, undefined, undefined, {
+      embedder,
+      modelDir: flags['model-dir'],
+    }).catch((error: Error) =>
+      this.error(
+        `cannot open the store in ${dataDir} (${error.message.split('\n')[0]}); a daemon running on it serves the embeddings helper at its --embeddings-port`,
+        { exit: 1 },
+      ),
+    );
+    const key = operatorKey(dataDir);
+    if (key.generatedFile) this.log(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
+    const app = await buildEmbeddingsApp(runtime, key.value, flags['log-level']);
+    // Vectors already built serve at once; what they lack is embedded, and builds keep them persisted.
+    await runtime.loader.start(app.log);
+    runtime.vectors.logTo(app.log);
+    for (const tenantId of runtime.state.ids()) runtime.vectors.tenantChanged(runtime.state.get(tenantId)!);
+    runtime.models.start(app.log);
+    const url = await app.listen({ host: flags.host, port: flags.port });
+    this.log(`embeddings helper listening on ${url} (data dir ${dataDir})`);
+    const shutdown = () => {
+      void (async () => {
+        await app.close();
+        await runtime.vectors.stop();
+        await runtime.models.stop();
+        await runtime.loader.stop();
+        await runtime.lake.stop();
+        await runtime.store.close();
+        process.exit(0);
+      })();
+    };
+    process.once('SIGTERM', shutdown);
+    process.once('SIGINT', shutdown);
+  }
+}
