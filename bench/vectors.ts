@@ -1,7 +1,9 @@
 /**
  * Vector search (README, "Vectors and search"): a generated catalog of product texts embedded with the
- * built-in hashing embedder, then searched through an HNSW index per quantization (f32, i8) built as the
- * vectors job builds it, against exact search over the same vectors in the same run. Prints one JSON line
+ * built-in hashing embedder, then searched through an HNSW index per quantization (f32, i8) built by the
+ * vectors job's code and searched by the daemon's (TenantVectors: the breadth ef per request, quantized
+ * candidates scored again on the full vectors), against exact search over the same vectors in the same
+ * run. Prints one JSON line
  * per measurement: the embedder's texts per second, exact search's latency, and per quantization its build
  * time and, for every search breadth (ef) of the sweep, recall@10 and single-query latency; the line of
  * the default ef is judged against the target (recall@10 ≥ 0.95 with p99 ≤ 2 ms).
@@ -9,10 +11,16 @@
  *   npm run build && node dist/bench/vectors.js [--items 100000] [--queries 1000] [--ef 64]
  */
 import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Index, MetricKind, ScalarKind, exactSearch, type Matches } from 'usearch';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MetricKind, exactSearch, type Matches } from 'usearch';
+import { buildIndex } from '../jobs/vectors/vectors-job.js';
+import { TenantVectors } from '../src/vector/tenant-vectors.js';
 import { Rng, WeightedSampler, zipfWeights } from '../fixtures/prng.js';
 import { VECTOR_DIMENSIONS } from '../src/vector/embedder.js';
 import { HashingEmbedder } from '../src/vector/hashing-embedder.js';
@@ -34,13 +42,9 @@ const TARGET = `recall>=${RECALL_TARGET}, p99<=${P99_TARGET_MS}ms`;
 /** As the vectors job builds its indexes (jobs/vectors/vectors-job.ts). */
 const CONNECTIVITY = 16;
 const EXPANSION_ADD = 128;
-const EXPANSION_SEARCH = 16;
 const BUILD_THREADS = 2;
 const SWEEP = [16, 32, 64, 128, 256];
-const QUANTIZATIONS = [
-  { name: 'f32', kind: ScalarKind.F32 },
-  { name: 'i8', kind: ScalarKind.I8 },
-] as const;
+const QUANTIZATIONS = ['f32', 'i8'] as const;
 
 /** One query in this many is an indexed item's own vector; the rest are held-out product texts. */
 const EXISTING_EVERY = 5;
@@ -326,12 +330,15 @@ function round(value: number, digits = 3): number {
 }
 
 /**
- * A full garbage collection: an index's native memory goes only when its wrapper is collected, and V8
- * does not see that memory, so it would not hurry. (The flag makes `gc` available to new contexts.)
+ * A full garbage collection, then a turn of the event loop: an index's native memory goes only when its
+ * wrapper is collected (V8 does not see that memory, so it would not hurry) and its finaliser has run,
+ * which Node defers to the event loop. (The flag makes `gc` available to new contexts.)
  */
-function collectGarbage(): void {
+async function collectGarbage(): Promise<void> {
   v8.setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
+  await setImmediate();
+  await setImmediate();
 }
 
 function rssMb(): number {
@@ -423,28 +430,28 @@ interface Pass {
 }
 
 function searchPass(
-  index: Index,
+  vectors: TenantVectors,
+  quantization: (typeof QUANTIZATIONS)[number],
   ef: number,
   matrix: Float32Array,
   queries: Float32Array[],
   existing: boolean[],
   exact: Exact,
 ): Pass {
-  // HNSW explores max(ef, k) candidates: asking for ef of them sets the breadth, the first 10 are kept.
-  const wanted = Math.max(K, ef);
-  for (let q = 0; q < Math.min(WARMUP_QUERIES, queries.length); q++) index.search(queries[q], wanted, 1);
+  const options = { ef, threshold: 0, quantization, accept: () => true };
+  for (let q = 0; q < Math.min(WARMUP_QUERIES, queries.length); q++) vectors.search(queries[q], K, options);
   const times = new Float64Array(queries.length);
   const found = { all: 0, keys: 0, heldOut: 0, existing: 0 };
   let existingCount = 0;
-  queries.forEach((query, q) => {
+  for (let q = 0; q < queries.length; q++) {
+    const query = queries[q];
     const start = performance.now();
-    const matches = index.search(query, wanted, 1);
-    const top = matches.keys.slice(0, K);
+    // Item ids are the rows here (see measureQuantization).
+    const top = vectors.search(query, K, options).ids;
     times[q] = performance.now() - start;
     const truth = new Set(exact.keys[q]);
     let hits = 0;
-    for (const key of top) {
-      const row = Number(key);
+    for (const row of top) {
       if (dot(matrix, row, query) >= exact.kth[q] - TIE_EPSILON) hits++;
       if (truth.has(row)) found.keys++;
     }
@@ -453,7 +460,7 @@ function searchPass(
       found.existing += hits;
       existingCount++;
     } else found.heldOut += hits;
-  });
+  }
   times.sort();
   const heldOutCount = queries.length - existingCount;
   return {
@@ -479,24 +486,40 @@ function measureQuantization(
   existing: boolean[],
   exact: Exact,
 ): boolean {
-  const index = new Index({
-    metric: MetricKind.IP,
-    dimensions: D,
-    connectivity: CONNECTIVITY,
-    quantization: quantization.kind,
-    expansion_add: EXPANSION_ADD,
-    expansion_search: EXPANSION_SEARCH,
-    multi: false,
-  });
-  const keys = new BigUint64Array(itemCount);
-  for (let row = 0; row < itemCount; row++) keys[row] = BigInt(row);
   const beforeBuildRssMb = rssMb();
   const buildStart = performance.now();
-  index.add(keys, matrix, BUILD_THREADS);
+  const bytes = buildIndex(
+    matrix,
+    itemCount,
+    D,
+    quantization,
+    { connectivity: CONNECTIVITY, expansionAdd: EXPANSION_ADD },
+    BUILD_THREADS,
+  );
   const buildS = (performance.now() - buildStart) / 1000;
   const afterBuildRssMb = rssMb();
+  // As the daemon loads a vectors artifact: the rows, and the index file it maps.
+  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-vectors-'));
+  const file = path.join(dir, `index-${quantization}.usearch`);
+  writeFileSync(file, bytes);
+  const vectors = new TenantVectors();
+  vectors.replaceBase(
+    {
+      version: 1,
+      builtAt: 0,
+      model: 'hashing-v1',
+      externalIds: Array.from({ length: itemCount }, (_, row) => String(row)),
+      hashes: new Uint32Array(itemCount),
+      matrix,
+      indexFiles: { [quantization]: file },
+    },
+    Number,
+  );
 
-  const passes = sweep.map((ef) => searchPass(index, ef, matrix, queries, existing, exact));
+  const passes: Pass[] = [];
+  for (const ef of sweep)
+    passes.push(searchPass(vectors, quantization, ef, matrix, queries, existing, exact));
+  rmSync(dir, { recursive: true, force: true });
   const line = (pass: Pass) => ({
     ef: pass.ef,
     recallAt10: round(pass.recall, 4),
@@ -509,7 +532,7 @@ function measureQuantization(
   for (const pass of passes) {
     console.log(
       JSON.stringify({
-        case: `hnsw ${quantization.name} ef sweep`,
+        case: `hnsw ${quantization} ef sweep`,
         ...line(pass),
         recallMet: pass.recall >= RECALL_TARGET,
         p99Met: pass.p99Ms <= P99_TARGET_MS,
@@ -520,7 +543,7 @@ function measureQuantization(
   const met = meets(judged);
   console.log(
     JSON.stringify({
-      case: `hnsw ${quantization.name}`,
+      case: `hnsw ${quantization}`,
       items: itemCount,
       queries: queries.length,
       buildS: round(buildS, 2),
@@ -530,7 +553,7 @@ function measureQuantization(
       ...line(judged),
       exactP50Ms: round(exact.p50Ms),
       exactP99Ms: round(exact.p99Ms),
-      ...(quantization.kind === ScalarKind.I8
+      ...(quantization === 'i8'
         ? { quantizedExactRecallAt10: round(quantizedExactRecall(matrix, queries, exact), 4) }
         : {}),
       lowestEfForRecall: passes.find((pass) => pass.recall >= RECALL_TARGET)?.ef ?? null,
@@ -614,6 +637,6 @@ let missed = embedMet ? 0 : 1;
 for (const quantization of QUANTIZATIONS) {
   if (!measureQuantization(quantization, matrix, queries, existing, exact)) missed++;
   // The index is out of reach now: its native memory goes before the next one is built.
-  collectGarbage();
+  await collectGarbage();
 }
 if (missed > 0) process.exitCode = 1;

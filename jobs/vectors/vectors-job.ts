@@ -72,12 +72,12 @@ function readVectorConfig(dataDir: string, tenantId: string): VectorConfig {
 }
 
 /** An HNSW index over the rows (keyed by row), as the bytes of its file. */
-function buildIndex(
+export function buildIndex(
   matrix: Float32Array,
   rows: number,
   dimensions: number,
   quantization: Quantization,
-  parameters: VectorsParameters,
+  parameters: Pick<VectorsParameters, 'connectivity' | 'expansionAdd'>,
   threads: number,
 ): Uint8Array {
   const index = new Index({

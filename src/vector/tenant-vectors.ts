@@ -65,6 +65,14 @@ export function textHash(text: string): number {
   return hash >>> 0;
 }
 
+/** The inner product of row `row` of `matrix` with `query`. */
+function dot(matrix: Float32Array, row: number, query: Float32Array): number {
+  const offset = row * D;
+  let sum = 0;
+  for (let d = 0; d < D; d++) sum += matrix[offset + d] * query[d];
+  return sum;
+}
+
 /** The hash a vector's text is known by: the embedder's model is part of it, so a new model re-embeds. */
 export function vectorTextHash(model: string, text: string): number {
   return textHash(`${model}\u0000${text}`);
@@ -215,18 +223,20 @@ export class TenantVectors {
     const own = query.slice(0, D);
     const baseRows = this.base.externalIds.length;
     if (baseRows > 0) {
-      const index = this.index(options.quantization);
+      const chosen = this.index(options.quantization);
+      const matrix = this.base.matrix;
       this.collect(
         found,
         want,
         options,
         baseRows,
         (k) =>
-          index
-            ? index.search(own, k, 1)
+          chosen
+            ? chosen.index.search(own, k, 1)
             : (exactSearch(this.exactBase(), own, D, k, MetricKind.IP, 1) as Matches),
         (row) => (this.itemRow[this.baseItem[row]] === row + 1 ? this.baseItem[row] : -1),
-        index !== undefined,
+        chosen !== undefined,
+        chosen && chosen.quantization !== 'f32' ? (row) => dot(matrix, row, own) : undefined,
       );
     }
     if (this.deltaRows > 0) {
@@ -254,7 +264,9 @@ export class TenantVectors {
 
   /**
    * Searches one part (base or delta) for `want` accepted matches: asking for more at each round, since
-   * rows no longer live and items `accept` refuses take places among the nearest.
+   * rows no longer live and items `accept` refuses take places among the nearest. `rescore`, given for a
+   * quantized index, scores its candidates again on the full-precision rows, which recovers most of what
+   * quantization loses: the index only has to put the true nearest among its `ef` candidates.
    */
   private collect(
     found: { id: number; score: number }[],
@@ -264,27 +276,31 @@ export class TenantVectors {
     search: (k: number) => Matches,
     itemOfRow: (row: number) => number,
     approximate: boolean,
+    rescore?: (row: number) => number,
   ): void {
     // HNSW explores max(ef, k) candidates: asking for ef of them sets the breadth per request.
     let k = Math.min(rows, Math.max(want, approximate ? options.ef : want));
     for (;;) {
       const matches = search(k);
-      let accepted = 0;
+      const count = matches.keys.length;
+      const candidates: { row: number; score: number }[] = [];
+      for (let i = 0; i < count; i++) {
+        const row = Number(matches.keys[i]);
+        candidates.push({ row, score: rescore ? rescore(row) : 1 - matches.distances[i] });
+      }
+      if (rescore) candidates.sort((a, b) => b.score - a.score);
       const taken: { id: number; score: number }[] = [];
       let below = false;
-      for (let i = 0; i < matches.keys.length; i++) {
-        const score = 1 - matches.distances[i];
+      for (const { row, score } of candidates) {
         // Nearest first: once one is below the threshold (or not similar at all), so are the rest.
         if (score < options.threshold || score <= 0) {
           below = true;
           break;
         }
-        const id = itemOfRow(Number(matches.keys[i]));
-        if (id < 0 || !options.accept(id)) continue;
-        taken.push({ id, score });
-        accepted++;
+        const id = itemOfRow(row);
+        if (id >= 0 && options.accept(id)) taken.push({ id, score });
       }
-      if (accepted >= want || below || k >= rows || matches.keys.length < k) {
+      if (taken.length >= want || below || k >= rows || count < k) {
         found.push(...taken.slice(0, want));
         return;
       }
@@ -302,26 +318,28 @@ export class TenantVectors {
     return (this.ownBase ??= new Float32Array(matrix));
   }
 
-  private index(quantization: Quantization): Index | undefined {
+  /** The HNSW index of the quantization asked for, else the first the base has; none: exact search. */
+  private index(wanted: Quantization): { index: Index; quantization: Quantization } | undefined {
     const files = this.base.indexFiles;
-    const chosen = files[quantization] ? quantization : (Object.keys(files)[0] as Quantization | undefined);
-    if (!chosen) return undefined;
-    let index = this.indexes.get(chosen);
+    const quantization = files[wanted] ? wanted : (Object.keys(files)[0] as Quantization | undefined);
+    if (!quantization) return undefined;
+    let index = this.indexes.get(quantization);
     if (!index) {
       index = new Index({
         metric: MetricKind.IP,
         dimensions: D,
-        quantization: chosen as never,
+        quantization: quantization as never,
         connectivity: 0,
         expansion_add: 0,
-        expansion_search: 0,
+        // The least breadth: each search sets its own by the number of candidates it asks for.
+        expansion_search: 1,
         multi: false,
       });
       // Mapped, not read: the threads that search it share the file's pages.
-      index.view(files[chosen]!);
-      this.indexes.set(chosen, index);
+      index.view(files[quantization]!);
+      this.indexes.set(quantization, index);
     }
-    return index;
+    return { index, quantization };
   }
 
   private append(item: number, vector: Float32Array, hash: number): void {
