@@ -5,3 +5,15 @@ export const dataDirFlag = Flags.string({
   env: 'NEXTREC_DATA_DIR',
   default: './data',
 });
+
+export const modelDirFlag = Flags.string({
+  description: 'a local transformers model directory to embed with (default: the built-in hashing embedder)',
+  env: 'NEXTREC_MODEL_DIR',
+});
+
+export const logLevelFlag = Flags.string({
+  description: 'log level',
+  env: 'NEXTREC_LOG_LEVEL',
+  default: 'info',
+  options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+});

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Command, Flags } from '@oclif/core';
+import { modelDirFlag, logLevelFlag } from './flags.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { startDaemon } from '../daemon.js';
 
@@ -30,17 +31,8 @@ export default class Serve extends Command {
       env: 'NEXTREC_EMBEDDINGS_PORT',
       min: 0,
     }),
-    'model-dir': Flags.string({
-      description:
-        'a local transformers model directory to embed items and search texts with (default: the built-in hashing embedder)',
-      env: 'NEXTREC_MODEL_DIR',
-    }),
-    'log-level': Flags.string({
-      description: 'log level',
-      env: 'NEXTREC_LOG_LEVEL',
-      default: 'info',
-      options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-    }),
+    'model-dir': modelDirFlag,
+    'log-level': logLevelFlag,
   };
 
   async run(): Promise<void> {

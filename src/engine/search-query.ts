@@ -1,3 +1,5 @@
+import { printString } from '../nextql/index.js';
+
 /**
  * The query parser of hybrid search: splits a shopper's free text into the text left for vector
  * similarity and a nextQL filter extracted from it (price bounds, and the tenant's category names).
@@ -326,20 +328,6 @@ function findCategories(text: string, categories: readonly string[]): string[] {
   return [...found];
 }
 
-/** A nextQL string literal: quotes and backslashes escaped, control characters spelled out. */
-function quote(value: string): string {
-  let text = '"';
-  for (const char of value) {
-    const code = char.charCodeAt(0);
-    if (char === '"' || char === '\\') text += `\\${char}`;
-    else if (char === '\n') text += '\\n';
-    else if (char === '\t') text += '\\t';
-    else if (code < 32 || code === 127) text += `\\u${code.toString(16).padStart(4, '0')}`;
-    else text += char;
-  }
-  return `${text}"`;
-}
-
 /**
  * Splits a search text into its semantic part and a nextQL filter: `'category' in {…}` for the
  * categories named, then `'price' >`/`>=` for the tightest lower bound and `'price' <`/`<=` for the
@@ -379,7 +367,7 @@ export function parseSearchQuery(text: string, categories: readonly string[]): P
 
   const found = findCategories(semantic, categories);
   const clauses: string[] = [];
-  if (found.length > 0) clauses.push(`'category' in {${found.map(quote).join(', ')}}`);
+  if (found.length > 0) clauses.push(`'category' in {${found.map(printString).join(', ')}}`);
   if (lower !== undefined) clauses.push(`'price' ${lower.operator} ${String(lower.value)}`);
   if (upper !== undefined) clauses.push(`'price' ${upper.operator} ${String(upper.value)}`);
 

@@ -1,7 +1,7 @@
 export type * from './ast.js';
 export { NextqlError, type NextqlErrorDetail } from './errors.js';
 export { parse, parseFilter, parseBooster, parseSegmentation } from './parse.js';
-export { print } from './print.js';
+export { print, printString } from './print.js';
 export { compileFilter, compileBooster, type CompiledFilter, type CompiledBooster } from './compile.js';
 export { compileSegmentation, type CompiledSegmentation } from './segmentation.js';
 export type { ItemColumns } from './columns.js';

@@ -130,7 +130,8 @@ function printKey(name: string): string {
   return `'${name.replace(/[\\']/g, (char) => `\\${char}`)}'`;
 }
 
-function printString(value: string): string {
+/** A nextQL string literal: quotes and backslashes escaped, control characters spelled out. */
+export function printString(value: string): string {
   let text = '"';
   for (const char of value) {
     const code = char.charCodeAt(0);

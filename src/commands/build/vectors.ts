@@ -1,4 +1,5 @@
 import { Command, Flags } from '@oclif/core';
+import { modelDirFlag } from '../flags.js';
 import { buildFlags, runBuilds } from './run-builds.js';
 
 export default class BuildVectors extends Command {
@@ -10,10 +11,7 @@ export default class BuildVectors extends Command {
   ];
   static override flags = {
     ...buildFlags,
-    'model-dir': Flags.string({
-      description: 'a local transformers model directory (default: the built-in hashing embedder)',
-      env: 'NEXTREC_MODEL_DIR',
-    }),
+    'model-dir': modelDirFlag,
     'exact-limit': Flags.integer({
       description: 'up to this many items, search is exact; above, HNSW indexes are built (default 20000)',
       env: 'NEXTREC_VECTOR_EXACT_LIMIT',

@@ -3,7 +3,7 @@ import { openRuntime } from '../../runtime.js';
 import { buildEmbeddingsApp } from '../../server/embeddings-app.js';
 import { operatorKey } from '../../tenants/secrets.js';
 import { openEmbedder } from '../../vector/embedders.js';
-import { dataDirFlag } from '../flags.js';
+import { dataDirFlag, logLevelFlag, modelDirFlag } from '../flags.js';
 
 export default class EmbeddingsServe extends Command {
   static override description =
@@ -18,16 +18,8 @@ export default class EmbeddingsServe extends Command {
     }),
     host: Flags.string({ description: 'address to bind', env: 'NEXTREC_HOST', default: '127.0.0.1' }),
     'data-dir': dataDirFlag,
-    'model-dir': Flags.string({
-      description: 'a local transformers model directory (default: the built-in hashing embedder)',
-      env: 'NEXTREC_MODEL_DIR',
-    }),
-    'log-level': Flags.string({
-      description: 'log level',
-      env: 'NEXTREC_LOG_LEVEL',
-      default: 'info',
-      options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-    }),
+    'model-dir': modelDirFlag,
+    'log-level': logLevelFlag,
   };
 
   async run(): Promise<void> {
