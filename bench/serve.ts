@@ -208,10 +208,11 @@ async function waitForModels(daemon: ChildServer, interactions: number, items: n
       if (entry.tenantId !== TENANT_ID) continue;
       if (entry.msg === 'model build failed' || entry.msg?.startsWith('model refused'))
         throw new Error(`model build failed: ${line}`);
+      if (entry.msg !== 'model swapped in') continue;
       // Vectors are built from the items, the other models from the interactions.
       const built =
         entry.model === 'vectors' ? entry.source!.items >= items : entry.source!.interactions >= interactions;
-      if (entry.msg === 'model swapped in' && built) complete.add(entry.model!);
+      if (built) complete.add(entry.model!);
     }
     if (MODELS_IN_USE.every((model) => complete.has(model))) return;
     await sleep(1_000);

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Index, MetricKind } from 'usearch';
+import { Index, MetricKind, exactSearch, type BatchMatches } from 'usearch';
 import { MODEL_FORMATS, type ItemVectors } from '../../src/artifacts/formats.js';
 import { openCurrent } from '../../src/artifacts/open.js';
 import {
@@ -27,7 +27,14 @@ export interface VectorsParameters {
   expansionAdd: number;
   /** A transformers model directory; none: the built-in hashing embedder. */
   modelDir: string | null;
+  /** Nearest items listed per item, for similar-products (0: no lists). */
+  neighbours: number;
 }
+
+/** Up to this many rows, the lists come from an exact search of every row against every row. */
+const EXACT_LISTS = 2_000;
+/** Candidates an HNSW search for a list explores; they are scored again on the full vectors. */
+const LIST_CANDIDATES = 64;
 
 /** Up to this many items a tenant's vectors are searched exactly (README, "Vectors and search"). */
 const DEFAULT_EXACT_LIMIT = 20_000;
@@ -102,6 +109,73 @@ export function buildIndex(
   }
 }
 
+function dot(matrix: Float32Array, a: number, b: number, dimensions: number): number {
+  let sum = 0;
+  for (let d = 0; d < dimensions; d++) sum += matrix[a * dimensions + d] * matrix[b * dimensions + d];
+  return sum;
+}
+
+/**
+ * Each row's `neighbours` nearest other rows with a positive similarity, best first: similar-products
+ * reads them instead of searching (README, "Vectors and search"). Small sets are searched exactly; larger
+ * ones through an i8 HNSW index made for the purpose, its candidates scored again on the full vectors.
+ */
+export function nearestLists(
+  matrix: Float32Array,
+  rows: number,
+  dimensions: number,
+  neighbours: number,
+  parameters: Pick<VectorsParameters, 'connectivity' | 'expansionAdd'>,
+  threads: number,
+): NonNullable<ItemVectors['lists']> {
+  const offsets = new Int32Array(rows + 1);
+  const listRows: number[] = [];
+  const listScores: number[] = [];
+  if (rows > 1 && neighbours > 0) {
+    const wanted = Math.min(
+      rows,
+      rows <= EXACT_LISTS ? neighbours + 1 : Math.max(LIST_CANDIDATES, neighbours + 1),
+    );
+    let matches: BatchMatches;
+    const queries = matrix.subarray(0, rows * dimensions);
+    if (rows <= EXACT_LISTS) {
+      matches = exactSearch(queries, queries, dimensions, wanted, MetricKind.IP, threads) as BatchMatches;
+    } else {
+      const index = new Index({
+        metric: MetricKind.IP,
+        dimensions,
+        connectivity: parameters.connectivity,
+        quantization: 'i8' as never,
+        expansion_add: parameters.expansionAdd,
+        expansion_search: wanted,
+        multi: false,
+      });
+      const keys = new BigUint64Array(rows);
+      for (let row = 0; row < rows; row++) keys[row] = BigInt(row);
+      index.add(keys, queries, threads);
+      matches = index.search(queries, wanted, threads) as BatchMatches;
+    }
+    const candidates: { row: number; score: number }[] = [];
+    for (let row = 0; row < rows; row++) {
+      candidates.length = 0;
+      const found = Number(matches.counts[row]);
+      for (let i = 0; i < found; i++) {
+        const other = Number(matches.keys[row * wanted + i]);
+        if (other === row) continue;
+        const score = dot(matrix, row, other, dimensions);
+        if (score > 0) candidates.push({ row: other, score });
+      }
+      candidates.sort((a, b) => b.score - a.score);
+      for (const candidate of candidates.slice(0, neighbours)) {
+        listRows.push(candidate.row);
+        listScores.push(candidate.score);
+      }
+      offsets[row + 1] = listRows.length;
+    }
+  }
+  return { offsets, rows: Int32Array.from(listRows), scores: Float32Array.from(listScores) };
+}
+
 /**
  * The vectors model (README, "Vectors and search"): every item a template applies to, embedded from its
  * text; rows of the previous version whose text is unchanged are reused rather than embedded again.
@@ -114,6 +188,7 @@ export const vectorsJob: ModelJob<VectorsParameters> = {
     connectivity: 16,
     expansionAdd: 128,
     modelDir: process.env.NEXTREC_MODEL_DIR || null,
+    neighbours: 50,
   },
   async build(lake: LakeDb, parameters, context) {
     // A lake without a location (a scratch lake) has no configuration and no previous version.
@@ -196,6 +271,14 @@ export const vectorsJob: ModelJob<VectorsParameters> = {
           );
         }
       }
+      model.lists = nearestLists(
+        matrix,
+        kept.length,
+        dimensions,
+        parameters.neighbours,
+        parameters,
+        context.threads,
+      );
       const { files, shape } = MODEL_FORMATS.vectors.encode(model);
       return {
         files,

@@ -146,6 +146,20 @@ export interface ItemVectors {
   matrix: Float32Array;
   /** encode: the index files' bytes; decode: their paths. */
   indexes: Partial<Record<Quantization, Uint8Array | string>>;
+  /**
+   * Each row's nearest rows, best first: row r's are rows[offsets[r]..offsets[r + 1]) with their cosine
+   * similarities in `scores`. Absent in versions built without them.
+   */
+  lists?: { offsets: Int32Array; rows: Int32Array; scores: Float32Array };
+}
+
+/** A copy in shared memory, so that the threads that serve from it share one. */
+function shared<T extends Int32Array | Float32Array>(array: T): T {
+  const copy = new (array.constructor as new (buffer: SharedArrayBuffer) => T)(
+    new SharedArrayBuffer(array.byteLength),
+  );
+  copy.set(array as never);
+  return copy;
 }
 
 function indexFileName(quantization: Quantization): string {
@@ -163,6 +177,10 @@ export const VECTORS: ModelFormat<ItemVectors> = {
     };
     for (const [quantization, bytes] of Object.entries(model.indexes)) {
       if (bytes instanceof Uint8Array) files[indexFileName(quantization as Quantization)] = bytes;
+    }
+    if (model.lists) {
+      files['list-offsets.arrow'] = columnsToArrow({ offset: model.lists.offsets });
+      files['lists.arrow'] = columnsToArrow({ row: model.lists.rows, score: model.lists.scores });
     }
     return { files, shape: { items: model.items.length, dimensions: model.dimensions } };
   },
@@ -191,8 +209,32 @@ export const VECTORS: ModelFormat<ItemVectors> = {
       if (artifact.dir === undefined) throw new ArtifactError(`${name} has no folder to be opened from`);
       indexes[quantization] = path.join(artifact.dir, name);
     }
+    let lists: ItemVectors['lists'];
+    if ('lists.arrow' in artifact.manifest.files) {
+      const { offset: offsets } = arrowToColumns(
+        artifact.file('list-offsets.arrow'),
+        { offset: 'int32' },
+        'list-offsets.arrow',
+      );
+      const { row: rows, score: scores } = arrowToColumns(
+        artifact.file('lists.arrow'),
+        { row: 'int32', score: 'float32' },
+        'lists.arrow',
+      );
+      if (offsets.length !== items.length + 1 || offsets[0] !== 0 || offsets[items.length] !== rows.length)
+        throw new ArtifactError('list offsets do not span the lists');
+      for (let i = 0; i < items.length; i++) {
+        if (offsets[i + 1] < offsets[i]) throw new ArtifactError(`list offsets decrease at row ${i}`);
+      }
+      for (let k = 0; k < rows.length; k++) {
+        if (rows[k] < 0 || rows[k] >= items.length) throw new ArtifactError(`list entry ${k} names no row`);
+      }
+      checkFinite(scores, 'list scores');
+      lists = { offsets: shared(offsets), rows: shared(rows), scores: shared(scores) };
+    }
     const model = artifact.manifest.parameters.model;
     return {
+      lists,
       model: typeof model === 'string' ? model : '',
       dimensions,
       items,

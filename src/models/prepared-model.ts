@@ -60,6 +60,7 @@ export function prepareModel(
       hashes: vectors.hashes,
       matrix: vectors.matrix,
       indexFiles: vectors.indexes as VectorBase['indexFiles'],
+      lists: vectors.lists,
     };
     return { manifest, vectors: base };
   }

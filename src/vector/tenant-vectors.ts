@@ -22,6 +22,8 @@ export interface VectorBase {
   matrix: Float32Array;
   /** HNSW index files over the rows, keyed by row, per quantization; none: searched exactly. */
   indexFiles: Partial<Record<Quantization, string>>;
+  /** Each row's nearest rows, best first (see ItemVectors in the artifact formats); absent: none built. */
+  lists?: { offsets: Int32Array; rows: Int32Array; scores: Float32Array };
 }
 
 export function emptyVectorBase(): VectorBase {
@@ -63,6 +65,18 @@ export function textHash(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
+}
+
+/** The best `want` of matches found in parts, best first. */
+function ranked(found: { id: number; score: number }[], want: number): VectorMatches {
+  found.sort((a, b) => b.score - a.score);
+  const ids: number[] = [];
+  const scores: number[] = [];
+  for (let i = 0; i < found.length && ids.length < want; i++) {
+    ids.push(found[i].id);
+    scores.push(found[i].score);
+  }
+  return { ids, scores };
 }
 
 /** The inner product of row `row` of `matrix` with `query`. */
@@ -215,6 +229,52 @@ export class TenantVectors {
     this.version++;
   }
 
+  /**
+   * The `want` items nearest an item that `accept` takes, best first; undefined when the item has no
+   * vector. An item of the base reads its list (built with the base) and searches only the delta; any
+   * other item is searched for. Lists stand for the default search: `ef` and `quantization` do not apply
+   * to them; the threshold and `accept` do. When a list yields fewer than `enough` (its items are refused,
+   * or it is short), the item is searched for after all.
+   */
+  nearestTo(
+    item: number,
+    want: number,
+    options: VectorSearchOptions,
+    enough = want,
+  ): VectorMatches | undefined {
+    const vector = this.vectorOf(item);
+    if (!vector) return undefined;
+    const lists = this.base.lists;
+    const row = this.itemRow[item] - 1;
+    if (!lists || row < 0) return this.search(vector, want, options);
+    const found: { id: number; score: number }[] = [];
+    for (let k = lists.offsets[row]; k < lists.offsets[row + 1] && found.length < want; k++) {
+      const score = lists.scores[k];
+      if (score < options.threshold) break;
+      const other = this.baseItem[lists.rows[k]];
+      // A row whose item moved to the delta (its text changed) or left the index is skipped.
+      if (this.itemRow[other] === lists.rows[k] + 1 && options.accept(other))
+        found.push({ id: other, score });
+    }
+    if (this.deltaRows > 0) {
+      const own = vector.slice(0, D);
+      const rows = this.deltaRows;
+      const matrix = this.delta.subarray(0, rows * D);
+      this.collect(
+        found,
+        want,
+        options,
+        rows,
+        (k) => exactSearch(matrix, own, D, k, MetricKind.IP, 1) as Matches,
+        (deltaRow) =>
+          this.itemRow[this.deltaItem[deltaRow]] === -(deltaRow + 1) ? this.deltaItem[deltaRow] : -1,
+        false,
+      );
+    }
+    if (found.length < enough) return this.search(vector, want, options);
+    return ranked(found, want);
+  }
+
   /** The `want` best matches of `query` (a unit vector) that `accept` takes, best first. */
   search(query: Float32Array, want: number, options: VectorSearchOptions): VectorMatches {
     const found: { id: number; score: number }[] = [];
@@ -252,14 +312,7 @@ export class TenantVectors {
         false,
       );
     }
-    found.sort((a, b) => b.score - a.score);
-    const ids: number[] = [];
-    const scores: number[] = [];
-    for (let i = 0; i < found.length && ids.length < want; i++) {
-      ids.push(found[i].id);
-      scores.push(found[i].score);
-    }
-    return { ids, scores };
+    return ranked(found, want);
   }
 
   /**

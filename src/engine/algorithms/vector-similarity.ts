@@ -6,7 +6,7 @@ import {
 } from '../../contract/vectors.js';
 import { SERVABLE, categoryCodeOf } from '../../state/item-catalog.js';
 import type { TenantState } from '../../state/tenant-state.js';
-import type { VectorMatches } from '../../vector/tenant-vectors.js';
+import type { VectorMatches, VectorSearchOptions } from '../../vector/tenant-vectors.js';
 import { requestPools, type CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
 import { IdMarks } from '../id-marks.js';
@@ -61,11 +61,20 @@ export function nearestItems(
   settings: ResolvedVectorSettings,
   seeds: readonly number[],
 ): VectorMatches {
+  return tenant.vectors.search(query, want, searchOptions(tenant, settings, seeds));
+}
+
+/** What a candidate must be: in the catalog and available, of the settings' categories, not a seed. */
+function searchOptions(
+  tenant: TenantState,
+  settings: ResolvedVectorSettings,
+  seeds: readonly number[],
+): VectorSearchOptions {
   const { rankingCodes } = tenant.catalog;
   seedMarks.begin(tenant.catalog.size);
   for (const seed of seeds) seedMarks.mark(seed);
   const categories = settings.categories;
-  return tenant.vectors.search(query, want, {
+  return {
     ef: settings.ef,
     threshold: settings.threshold,
     quantization: settings.quantization,
@@ -73,7 +82,7 @@ export function nearestItems(
       (rankingCodes[id] & SERVABLE) !== 0 &&
       !seedMarks.has(id) &&
       (categories === undefined || categories.has(categoryCodeOf(rankingCodes[id]))),
-  });
+  };
 }
 
 /** Remembered seed searches of a tenant, valid while its vectors and catalog are as they were. */
@@ -93,6 +102,7 @@ function nearestToItem(
   tenant: TenantState,
   seed: number,
   want: number,
+  enough: number,
   settings: ResolvedVectorSettings,
 ): VectorMatches | undefined {
   let memory = remembered.get(tenant);
@@ -108,12 +118,11 @@ function nearestToItem(
     };
     remembered.set(tenant, memory);
   }
-  const key = `${seed}|${want}|${settings.key}`;
+  const key = `${seed}|${want}|${enough}|${settings.key}`;
   const known = memory.searches.get(key);
   if (known) return known;
-  const vector = tenant.vectors.vectorOf(seed);
-  if (!vector) return undefined;
-  const found = nearestItems(tenant, vector, want, settings, [seed]);
+  const found = tenant.vectors.nearestTo(seed, want, searchOptions(tenant, settings, [seed]), enough);
+  if (!found) return undefined;
   if (memory.searches.size >= REMEMBERED_SEARCHES) memory.searches.clear();
   memory.searches.set(key, found);
   return found;
@@ -138,7 +147,14 @@ export const vectorSimilarity: Algorithm = {
   candidates(context) {
     const { tenant, seeds } = context;
     if (seeds.length === 0) return requestPools.take(0);
-    const matches = nearestToItem(tenant, seeds[0], context.poolSize, vectorSettingsOf(context));
+    // The list of the seed serves when it has the count asked for; the pipeline fills the rest.
+    const matches = nearestToItem(
+      tenant,
+      seeds[0],
+      context.poolSize,
+      context.config.count,
+      vectorSettingsOf(context),
+    );
     return matches && matches.ids.length > 0
       ? poolOf(matches, context.poolSize)
       : categoryCandidates(context, seeds);

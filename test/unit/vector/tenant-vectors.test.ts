@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LakeDb } from '../../../jobs/lake/lake-db.js';
-import { vectorsJob, type VectorsParameters } from '../../../jobs/vectors/vectors-job.js';
+import { nearestLists, vectorsJob, type VectorsParameters } from '../../../jobs/vectors/vectors-job.js';
 import { publishModel } from '../../../src/artifacts/publish.js';
 import { recommendList } from '../../../src/engine/pipeline.js';
 import { loadModel } from '../../../src/models/model-loader.js';
@@ -179,7 +179,13 @@ describe('the vectors job and the vector index it publishes', () => {
   it('builds HNSW indexes above the exact limit, which the loader opens and searches', async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-vectors-'));
     const { built, manifest } = await build(NAMES, { exactLimit: 2 });
-    expect(Object.keys(built.files).sort()).toEqual(['index-f32.usearch', 'items.arrow', 'vectors.f32']);
+    expect(Object.keys(built.files).sort()).toEqual([
+      'index-f32.usearch',
+      'items.arrow',
+      'list-offsets.arrow',
+      'lists.arrow',
+      'vectors.f32',
+    ]);
     expect(built.source.items).toBe(6);
     const tenant = servingTenant();
     loadModel(dataDir, tenant, 'vectors', manifest.version);
@@ -271,5 +277,86 @@ describe('vector candidates in the pipeline', () => {
     expect(list.ids.map((i) => tenant.catalog.externalIds[i])).toEqual(['c', 'd']);
     const onlyY = recommendList(tenant, { ...request, scenario: 'only-y', count: 1 }, Date.now());
     expect(onlyY.ids.map((i) => tenant.catalog.externalIds[i])).toEqual(['c']);
+  });
+});
+
+describe('nearest lists', () => {
+  /** `rows` random unit vectors around `clusters` centres, from a fixed seed. */
+  function clustered(rows: number, clusters: number): Float32Array {
+    let state = 42;
+    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: D }, random));
+    const matrix = new Float32Array(rows * D);
+    for (let r = 0; r < rows; r++) {
+      let norm = 0;
+      for (let d = 0; d < D; d++) {
+        const value = centres[r % clusters][d] + 0.8 * random();
+        matrix[r * D + d] = value;
+        norm += value * value;
+      }
+      for (let d = 0; d < D; d++) matrix[r * D + d] /= Math.sqrt(norm);
+    }
+    return matrix;
+  }
+
+  function exactTop(matrix: Float32Array, rows: number, row: number, k: number): number[] {
+    const scores: { other: number; score: number }[] = [];
+    for (let other = 0; other < rows; other++) {
+      if (other === row) continue;
+      let score = 0;
+      for (let d = 0; d < D; d++) score += matrix[row * D + d] * matrix[other * D + d];
+      scores.push({ other, score });
+    }
+    return scores
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k)
+      .map((entry) => entry.other);
+  }
+
+  it.each([
+    ['exactly', 300],
+    ['through HNSW, scored again on the full vectors', 2_500],
+  ])('lists each row its nearest others, best first, %s', (_, rows) => {
+    const matrix = clustered(rows, 20);
+    const lists = nearestLists(matrix, rows, D, 10, { connectivity: 16, expansionAdd: 128 }, 2);
+    expect(lists.offsets).toHaveLength(rows + 1);
+    let hits = 0;
+    const sampled = [0, 1, 7, 99, 150, rows - 1];
+    for (const row of sampled) {
+      const listed = Array.from(lists.rows.subarray(lists.offsets[row], lists.offsets[row + 1]));
+      expect(listed).not.toContain(row);
+      const scores = lists.scores.subarray(lists.offsets[row], lists.offsets[row + 1]);
+      for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeLessThanOrEqual(scores[i - 1]);
+      const truth = new Set(exactTop(matrix, rows, row, 10));
+      hits += listed.filter((other) => truth.has(other)).length;
+    }
+    expect(hits / (10 * sampled.length)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('serve similar items from a loaded base without searching, and skip rows no longer live', () => {
+    const vectors = new TenantVectors();
+    const matrix = rows(unit(0), unit(0, 1, 0.2), unit(0, 1, 1), unit(3));
+    const lists = nearestLists(matrix, 4, D, 3, { connectivity: 16, expansionAdd: 128 }, 1);
+    vectors.replaceBase(
+      {
+        version: 1,
+        builtAt: 1,
+        model: 'm',
+        externalIds: ['0', '1', '2', '3'],
+        hashes: new Uint32Array(4),
+        matrix,
+        indexFiles: {},
+        lists,
+      },
+      Number,
+    );
+    const notSeed = { ...everything, accept: (id: number) => id !== 0 };
+    expect(vectors.nearestTo(0, 2, notSeed)?.ids).toEqual([1, 2]);
+    // Item 1 changed its text: its new vector (in the delta) is what counts, and it is not similar.
+    vectors.set([1], rows(unit(3)), [9]);
+    expect(vectors.nearestTo(0, 2, notSeed, 1)?.ids).toEqual([2]);
+    // Fewer than enough from the list: searched for, with the same answer.
+    expect(vectors.nearestTo(0, 2, notSeed)?.ids).toEqual([2]);
+    expect(vectors.nearestTo(5, 3, notSeed)).toBeUndefined();
   });
 });
