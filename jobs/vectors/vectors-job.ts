@@ -14,7 +14,7 @@ import {
 import { vectorConfigFile } from '../../src/lake/layout.js';
 import { openEmbedder } from '../../src/vector/embedders.js';
 import { itemText, sortedTemplates } from '../../src/vector/templates.js';
-import { vectorTextHash } from '../../src/vector/tenant-vectors.js';
+import { vectorTextHash } from '../../src/vector/text-hash.js';
 import type { LakeDb } from '../lake/lake-db.js';
 import type { ModelJob } from '../model-job.js';
 

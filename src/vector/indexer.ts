@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Embedder } from './embedder.js';
 import { itemText, sortedTemplates } from './templates.js';
-import { vectorTextHash } from './tenant-vectors.js';
+import { vectorTextHash } from './text-hash.js';
 
 /** Items embedded at a time: large enough for a model's batching, small enough to keep turns short. */
 const BATCH = 128;

@@ -57,16 +57,6 @@ export interface VectorMatches {
 
 const D = VECTOR_DIMENSIONS;
 
-/** FNV-1a over the text's UTF-16 units: which text a vector was embedded from, to tell a changed one. */
-export function textHash(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
-
 /** The best `want` of matches found in parts, best first. */
 function ranked(found: { id: number; score: number }[], want: number): VectorMatches {
   found.sort((a, b) => b.score - a.score);
@@ -85,11 +75,6 @@ function dot(matrix: Float32Array, row: number, query: Float32Array): number {
   let sum = 0;
   for (let d = 0; d < D; d++) sum += matrix[offset + d] * query[d];
   return sum;
-}
-
-/** The hash a vector's text is known by: the embedder's model is part of it, so a new model re-embeds. */
-export function vectorTextHash(model: string, text: string): number {
-  return textHash(`${model}\u0000${text}`);
 }
 
 /**
