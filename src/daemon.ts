@@ -93,6 +93,7 @@ async function startServing(
     app.log.error({ tenantId, reason: (error as Error).message }, 'lake export failed'),
   );
   runtime.models.start(app.log);
+  runtime.answers.start((error) => app.log.error({ err: error }, 'recording answers failed'));
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -105,6 +106,7 @@ async function startServing(
         await app.close();
         await embeddings?.close();
         await runtime.vectors.stop();
+        await runtime.answers.stop();
         await ranker.close();
         await runtime.models.stop();
         await runtime.loader.stop();

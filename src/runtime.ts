@@ -1,3 +1,4 @@
+import { AnswerLog } from './analytics/answer-log.js';
 import { modelsInUse } from './engine/algorithms/registry.js';
 import { MODEL_NAMES } from './artifacts/layout.js';
 import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
@@ -30,6 +31,8 @@ export interface Runtime {
   readonly models: ModelScheduler;
   /** Embeds upserted items for vector search, in the background. */
   readonly vectors: VectorIndexer;
+  /** The record of answers given, for analytics; idle until the daemon starts it. */
+  readonly answers: AnswerLog;
 }
 
 /**
@@ -71,5 +74,6 @@ export async function openRuntime(
     loader,
     models,
     vectors: indexer,
+    answers: new AnswerLog(store),
   };
 }

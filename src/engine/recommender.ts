@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TenantState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
 import type { Ranker } from './ranker.js';
@@ -7,6 +8,11 @@ import { ResultCache, type ResultCacheOptions } from './result-cache.js';
 
 export const DEFAULT_CACHE: ResultCacheOptions = { maxBytes: 64 * 1024 * 1024, ttlMs: 60_000 };
 
+/** Where the answers given are recorded (analytics' AnswerLog). */
+export interface AnswerRecorder {
+  record(tenantId: string, recommId: string, userId: string | undefined, body: string): void;
+}
+
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
 export class Recommender {
   private readonly cache: ResultCache;
@@ -14,6 +20,7 @@ export class Recommender {
   constructor(
     private readonly ranker: Ranker,
     options: ResultCacheOptions = DEFAULT_CACHE,
+    private readonly answers?: AnswerRecorder,
   ) {
     this.cache = new ResultCache(options);
   }
@@ -36,19 +43,26 @@ export class Recommender {
     const projection = resolveProjection(request.projection);
     if (request.noCache) {
       this.ranker.rank(tenant, request, projection, now, (outcome) =>
-        done(outcome instanceof Error ? outcome : withRecommId(outcome)),
+        done(outcome instanceof Error ? outcome : this.answered(tenant, request, outcome)),
       );
       return;
     }
     const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.get(key, tenant, now);
-    if (cached !== undefined) return done(withRecommId(cached));
+    if (cached !== undefined) return done(this.answered(tenant, request, cached));
     // The state as the ranker sees it: it may change before the list comes back.
     const stamp = this.cache.stamp(tenant, request.userId, now);
     this.ranker.rank(tenant, request, projection, now, (outcome) => {
       if (outcome instanceof Error) return done(outcome);
       this.cache.set(key, stamp, outcome);
-      done(withRecommId(outcome));
+      done(this.answered(tenant, request, outcome));
     });
+  }
+
+  /** The answer with a recommId of its own, recorded under it. */
+  private answered(tenant: TenantState, request: RecommendationRequest, body: string): string {
+    const recommId = randomUUID();
+    this.answers?.record(tenant.tenantId, recommId, request.userId, body);
+    return withRecommId(body, recommId);
   }
 }

@@ -40,6 +40,6 @@ export function renderList(catalog: ItemCatalog, list: RankedList, projection: R
  * rather than bytes: the socket encodes the answer as it writes it, in one piece with the headers, where
  * a copy into a buffer of its own cost an allocation per answer and went out as a second piece.
  */
-export function withRecommId(body: string): string {
-  return `${body},"recommId":"${randomUUID()}"}`;
+export function withRecommId(body: string, recommId: string = randomUUID()): string {
+  return `${body},"recommId":"${recommId}"}`;
 }

@@ -12,6 +12,7 @@ import { errorsPlugin } from './plugins/errors.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js';
 import { RepeatedBodies } from './repeated-bodies.js';
+import { analyticsRoutes } from './routes/analytics.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { healthRoutes } from './routes/health.js';
@@ -68,7 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('runtime', options.runtime);
-  app.decorate('recommender', new Recommender(options.ranker));
+  app.decorate('recommender', new Recommender(options.ranker, undefined, options.runtime.answers));
   app.decorate('startedAt', Date.now());
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -95,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(segmentationRoutes);
   await app.register(identityRoutes);
   await app.register(vectorRoutes);
+  await app.register(analyticsRoutes);
   await app.register(authRoutes);
   return app;
 }

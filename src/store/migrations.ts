@@ -109,6 +109,23 @@ export const MIGRATIONS: readonly Migration[] = [
     // A copy counts in its user's history but not again in item counters (README, "Identity").
     statements: ['ALTER TABLE interactions ADD COLUMN merged BOOLEAN DEFAULT false'],
   },
+  {
+    version: 4,
+    description: 'a record of the answers recommendations gave',
+    // What each answer returned, for catalog coverage and for joining impressions and clicks that carry a
+    // recommId to the answer that caused them (README, "Analytics"). Item ids as a JSON array.
+    statements: [
+      `CREATE TABLE answers (
+        tenant_id VARCHAR NOT NULL,
+        recomm_id VARCHAR NOT NULL,
+        ts BIGINT NOT NULL,
+        user_id VARCHAR,
+        scenario VARCHAR,
+        algorithm VARCHAR,
+        item_ids VARCHAR NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

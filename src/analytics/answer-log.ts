@@ -1,0 +1,125 @@
+import type { Store } from '../store/database.js';
+import type { Statement } from '../store/rows.js';
+
+/** Answers held between writes; beyond it, answers go unrecorded until the next write (and are counted). */
+export const MAX_PENDING_ANSWERS = 20_000;
+/** How often held answers are written. */
+export const ANSWER_FLUSH_MS = 1_000;
+/** Answer records older than this are removed (README, "Analytics"). */
+export const ANSWER_RETENTION_MS = 90 * 86_400_000;
+/** Rows per INSERT statement. */
+const ROWS_PER_STATEMENT = 500;
+
+interface PendingAnswer {
+  tenantId: string;
+  recommId: string;
+  ts: number;
+  userId: string | undefined;
+  /** The rendered answer, read only when it is written. */
+  body: string;
+}
+
+const ITEM_ID = /"itemId":("(?:[^"\\]|\\.)*")/g;
+const FIELD = (name: string) => new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*")`);
+const ALGORITHM = FIELD('algorithm');
+const SCENARIO = FIELD('scenario');
+
+/** What an answer's JSON says: its item ids, algorithm and scenario (the answer's own fields). */
+export function answerFields(body: string): {
+  itemIds: string[];
+  algorithm: string | null;
+  scenario: string | null;
+} {
+  const itemIds = [...body.matchAll(ITEM_ID)].map((match) => JSON.parse(match[1]) as string);
+  // The list comes first: the answer's own fields follow its last item.
+  const tail = body.slice(body.lastIndexOf(']'));
+  const algorithm = ALGORITHM.exec(tail)?.[1];
+  const scenario = SCENARIO.exec(tail)?.[1];
+  return {
+    itemIds,
+    algorithm: algorithm === undefined ? null : (JSON.parse(algorithm) as string),
+    scenario: scenario === undefined ? null : (JSON.parse(scenario) as string),
+  };
+}
+
+/**
+ * A compact record of every answer recommendations gave (README, "Analytics"): held in memory as given,
+ * and written in batches once a second through the write queue, so a request only appends to a list.
+ * Bounded: answers beyond MAX_PENDING_ANSWERS between two writes are not recorded (counted in `dropped`).
+ */
+export class AnswerLog {
+  private pending: PendingAnswer[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private lastPrune = 0;
+  dropped = 0;
+
+  constructor(private readonly store: Store) {}
+
+  record(
+    tenantId: string,
+    recommId: string,
+    userId: string | undefined,
+    body: string,
+    ts = Date.now(),
+  ): void {
+    if (this.pending.length >= MAX_PENDING_ANSWERS) {
+      this.dropped++;
+      return;
+    }
+    this.pending.push({ tenantId, recommId, ts, userId, body });
+  }
+
+  /** Writes held answers every ANSWER_FLUSH_MS; only the daemon starts it. */
+  start(onError: (error: unknown) => void): void {
+    this.timer = setInterval(() => {
+      this.flush().catch(onError);
+    }, ANSWER_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /** Writes what is held now (and removes records past the retention, at most hourly). */
+  flush(now = Date.now()): Promise<void> {
+    this.writing = (this.writing ?? Promise.resolve()).then(() => this.write(now));
+    return this.writing;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async write(now: number): Promise<void> {
+    const answers = this.pending;
+    this.pending = [];
+    const statements: Statement[] = [];
+    for (let start = 0; start < answers.length; start += ROWS_PER_STATEMENT) {
+      const chunk = answers.slice(start, start + ROWS_PER_STATEMENT);
+      const params: (string | number | null)[] = [];
+      const values = chunk.map((answer) => {
+        const fields = answerFields(answer.body);
+        const at = params.length;
+        params.push(
+          answer.tenantId,
+          answer.recommId,
+          answer.ts,
+          answer.userId ?? null,
+          fields.scenario,
+          fields.algorithm,
+          JSON.stringify(fields.itemIds),
+        );
+        return `(${Array.from({ length: 7 }, (_, i) => `$${at + i + 1}`).join(', ')})`;
+      });
+      statements.push({ sql: `INSERT INTO answers VALUES ${values.join(', ')}`, params });
+    }
+    if (now - this.lastPrune > 3_600_000) {
+      this.lastPrune = now;
+      statements.push({ sql: 'DELETE FROM answers WHERE ts < $1', params: [now - ANSWER_RETENTION_MS] });
+    }
+    if (statements.length === 0) return;
+    await this.store.writes.submit((rows) => {
+      rows.statements.push(...statements);
+      return () => undefined;
+    });
+  }
+}

@@ -1,0 +1,231 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { INTERACTION_TYPES as TYPE_NAMES } from '../contract/ingestion.js';
+import { rate, type Window } from './window.js';
+
+/**
+ * The analytics of a tenant over a window of UTC days (README, "Analytics"), each one DuckDB query over
+ * the store. Clicks are views that carry a scenarioSlug; an impression counts once per item it showed.
+ * Copies of session events made by identity merges are left out: their originals count.
+ */
+
+const DAY_MS = 86_400_000;
+
+type Row = unknown[];
+
+async function rows(db: DuckDBConnection, sql: string, params: (string | number)[]): Promise<Row[]> {
+  return (await db.runAndReadAll(sql, params)).getRowsJS();
+}
+
+const n = (value: unknown) => Number(value ?? 0);
+
+/** `$1` tenant, `$2` window start, `$3` window end. */
+const INTERACTIONS =
+  'interactions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND NOT coalesce(merged, false)';
+const IMPRESSIONS = 'impressions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3';
+
+function params(tenantId: string, window: Window, ...more: (string | number)[]): (string | number)[] {
+  return [tenantId, window.fromMs, window.untilMs, ...more];
+}
+
+/** A zero-filled series over the window's days from rows of (day number, ...values). */
+function series<T>(window: Window, found: Row[], make: (values: number[]) => T): (T & { date: string })[] {
+  const byDay = new Map(found.map((row) => [n(row[0]), row.slice(1).map(n)]));
+  return window.days.map((date) => {
+    const values = byDay.get(Date.parse(`${date}T00:00:00Z`) / DAY_MS) ?? [];
+    return { date, ...make(values) };
+  });
+}
+
+export async function summary(db: DuckDBConnection, tenantId: string, window: Window, items: number) {
+  const [counts] = await rows(
+    db,
+    `SELECT count(*), count(DISTINCT coalesce(user_id, session_id)),
+            ${TYPE_NAMES.map((type) => `count(*) FILTER (WHERE type = '${type}')`).join(', ')}
+       FROM ${INTERACTIONS}`,
+    params(tenantId, window),
+  );
+  const [[impressions]] = await rows(
+    db,
+    `SELECT sum(len(item_ids)) FROM ${IMPRESSIONS}`,
+    params(tenantId, window),
+  );
+  return {
+    items,
+    users: n(counts[1]),
+    interactions: n(counts[0]),
+    impressions: n(impressions),
+    byType: Object.fromEntries(TYPE_NAMES.map((type, i) => [type, n(counts[2 + i])])),
+  };
+}
+
+export async function interactionVolume(db: DuckDBConnection, tenantId: string, window: Window) {
+  const found = await rows(
+    db,
+    `SELECT ts // ${DAY_MS} AS day, count(*) FROM ${INTERACTIONS} GROUP BY day`,
+    params(tenantId, window),
+  );
+  return { data: series(window, found, ([count = 0]) => ({ count })) };
+}
+
+export async function interactionsByType(db: DuckDBConnection, tenantId: string, window: Window) {
+  const found = await rows(
+    db,
+    `SELECT type, count(*) FROM ${INTERACTIONS} GROUP BY type`,
+    params(tenantId, window),
+  );
+  const counts = new Map(found.map(([type, count]) => [String(type), n(count)]));
+  return { data: TYPE_NAMES.map((type) => ({ type, count: counts.get(type) ?? 0 })) };
+}
+
+export async function topItems(db: DuckDBConnection, tenantId: string, window: Window, limit: number) {
+  const found = await rows(
+    db,
+    `SELECT item_id, count(*) AS count FROM ${INTERACTIONS}
+      GROUP BY item_id ORDER BY count DESC, item_id LIMIT $4`,
+    params(tenantId, window, limit),
+  );
+  return { data: found.map(([itemId, count]) => ({ itemId: String(itemId), count: n(count) })) };
+}
+
+export async function catalogCoverage(
+  db: DuckDBConnection,
+  tenantId: string,
+  window: Window,
+  catalogSize: number,
+) {
+  const [[recommended]] = await rows(
+    db,
+    `SELECT count(DISTINCT item_id) FROM (
+       SELECT unnest(from_json(item_ids, '["VARCHAR"]')) AS item_id
+         FROM answers WHERE tenant_id = $1 AND ts >= $2 AND ts < $3)`,
+    params(tenantId, window),
+  );
+  const recommendedItems = Math.min(n(recommended), catalogSize);
+  return { catalogSize, recommendedItems, coverage: rate(recommendedItems, catalogSize) };
+}
+
+/**
+ * Per item: impressions, clicks, carts and purchases of events with a scenarioSlug (`scenario`: only that
+ * one's), most shown first.
+ */
+async function funnelByItem(
+  db: DuckDBConnection,
+  tenantId: string,
+  window: Window,
+  limit: number,
+  scenario: string | undefined,
+): Promise<Row[]> {
+  const slug = scenario === undefined ? 'scenario_slug IS NOT NULL' : 'scenario_slug = $5';
+  return rows(
+    db,
+    `WITH shown AS (
+        SELECT item_id, count(*) AS impressions
+          FROM (SELECT unnest(item_ids) AS item_id FROM ${IMPRESSIONS} AND ${slug})
+         GROUP BY item_id),
+      acted AS (
+        SELECT item_id,
+               count(*) FILTER (WHERE type = 'view') AS clicks,
+               count(*) FILTER (WHERE type = 'cart') AS carts,
+               count(*) FILTER (WHERE type = 'purchase') AS purchases
+          FROM ${INTERACTIONS} AND ${slug}
+         GROUP BY item_id)
+     SELECT item_id, coalesce(impressions, 0) AS impressions, coalesce(clicks, 0) AS clicks,
+            coalesce(carts, 0) AS carts, coalesce(purchases, 0) AS purchases
+       FROM shown FULL OUTER JOIN acted USING (item_id)
+      WHERE coalesce(impressions, 0) + coalesce(clicks, 0) + coalesce(carts, 0) + coalesce(purchases, 0) > 0
+      ORDER BY impressions DESC, clicks DESC, purchases DESC, item_id
+      LIMIT $4`,
+    scenario === undefined ? params(tenantId, window, limit) : params(tenantId, window, limit, scenario),
+  );
+}
+
+export async function topRecommended(db: DuckDBConnection, tenantId: string, window: Window, limit: number) {
+  const found = await funnelByItem(db, tenantId, window, limit, undefined);
+  return {
+    data: found.map(([itemId, impressions, clicks, carts, purchases]) => ({
+      itemId: String(itemId),
+      impressions: n(impressions),
+      clicks: n(clicks),
+      carts: n(carts),
+      purchases: n(purchases),
+      ctr: rate(n(clicks), n(impressions)),
+      conversion: rate(n(purchases), n(clicks)),
+    })),
+  };
+}
+
+export async function scenarioTopItems(
+  db: DuckDBConnection,
+  tenantId: string,
+  window: Window,
+  limit: number,
+  scenario: string,
+) {
+  const found = await funnelByItem(db, tenantId, window, limit, scenario);
+  return {
+    data: found.map(([itemId, impressions, clicks, carts, purchases]) => ({
+      itemId: String(itemId),
+      impressions: n(impressions),
+      clicks: n(clicks),
+      carts: n(carts),
+      purchases: n(purchases),
+      ctr: rate(n(clicks), n(impressions)),
+    })),
+  };
+}
+
+/** Per day (by day number) of a scenario: impressions, clicks, carts, purchases. */
+async function scenarioDays(db: DuckDBConnection, tenantId: string, window: Window, scenario: string) {
+  return rows(
+    db,
+    `WITH shown AS (
+        SELECT ts // ${DAY_MS} AS day, sum(len(item_ids)) AS impressions
+          FROM ${IMPRESSIONS} AND scenario_slug = $4 GROUP BY day),
+      acted AS (
+        SELECT ts // ${DAY_MS} AS day,
+               count(*) FILTER (WHERE type = 'view') AS clicks,
+               count(*) FILTER (WHERE type = 'cart') AS carts,
+               count(*) FILTER (WHERE type = 'purchase') AS purchases
+          FROM ${INTERACTIONS} AND scenario_slug = $4 GROUP BY day)
+     SELECT day, coalesce(impressions, 0), coalesce(clicks, 0), coalesce(carts, 0), coalesce(purchases, 0)
+       FROM shown FULL OUTER JOIN acted USING (day)`,
+    params(tenantId, window, scenario),
+  );
+}
+
+export async function scenarioFunnelVolume(
+  db: DuckDBConnection,
+  tenantId: string,
+  window: Window,
+  scenario: string,
+) {
+  const found = await scenarioDays(db, tenantId, window, scenario);
+  return {
+    data: series(window, found, ([impressions = 0, clicks = 0, carts = 0, purchases = 0]) => ({
+      impressions,
+      clicks,
+      carts,
+      purchases,
+    })),
+  };
+}
+
+export async function scenarioSummary(
+  db: DuckDBConnection,
+  tenantId: string,
+  window: Window,
+  scenario: string,
+) {
+  const found = await scenarioDays(db, tenantId, window, scenario);
+  const total = [0, 0, 0, 0];
+  for (const row of found) for (let i = 0; i < 4; i++) total[i] += n(row[i + 1]);
+  const [impressions, clicks, carts, purchases] = total;
+  return {
+    impressions,
+    clicks,
+    carts,
+    purchases,
+    ctr: rate(clicks, impressions),
+    conversion: rate(purchases, clicks),
+  };
+}

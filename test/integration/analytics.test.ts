@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  call,
+  createTenant,
+  expectError,
+  removeDataDir,
+  startDaemonProcess,
+  tenantHeaders,
+  type DaemonProcess,
+} from '../support/daemon-process.js';
+import { eventually } from '../support/eventually.js';
+
+let daemon: DaemonProcess;
+let headers: Record<string, string>;
+const WINDOW = 'from=2026-03-01&to=2026-03-04';
+
+const get = async (route: string) => {
+  const response = await call(daemon.url, 'GET', route, { headers });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body;
+};
+
+beforeAll(async () => {
+  daemon = await startDaemonProcess();
+  headers = tenantHeaders(await createTenant(daemon.url, 'stats'));
+  const post = async (route: string, body: unknown) =>
+    expect((await call(daemon.url, 'POST', route, { headers, body })).status).toBeLessThan(300);
+  await post('/ingestion/items', { items: ['a', 'b', 'c', 'd'].map((externalId) => ({ externalId })) });
+  await post('/scenarios', { slug: 'home', logicType: 'user-to-item' });
+  await post('/ingestion/impressions', {
+    impressions: [
+      { userId: 'u1', itemIds: ['a', 'b', 'c'], scenarioSlug: 'home', timestamp: '2026-03-01T10:00:00Z' },
+      { userId: 'u2', itemIds: ['a', 'b'], scenarioSlug: 'home', timestamp: '2026-03-02T10:00:00Z' },
+      // Tenant-wide only: no scenario.
+      { userId: 'u3', itemIds: ['c'], timestamp: '2026-03-02T11:00:00Z' },
+      // After the window.
+      { userId: 'u3', itemIds: ['a'], scenarioSlug: 'home', timestamp: '2026-03-05T00:00:00Z' },
+    ],
+  });
+  const event = (
+    who: Record<string, string>,
+    itemId: string,
+    type: string,
+    timestamp: string,
+    scenarioSlug?: string,
+  ) => ({
+    ...who,
+    itemId,
+    type,
+    timestamp,
+    ...(scenarioSlug && { scenarioSlug }),
+  });
+  await post('/ingestion/interactions', {
+    interactions: [
+      event({ userId: 'u1' }, 'a', 'view', '2026-03-01T10:01:00Z', 'home'),
+      event({ userId: 'u1' }, 'a', 'cart', '2026-03-01T10:02:00Z', 'home'),
+      event({ userId: 'u1' }, 'a', 'purchase', '2026-03-01T10:03:00Z', 'home'),
+      event({ userId: 'u2' }, 'b', 'view', '2026-03-02T10:01:00Z', 'home'),
+      event({ userId: 'u2' }, 'a', 'view', '2026-03-02T23:59:59Z'),
+      event({ sessionId: 's1' }, 'c', 'view', '2026-03-04T00:00:00Z'),
+      event({ userId: 'u3' }, 'c', 'rating', '2026-03-04T12:00:00Z'),
+      // Before the window.
+      event({ userId: 'u1' }, 'b', 'view', '2026-02-28T23:59:59Z', 'home'),
+    ],
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await daemon.stop();
+  removeDataDir(daemon.dataDir);
+});
+
+describe('tenant analytics', () => {
+  it('summarizes the window: distinct users and sessions, every impressed item, counts by type', async () => {
+    expect(await get(`/analytics/summary?${WINDOW}`)).toEqual({
+      items: 4,
+      users: 4,
+      interactions: 7,
+      impressions: 6,
+      byType: { view: 4, cart: 1, purchase: 1, rating: 1 },
+    });
+  });
+
+  it('gives a zero-filled daily volume and the counts by type', async () => {
+    expect(await get(`/analytics/interaction-volume?${WINDOW}`)).toEqual({
+      data: [
+        { date: '2026-03-01', count: 3 },
+        { date: '2026-03-02', count: 2 },
+        { date: '2026-03-03', count: 0 },
+        { date: '2026-03-04', count: 2 },
+      ],
+    });
+    expect(await get(`/analytics/interactions-by-type?${WINDOW}`)).toEqual({
+      data: [
+        { type: 'view', count: 4 },
+        { type: 'cart', count: 1 },
+        { type: 'purchase', count: 1 },
+        { type: 'rating', count: 1 },
+      ],
+    });
+    // The window's bounds are whole UTC days, both included.
+    expect((await get('/analytics/interaction-volume?from=2026-02-28&to=2026-02-28')).data).toEqual([
+      { date: '2026-02-28', count: 1 },
+    ]);
+  });
+
+  it('lists top items, and top recommended items from events with a scenario only', async () => {
+    expect(await get(`/analytics/top-items?${WINDOW}&limit=2`)).toEqual({
+      data: [
+        { itemId: 'a', count: 4 },
+        { itemId: 'c', count: 2 },
+      ],
+    });
+    expect(await get(`/analytics/top-recommended?${WINDOW}`)).toEqual({
+      data: [
+        { itemId: 'a', impressions: 2, clicks: 1, carts: 1, purchases: 1, ctr: 0.5, conversion: 1 },
+        { itemId: 'b', impressions: 2, clicks: 1, carts: 0, purchases: 0, ctr: 0.5, conversion: 0 },
+        { itemId: 'c', impressions: 1, clicks: 0, carts: 0, purchases: 0, ctr: 0, conversion: 0 },
+      ],
+    });
+  });
+
+  it('measures catalog coverage from the answers recommendations gave', async () => {
+    const shown = new Set<string>();
+    for (const userId of ['u1', 'u2']) {
+      const answer = await call(daemon.url, 'POST', '/recommendations', {
+        headers,
+        body: { logicType: 'user-to-item', userId, count: 2 },
+      });
+      for (const item of answer.body.items) shown.add(item.itemId);
+    }
+    await eventually(async () =>
+      expect(await get('/analytics/catalog-coverage')).toEqual({
+        catalogSize: 4,
+        recommendedItems: shown.size,
+        coverage: Math.round((shown.size / 4) * 10_000) / 10_000,
+      }),
+    );
+  });
+});
+
+describe('scenario analytics', () => {
+  it('gives the funnel, its daily volume and its items', async () => {
+    expect(await get(`/analytics/scenario/home/summary?${WINDOW}`)).toEqual({
+      impressions: 5,
+      clicks: 2,
+      carts: 1,
+      purchases: 1,
+      ctr: 0.4,
+      conversion: 0.5,
+    });
+    expect(await get(`/analytics/scenario/home/funnel-volume?${WINDOW}`)).toEqual({
+      data: [
+        { date: '2026-03-01', impressions: 3, clicks: 1, carts: 1, purchases: 1 },
+        { date: '2026-03-02', impressions: 2, clicks: 1, carts: 0, purchases: 0 },
+        { date: '2026-03-03', impressions: 0, clicks: 0, carts: 0, purchases: 0 },
+        { date: '2026-03-04', impressions: 0, clicks: 0, carts: 0, purchases: 0 },
+      ],
+    });
+    expect(await get(`/analytics/scenario/home/top-items?${WINDOW}`)).toEqual({
+      data: [
+        { itemId: 'a', impressions: 2, clicks: 1, carts: 1, purchases: 1, ctr: 0.5 },
+        { itemId: 'b', impressions: 2, clicks: 1, carts: 0, purchases: 0, ctr: 0.5 },
+        { itemId: 'c', impressions: 1, clicks: 0, carts: 0, purchases: 0, ctr: 0 },
+      ],
+    });
+  });
+
+  it('answers zeros for a scenario without events, and 404 for an unknown one', async () => {
+    expect(
+      (
+        await call(daemon.url, 'POST', '/scenarios', {
+          headers,
+          body: { slug: 'quiet', logicType: 'item-to-item' },
+        })
+      ).status,
+    ).toBe(201);
+    expect(await get(`/analytics/scenario/quiet/summary?${WINDOW}`)).toEqual({
+      impressions: 0,
+      clicks: 0,
+      carts: 0,
+      purchases: 0,
+      ctr: 0,
+      conversion: 0,
+    });
+    expectError(
+      await call(daemon.url, 'GET', '/analytics/scenario/nope/summary', { headers }),
+      404,
+      'SCENARIO_NOT_FOUND',
+    );
+  });
+});
+
+describe('analytics parameters', () => {
+  it.each([
+    ['from=2026-13-01'],
+    ['from=2026-02-30'],
+    ['from=yesterday'],
+    ['from=2026-03-04&to=2026-03-01'],
+    ['limit=0'],
+    ['limit=abc'],
+    ['from=2000-01-01&to=2026-01-01'],
+    ['unknown=1'],
+  ])('%s is 400 INVALID_QUERY', async (query) => {
+    expectError(
+      await call(daemon.url, 'GET', `/analytics/summary?${query}`, { headers }),
+      400,
+      'INVALID_QUERY',
+    );
+  });
+
+  it('needs a tenant credential', async () => {
+    expectError(
+      await call(daemon.url, 'GET', '/analytics/summary', { headers: { 'x-tenant-id': 'stats' } }),
+      401,
+      'UNAUTHORIZED',
+    );
+  });
+});
