@@ -23,22 +23,24 @@ const ITEM_ID = /"itemId":("(?:[^"\\]|\\.)*")/g;
 const FIELD = (name: string) => new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*")`);
 const ALGORITHM = FIELD('algorithm');
 const SCENARIO = FIELD('scenario');
+const EXPERIMENT = /"experiment":\{"slug":("(?:[^"\\]|\\.)*")/;
 
 /** What an answer's JSON says: its item ids, algorithm and scenario (the answer's own fields). */
 export function answerFields(body: string): {
   itemIds: string[];
   algorithm: string | null;
   scenario: string | null;
+  experiment: string | null;
 } {
   const itemIds = [...body.matchAll(ITEM_ID)].map((match) => JSON.parse(match[1]) as string);
   // The list comes first: the answer's own fields follow its last item.
   const tail = body.slice(body.lastIndexOf(']'));
-  const algorithm = ALGORITHM.exec(tail)?.[1];
-  const scenario = SCENARIO.exec(tail)?.[1];
+  const text = (match: RegExpExecArray | null) => (match ? (JSON.parse(match[1]) as string) : null);
   return {
     itemIds,
-    algorithm: algorithm === undefined ? null : (JSON.parse(algorithm) as string),
-    scenario: scenario === undefined ? null : (JSON.parse(scenario) as string),
+    algorithm: text(ALGORITHM.exec(tail)),
+    scenario: text(SCENARIO.exec(tail)),
+    experiment: text(EXPERIMENT.exec(tail)),
   };
 }
 
@@ -106,9 +108,10 @@ export class AnswerLog {
           answer.userId ?? null,
           fields.scenario,
           fields.algorithm,
+          fields.experiment,
           JSON.stringify(fields.itemIds),
         );
-        return `(${Array.from({ length: 7 }, (_, i) => `$${at + i + 1}`).join(', ')})`;
+        return `(${Array.from({ length: 8 }, (_, i) => `$${at + i + 1}`).join(', ')})`;
       });
       statements.push({ sql: `INSERT INTO answers VALUES ${values.join(', ')}`, params });
     }

@@ -1,4 +1,4 @@
-import { RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
+import { EXPERIMENT, RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
 import { EMBEDDING_TEMPLATE } from '../contract/vectors.js';
 import { ConfigDocuments } from './config-documents.js';
 
@@ -31,5 +31,12 @@ export const embeddingTemplates = new ConfigDocuments({
   collection: 'embeddingTemplates',
 });
 
+export const experiments = new ConfigDocuments({
+  kind: 'experiment',
+  keyField: 'slug',
+  schema: EXPERIMENT,
+  collection: 'experiments',
+});
+
 /** Every configuration resource kind, for loading them all at start. */
-export const CONFIG_RESOURCES = [scenarios, rules, segmentations, embeddingTemplates] as const;
+export const CONFIG_RESOURCES = [scenarios, rules, segmentations, embeddingTemplates, experiments] as const;

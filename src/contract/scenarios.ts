@@ -117,3 +117,24 @@ export const SEGMENTATION = z
     }
   });
 export type Segmentation = z.infer<typeof SEGMENTATION>;
+
+/** An A/B experiment over a base scenario (CONTRACT.md, "Configuration resources"). */
+export const EXPERIMENT = z
+  .strictObject({
+    slug: SLUG,
+    name: z.string().max(256).optional(),
+    baseScenario: SLUG,
+    variants: z
+      .array(z.strictObject({ scenario: SLUG, weight: z.number().positive().max(1_000_000) }))
+      .min(1)
+      .max(20),
+    status: z.enum(['running', 'stopped']).default('running'),
+  })
+  .refine(
+    (experiment) => new Set(experiment.variants.map((v) => v.scenario)).size === experiment.variants.length,
+    {
+      message: 'each variant names a scenario of its own',
+      path: ['variants'],
+    },
+  );
+export type Experiment = z.infer<typeof EXPERIMENT>;

@@ -4,6 +4,7 @@ import type { CompiledBooster, CompiledFilter } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { UserHistory } from '../state/user-histories.js';
 import type { Algorithm } from './algorithms/algorithm.js';
+import type { Assignment } from './experiments.js';
 import type { RecommendationRequest } from './request.js';
 
 export interface FilterRelaxation {
@@ -40,6 +41,8 @@ export interface PipelineContext {
   readonly request: RecommendationRequest;
   readonly config: EffectiveConfig;
   readonly now: number;
+  /** The experiment variant that serves the request, when its scenario runs one. */
+  readonly assignment?: Assignment;
   /** userId (a session id may stand in for it): its history drives weighted-history and the purchase cap. */
   readonly identity?: string;
   readonly history?: UserHistory;

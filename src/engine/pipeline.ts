@@ -14,6 +14,7 @@ import { applyPurchaseCap } from './stages/purchase-cap.js';
 import { resolve } from './stages/resolve.js';
 import { segments } from './stages/segments.js';
 import type { PipelineContext } from './context.js';
+import type { Assignment } from './experiments.js';
 
 export interface RankedList {
   ids: number[];
@@ -21,6 +22,7 @@ export interface RankedList {
   scores?: number[];
   algorithm: string;
   scenario?: string;
+  experiment?: Assignment;
   filterRelaxation?: FilterRelaxation;
 }
 
@@ -80,6 +82,7 @@ export function recommendList(tenant: TenantState, request: RecommendationReques
     scores: algorithm.scored ? plainArray(list.scores, list.length) : undefined,
     algorithm: algorithm.name,
     scenario: scenario?.slug,
+    experiment: context.assignment,
     filterRelaxation: relaxation,
   };
 }

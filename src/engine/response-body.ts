@@ -31,6 +31,7 @@ export function renderList(catalog: ItemCatalog, list: RankedList, projection: R
   }
   parts.push(`],"count":${count},"algorithm":${JSON.stringify(list.algorithm)}`);
   if (list.scenario !== undefined) parts.push(`,"scenario":${JSON.stringify(list.scenario)}`);
+  if (list.experiment) parts.push(`,"experiment":${JSON.stringify(list.experiment)}`);
   if (list.filterRelaxation) parts.push(`,"filterRelaxation":${JSON.stringify(list.filterRelaxation)}`);
   return parts.join('');
 }

@@ -15,6 +15,7 @@ import { RepeatedBodies } from './repeated-bodies.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalog.js';
+import { experimentRoutes } from './routes/experiments.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
 import { ingestionRoutes } from './routes/ingestion.js';
@@ -97,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(identityRoutes);
   await app.register(vectorRoutes);
   await app.register(analyticsRoutes);
+  await app.register(experimentRoutes);
   await app.register(authRoutes);
   return app;
 }

@@ -1,11 +1,11 @@
-import type { Rule, Scenario, Segmentation } from '../contract/scenarios.js';
+import type { Experiment, Rule, Scenario, Segmentation } from '../contract/scenarios.js';
 import type { EmbeddingTemplate, VectorDefaults } from '../contract/vectors.js';
 
 /** The kinds of configuration document a tenant keeps, by the name of their map. */
 export type ConfigCollection =
-  'scenarios' | 'rules' | 'segmentations' | 'embeddingTemplates' | 'vectorDefaults';
+  'scenarios' | 'rules' | 'segmentations' | 'embeddingTemplates' | 'vectorDefaults' | 'experiments';
 
-export type ConfigDocument = Scenario | Rule | Segmentation | EmbeddingTemplate | VectorDefaults;
+export type ConfigDocument = Scenario | Rule | Segmentation | EmbeddingTemplate | VectorDefaults | Experiment;
 
 /** The key of the one document of `vectorDefaults`. */
 export const VECTOR_DEFAULTS_KEY = 'defaults';
@@ -18,6 +18,7 @@ export class TenantConfig {
   readonly embeddingTemplates = new Map<string, EmbeddingTemplate>();
   /** At most one document, under VECTOR_DEFAULTS_KEY. */
   readonly vectorDefaults = new Map<string, VectorDefaults>();
+  readonly experiments = new Map<string, Experiment>();
   version = 0;
 
   /** The tenant's vector search defaults (`PUT /catalog/vector-defaults`); {} until set. */

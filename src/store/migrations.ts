@@ -122,6 +122,7 @@ export const MIGRATIONS: readonly Migration[] = [
         user_id VARCHAR,
         scenario VARCHAR,
         algorithm VARCHAR,
+        experiment VARCHAR,
         item_ids VARCHAR NOT NULL
       )`,
     ],

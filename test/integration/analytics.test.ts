@@ -217,3 +217,108 @@ describe('analytics parameters', () => {
     );
   });
 });
+
+describe('experiments', () => {
+  it('serve each user a sticky variant of the base scenario, say so, and report results with significance', async () => {
+    const post = (route: string, body: unknown) => call(daemon.url, 'POST', route, { headers, body });
+    for (const slug of ['shop', 'shop-a', 'shop-b']) {
+      expect((await post('/scenarios', { slug, logicType: 'user-to-item' })).status).toBe(201);
+    }
+    const experiment = {
+      slug: 'shop-test',
+      baseScenario: 'shop',
+      variants: [
+        { scenario: 'shop-a', weight: 1 },
+        { scenario: 'shop-b', weight: 1 },
+      ],
+      status: 'running',
+    };
+    const created = await post('/experiments', experiment);
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual(experiment);
+    expectError(await post('/experiments', experiment), 409, 'CONFLICT');
+    expect((await get('/experiments')).data).toEqual([experiment]);
+
+    const served = new Map<string, string>();
+    for (let u = 0; u < 20; u++) {
+      const answer = await post('/recommendations', { scenario: 'shop', userId: `x${u}`, count: 2 });
+      expect(answer.status).toBe(200);
+      expect(answer.body.experiment).toEqual({ slug: 'shop-test', variant: answer.body.scenario });
+      served.set(`x${u}`, answer.body.scenario);
+      const again = await post('/recommendations', {
+        scenario: 'shop',
+        userId: `x${u}`,
+        count: 2,
+        noCache: true,
+      });
+      expect(again.body.scenario).toBe(answer.body.scenario);
+    }
+    expect(new Set(served.values())).toEqual(new Set(['shop-a', 'shop-b']));
+    // Assignment is by user: a user-to-item placement without one is a missing seed, as ever.
+    expectError(await post('/recommendations', { scenario: 'shop', count: 2 }), 400, 'MISSING_SEED');
+
+    // Clients log with the variant's slug: shop-a shows 100 items and gets 10 clicks, shop-b 100 and 30.
+    const impressions = ['shop-a', 'shop-b'].map((scenarioSlug) => ({
+      userId: 'x0',
+      itemIds: Array.from({ length: 100 }, (_, i) => `i${i}`),
+      scenarioSlug,
+    }));
+    expect((await post('/ingestion/impressions', { impressions })).status).toBe(200);
+    const clicks = (scenarioSlug: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ userId: `c${i}`, itemId: 'a', type: 'view', scenarioSlug }));
+    expect(
+      (
+        await post('/ingestion/interactions', {
+          interactions: [...clicks('shop-a', 10), ...clicks('shop-b', 30)],
+        })
+      ).status,
+    ).toBe(200);
+    const usersOf = (variant: string) => [...served.values()].filter((v) => v === variant).length;
+    await eventually(async () => {
+      const results = await get('/experiments/shop-test/results');
+      expect(results.variants).toEqual([
+        {
+          scenario: 'shop-a',
+          users: usersOf('shop-a'),
+          impressions: 100,
+          clicks: 10,
+          purchases: 0,
+          ctr: 0.1,
+          conversion: 0,
+          significance: null,
+        },
+        {
+          scenario: 'shop-b',
+          users: usersOf('shop-b'),
+          impressions: 100,
+          clicks: 30,
+          purchases: 0,
+          ctr: 0.3,
+          conversion: 0,
+          significance: {
+            metric: 'ctr',
+            lift: 2,
+            pValue: expect.any(Number),
+            difference95: expect.any(Array),
+          },
+        },
+      ]);
+      expect(results.variants[1].significance.pValue).toBeLessThan(0.001);
+    });
+
+    // Stopped: the base scenario serves, without an experiment field.
+    expect(
+      (
+        await call(daemon.url, 'PUT', '/experiments/shop-test', {
+          headers,
+          body: { ...experiment, status: 'stopped' },
+        })
+      ).status,
+    ).toBe(200);
+    const base = await post('/recommendations', { scenario: 'shop', userId: 'x1', count: 2 });
+    expect(base.body.scenario).toBe('shop');
+    expect(base.body.experiment).toBeUndefined();
+    expectError(await call(daemon.url, 'GET', '/experiments/none/results', { headers }), 404, 'NOT_FOUND');
+    expect((await call(daemon.url, 'DELETE', '/experiments/shop-test', { headers })).status).toBe(204);
+  });
+});

@@ -6,6 +6,7 @@ import { compileBooster, compileFilter, joinFilterClauses, splitFilterClauses } 
 import type { TenantConfig } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
+import { assignScenario, type Assignment } from '../experiments.js';
 import { vectorSearch } from '../search.js';
 import type { EffectiveConfig, PipelineContext } from '../context.js';
 import type { Overrides, RecommendationRequest } from '../request.js';
@@ -192,6 +193,10 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     scenario = tenant.config.scenarios.get(request.scenario);
     if (!scenario) throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${request.scenario}' does not exist`);
   }
+  // A running experiment on the scenario serves the user's variant instead (README, "Experiments").
+  let assignment: Assignment | undefined;
+  if (scenario && !request.search)
+    ({ scenario, assignment } = assignScenario(tenant.config, scenario, request.userId));
   const { overrides, search } = request;
   // A search has no seed: its scenario lends it filters, boosters and constraints.
   const logicType = scenario?.logicType ?? request.logicType ?? (search ? 'similar-products' : undefined);
@@ -211,6 +216,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     request,
     config,
     now,
+    assignment,
     identity,
     history: identity === undefined ? undefined : tenant.histories.get(identity),
     seeds,

@@ -1,0 +1,64 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Experiment } from '../contract/scenarios.js';
+import { compareRates } from './significance.js';
+import { rate } from './window.js';
+
+/**
+ * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
+ * served (from the answer record), the impressions, clicks and purchases logged with its scenario, CTR and
+ * conversion, and beyond the contract how its CTR compares with the first variant's (README, "Experiments").
+ */
+export async function experimentResults(db: DuckDBConnection, tenantId: string, experiment: Experiment) {
+  const slugs = experiment.variants.map((variant) => variant.scenario);
+  /** Rows of (scenario, ...numbers) by scenario; `$1` is the tenant, the variants' slugs follow `first`. */
+  const read = async (sql: (slugList: string) => string, first: (string | number)[]) => {
+    const slugList = slugs.map((_, i) => `$${first.length + i + 1}`).join(', ');
+    const found = (await db.runAndReadAll(sql(slugList), [...first, ...slugs])).getRowsJS();
+    return new Map(found.map((row) => [String(row[0]), row.slice(1).map(Number)]));
+  };
+  const users = await read(
+    (list) => `SELECT scenario, count(DISTINCT user_id) FROM answers
+      WHERE tenant_id = $1 AND experiment = $2 AND user_id IS NOT NULL AND scenario IN (${list})
+      GROUP BY scenario`,
+    [tenantId, experiment.slug],
+  );
+  const impressions = await read(
+    (list) => `SELECT scenario_slug, sum(len(item_ids)) FROM impressions
+      WHERE tenant_id = $1 AND scenario_slug IN (${list}) GROUP BY scenario_slug`,
+    [tenantId],
+  );
+  const actions = await read(
+    (
+      list,
+    ) => `SELECT scenario_slug, count(*) FILTER (WHERE type = 'view'), count(*) FILTER (WHERE type = 'purchase')
+       FROM interactions
+      WHERE tenant_id = $1 AND scenario_slug IN (${list}) AND NOT coalesce(merged, false)
+      GROUP BY scenario_slug`,
+    [tenantId],
+  );
+  const figures = slugs.map((scenario) => {
+    const [clicks = 0, purchases = 0] = actions.get(scenario) ?? [];
+    return {
+      scenario,
+      users: users.get(scenario)?.[0] ?? 0,
+      impressions: impressions.get(scenario)?.[0] ?? 0,
+      clicks,
+      purchases,
+    };
+  });
+  const control = figures[0];
+  return {
+    variants: figures.map((figure, i) => ({
+      ...figure,
+      ctr: rate(figure.clicks, figure.impressions),
+      conversion: rate(figure.purchases, figure.clicks),
+      significance:
+        i === 0
+          ? null
+          : compareRates(
+              { successes: control.clicks, trials: control.impressions },
+              { successes: figure.clicks, trials: figure.impressions },
+            ),
+    })),
+  };
+}
