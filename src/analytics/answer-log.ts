@@ -72,6 +72,15 @@ export class AnswerLog {
     this.pending.push({ tenantId, recommId, ts, userId, body });
   }
 
+  /** Drops the held answers of deleted users (the store's are deleted with the user's other rows). */
+  forget(tenantId: string, identities: readonly string[]): void {
+    const forgotten = new Set(identities);
+    this.pending = this.pending.filter(
+      (answer) =>
+        answer.tenantId !== tenantId || answer.userId === undefined || !forgotten.has(answer.userId),
+    );
+  }
+
   /** Writes held answers every ANSWER_FLUSH_MS; only the daemon starts it. */
   start(onError: (error: unknown) => void): void {
     this.timer = setInterval(() => {
@@ -105,7 +114,8 @@ export class AnswerLog {
           answer.tenantId,
           answer.recommId,
           answer.ts,
-          answer.userId ?? null,
+          // Who was served is kept only where an experiment needs it (its users per variant).
+          fields.experiment === null ? null : (answer.userId ?? null),
           fields.scenario,
           fields.algorithm,
           fields.experiment,

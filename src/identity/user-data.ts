@@ -134,6 +134,7 @@ export async function deleteUser(
     return () => {
       tenant.forgetIdentities(identities, eventIds);
       forgetAnswers(identities);
+      runtime.answers.forget(tenant.tenantId, identities);
     };
   });
   await runtime.lake.erase(tenant.tenantId, identities);
