@@ -3,7 +3,16 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Run in this order, each in its own process, with the arguments given to `npm run bench --`. */
-const BENCHMARKS = ['ingest', 'nextql', 'serve', 'signed', 'vectors', 'analytics', 'build', 'quality'] as const;
+const BENCHMARKS = [
+  'ingest',
+  'nextql',
+  'serve',
+  'signed',
+  'vectors',
+  'analytics',
+  'build',
+  'quality',
+] as const;
 
 let running: ChildProcess | undefined;
 let interrupted = false;
