@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -34,6 +35,26 @@ export default tseslint.config(
         { patterns: [{ group: ['node:*', '../*'], message: 'nextrec/client imports only its own files' }] },
       ],
     },
+  },
+  // The dashboard runs in browsers: their globals, and nothing of Node or of the server's code.
+  {
+    files: ['dashboard/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', '../*'], message: 'the dashboard imports only its own files and chart.js' },
+          ],
+        },
+      ],
+    },
+  },
+  // Build scripts run on Node.
+  {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { ...globals.node } },
   },
   {
     files: ['jobs/**/*.ts'],

@@ -16,6 +16,7 @@ import { analyticsRoutes } from './routes/analytics.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { experimentRoutes } from './routes/experiments.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
 import { ingestionRoutes } from './routes/ingestion.js';
@@ -100,5 +101,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(analyticsRoutes);
   await app.register(experimentRoutes);
   await app.register(authRoutes);
+  await app.register(dashboardRoutes);
   return app;
 }

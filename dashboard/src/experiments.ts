@@ -1,0 +1,111 @@
+/** A/B experiments: each variant's rates, and how sure the difference with the first variant is. */
+import { errorNote, h, table } from './dom.js';
+import { formatCount, formatInterval, formatPValue, formatPercent, verdict } from './format.js';
+import type { Loader } from './panel.js';
+import type { DataList, Experiment, ExperimentResults, VariantResult } from './types.js';
+
+function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLElement {
+  const id = (name: string) => (v: VariantResult) => `experiment-${experiment.slug}-${name}-${v.scenario}`;
+  return table(
+    variants,
+    [
+      {
+        label: 'Variant',
+        cell: (v) => (v.significance === null ? `${v.scenario} (control)` : v.scenario),
+      },
+      { label: 'Users', numeric: true, cell: (v) => formatCount(v.users) },
+      {
+        label: 'Impressions',
+        numeric: true,
+        cell: (v) => formatCount(v.impressions),
+        testId: id('impressions'),
+      },
+      { label: 'Clicks', numeric: true, cell: (v) => formatCount(v.clicks) },
+      { label: 'Purchases', numeric: true, cell: (v) => formatCount(v.purchases) },
+      { label: 'CTR', numeric: true, cell: (v) => formatPercent(v.ctr), testId: id('ctr') },
+      {
+        label: 'Conversion',
+        numeric: true,
+        cell: (v) => formatPercent(v.conversion),
+        testId: id('conversion'),
+      },
+      {
+        label: 'CTR lift',
+        numeric: true,
+        cell: (v) => formatPercent(v.significance?.lift, 1, true),
+        testId: id('lift'),
+      },
+      {
+        label: 'p-value',
+        numeric: true,
+        cell: (v) => formatPValue(v.significance?.pValue),
+        testId: id('pvalue'),
+      },
+      {
+        label: '95% interval of the CTR difference',
+        numeric: true,
+        cell: (v) => formatInterval(v.significance?.difference95),
+        testId: id('interval'),
+      },
+      {
+        label: 'Verdict',
+        cell: (v) =>
+          v.significance === null
+            ? 'baseline'
+            : h(
+                'span',
+                { class: (v.significance.pValue ?? 1) < 0.05 ? 'badge good' : 'badge' },
+                verdict(v.significance.pValue),
+              ),
+        testId: id('verdict'),
+      },
+    ],
+    `experiment-results-${experiment.slug}`,
+    'No variants.',
+  );
+}
+
+export const experimentsPanel: Loader = async ({ api, signal }) => {
+  const { data: experiments } = await api.get<DataList<Experiment>>('/experiments', signal);
+  // Results are read per experiment; one failing shows in its own block.
+  const results = await Promise.all(
+    experiments.map(async (experiment) => {
+      try {
+        const path = `/experiments/${encodeURIComponent(experiment.slug)}/results`;
+        return { experiment, results: await api.get<ExperimentResults>(path, signal) };
+      } catch (error) {
+        if (signal.aborted) throw error;
+        return { experiment, error: (error as Error).message };
+      }
+    }),
+  );
+  return (body) => {
+    if (results.length === 0) {
+      body.append(h('p', { class: 'empty', 'data-testid': 'experiments-empty' }, 'No experiments yet.'));
+      return;
+    }
+    body.append(
+      ...results.map(({ experiment, results: answer, error }) =>
+        h(
+          'article',
+          { class: 'experiment', 'data-testid': `experiment-${experiment.slug}` },
+          h(
+            'header',
+            {},
+            h('h3', {}, experiment.slug),
+            h('span', { class: `badge status-${experiment.status}` }, experiment.status),
+            h(
+              'span',
+              { class: 'hint' },
+              `base ${experiment.baseScenario}; split `,
+              experiment.variants.map((v) => `${v.scenario} ${v.weight}`).join(' / '),
+            ),
+          ),
+          answer
+            ? resultsTable(experiment, answer.variants)
+            : errorNote(error ?? '', `experiment-${experiment.slug}-error`),
+        ),
+      ),
+    );
+  };
+};

@@ -1,0 +1,69 @@
+/** The items users act on most, and the items recommendations show most, with their funnel rates. */
+import { table } from './dom.js';
+import { formatCount, formatPercent, withQuery } from './format.js';
+import type { Loader } from './panel.js';
+import type { DataList, TopItem, TopRecommended } from './types.js';
+
+const LIMIT = 10;
+
+/** Rows with their rank, so that cells get stable test ids whatever the item ids contain. */
+function ranked<T>(rows: T[]): (T & { rank: number })[] {
+  return rows.map((row, i) => ({ ...row, rank: i + 1 }));
+}
+
+export const topItemsPanel: Loader = async ({ api, range, signal }) => {
+  const { data } = await api.get<DataList<TopItem>>(
+    withQuery('/analytics/top-items', { limit: LIMIT, ...range }),
+    signal,
+  );
+  return (body) => {
+    body.append(
+      table(
+        ranked(data),
+        [
+          { label: '#', numeric: true, cell: (r) => String(r.rank) },
+          { label: 'Item', cell: (r) => r.itemId, testId: (r) => `top-items-id-${r.rank}` },
+          {
+            label: 'Interactions',
+            numeric: true,
+            cell: (r) => formatCount(r.count),
+            testId: (r) => `top-items-count-${r.rank}`,
+          },
+        ],
+        'top-items-table',
+        'No interactions in this range.',
+      ),
+    );
+  };
+};
+
+export const topRecommendedPanel: Loader = async ({ api, range, signal }) => {
+  const { data } = await api.get<DataList<TopRecommended>>(
+    withQuery('/analytics/top-recommended', { limit: LIMIT, ...range }),
+    signal,
+  );
+  return (body) => {
+    body.append(
+      table(
+        ranked(data),
+        [
+          { label: '#', numeric: true, cell: (r) => String(r.rank) },
+          { label: 'Item', cell: (r) => r.itemId, testId: (r) => `top-recommended-id-${r.rank}` },
+          {
+            label: 'Impressions',
+            numeric: true,
+            cell: (r) => formatCount(r.impressions),
+            testId: (r) => `top-recommended-impressions-${r.rank}`,
+          },
+          { label: 'Clicks', numeric: true, cell: (r) => formatCount(r.clicks) },
+          { label: 'Carts', numeric: true, cell: (r) => formatCount(r.carts) },
+          { label: 'Purchases', numeric: true, cell: (r) => formatCount(r.purchases) },
+          { label: 'CTR', numeric: true, cell: (r) => formatPercent(r.ctr) },
+          { label: 'Conversion', numeric: true, cell: (r) => formatPercent(r.conversion) },
+        ],
+        'top-recommended-table',
+        'No recommendations shown in this range.',
+      ),
+    );
+  };
+};

@@ -1,0 +1,103 @@
+/** The answers of the API routes the dashboard reads (the analytics, scenario and experiment routes). */
+
+export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating';
+
+export interface Summary {
+  items: number;
+  users: number;
+  interactions: number;
+  impressions: number;
+  byType: Record<InteractionType, number>;
+}
+
+export interface CatalogCoverage {
+  catalogSize: number;
+  recommendedItems: number;
+  /** A fraction, 0..1. */
+  coverage: number;
+}
+
+export interface DataList<T> {
+  data: T[];
+}
+
+export interface VolumeDay {
+  date: string;
+  count: number;
+}
+
+export interface TypeCount {
+  type: string;
+  count: number;
+}
+
+export interface ScenarioInfo {
+  slug: string;
+  name?: string;
+  logicType: string;
+}
+
+export interface ScenarioSummary {
+  impressions: number;
+  clicks: number;
+  carts: number;
+  purchases: number;
+  /** Fractions rounded to 4 places. */
+  ctr: number;
+  conversion: number;
+}
+
+export interface FunnelDay {
+  date: string;
+  impressions: number;
+  clicks: number;
+  carts: number;
+  purchases: number;
+}
+
+export interface TopItem {
+  itemId: string;
+  count: number;
+}
+
+export interface TopRecommended {
+  itemId: string;
+  impressions: number;
+  clicks: number;
+  carts: number;
+  purchases: number;
+  ctr: number;
+  conversion: number;
+}
+
+export interface Experiment {
+  slug: string;
+  baseScenario: string;
+  variants: { scenario: string; weight: number }[];
+  status: string;
+}
+
+export interface Significance {
+  metric: 'ctr';
+  /** Relative CTR change over the first variant. */
+  lift: number | null;
+  pValue: number | null;
+  /** 95% interval of the CTR difference with the first variant. */
+  difference95: [number, number] | null;
+}
+
+export interface VariantResult {
+  scenario: string;
+  users: number;
+  impressions: number;
+  clicks: number;
+  purchases: number;
+  ctr: number;
+  conversion: number;
+  /** Null for the first variant, the one the others are compared with. */
+  significance: Significance | null;
+}
+
+export interface ExperimentResults {
+  variants: VariantResult[];
+}
