@@ -1,9 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateShop } from '../fixtures/shop.js';
-import { INTERACTIONS_BODY, ITEMS_BODY, USERS_BODY } from './contract/ingestion.js';
+import { randomUUID } from 'node:crypto';
+import { experiments, scenarios } from './config/resources.js';
+import { IMPRESSIONS_BODY, INTERACTIONS_BODY, ITEMS_BODY, USERS_BODY } from './contract/ingestion.js';
+import { EXPERIMENT, SCENARIO } from './contract/scenarios.js';
+import { variantOf } from './engine/experiments.js';
+import { recommendList } from './engine/pipeline.js';
+import { renderList } from './engine/response-body.js';
+import { resolveProjection } from './engine/projection.js';
 import type { TenantCredentials } from './contract/tenants.js';
-import { appendInteractions } from './ingestion/events.js';
+import { appendImpressions, appendInteractions } from './ingestion/events.js';
 import { upsertItems } from './ingestion/items.js';
 import { upsertUsers } from './ingestion/users.js';
 import type { Runtime } from './runtime.js';
@@ -34,13 +41,106 @@ export async function seedDemoTenant(runtime: Runtime): Promise<TenantCredential
   for (const users of chunks(shop.users, BATCH)) {
     await upsertUsers(runtime, tenant, USERS_BODY.parse({ users }).users);
   }
-  for (const interactions of chunks(shop.interactions, BATCH)) {
-    await appendInteractions(runtime, tenant, INTERACTIONS_BODY.parse({ interactions }).interactions);
+  // The placements the generated events name, and an experiment on the home page, so that the dashboard
+  // has funnels and results to show from the first start.
+  for (const scenario of DEMO_SCENARIOS) await scenarios.create(runtime, tenant, SCENARIO.parse(scenario));
+  const experiment = EXPERIMENT.parse(DEMO_EXPERIMENT);
+  await experiments.create(runtime, tenant, experiment);
+  // Home events go to the variant each user is assigned, as a client logging with the served slug would.
+  const interactions = shop.interactions.map((event) =>
+    event.scenarioSlug === 'home' && event.userId !== undefined
+      ? { ...event, scenarioSlug: variantOf(experiment, event.userId).scenario }
+      : event,
+  );
+  for (const batch of chunks(interactions, BATCH)) {
+    await appendInteractions(runtime, tenant, INTERACTIONS_BODY.parse({ interactions: batch }).interactions);
   }
+  for (const batch of chunks(
+    demoImpressions(
+      interactions,
+      shop.items.map((item) => item.externalId),
+    ),
+    BATCH,
+  )) {
+    await appendImpressions(runtime, tenant, IMPRESSIONS_BODY.parse({ impressions: batch }).impressions);
+  }
+  recordDemoAnswers(
+    runtime,
+    shop.users.map((user) => user.externalId),
+  );
   writeFileSync(path.join(runtime.dataDir, 'demo-credentials.json'), JSON.stringify(credentials, null, 2), {
     mode: 0o600,
   });
   return credentials;
+}
+
+const DEMO_SCENARIOS = [
+  { slug: 'home', name: 'Home page', logicType: 'user-to-item' },
+  {
+    slug: 'home-b',
+    name: 'Home page, matrix factorization',
+    logicType: 'user-to-item',
+    algorithm: 'matrix-factorization',
+  },
+  { slug: 'pdp', name: 'Product page', logicType: 'item-to-item' },
+  { slug: 'cart', name: 'Cart', logicType: 'items-to-items' },
+];
+
+const DEMO_EXPERIMENT = {
+  slug: 'home-test',
+  name: 'Weighted history against matrix factorization on the home page',
+  baseScenario: 'home',
+  variants: [
+    { scenario: 'home', weight: 1 },
+    { scenario: 'home-b', weight: 1 },
+  ],
+};
+
+/** Items shown beside the one clicked in an impression. */
+const SHOWN_BESIDE = 4;
+
+/**
+ * An impression before each view that carries a scenario: the viewed item among SHOWN_BESIDE others, so
+ * that funnels have a CTR. The others are drawn from the catalog by the event's position, deterministically.
+ */
+function demoImpressions(
+  events: {
+    userId?: string;
+    sessionId?: string;
+    itemId: string;
+    type: string;
+    scenarioSlug?: string;
+    timestamp?: string;
+  }[],
+  itemIds: string[],
+) {
+  return events.flatMap((event, i) => {
+    if (event.type !== 'view' || event.scenarioSlug === undefined || event.timestamp === undefined) return [];
+    const others = Array.from(
+      { length: SHOWN_BESIDE },
+      (_, k) => itemIds[(i * 7919 + k * 104_729) % itemIds.length],
+    );
+    return [
+      {
+        ...(event.userId !== undefined ? { userId: event.userId } : { sessionId: event.sessionId }),
+        itemIds: [...new Set([event.itemId, ...others])],
+        scenarioSlug: event.scenarioSlug,
+        timestamp: new Date(Date.parse(event.timestamp) - 1_000).toISOString(),
+      },
+    ];
+  });
+}
+
+/** Answers to a few hundred users' home page, recorded as served ones are, for catalog coverage. */
+function recordDemoAnswers(runtime: Runtime, userIds: string[]): void {
+  const tenant = runtime.state.get(DEMO_TENANT)!;
+  const projection = resolveProjection({ returnProperties: false });
+  const now = Date.now();
+  for (const userId of userIds.slice(0, 300)) {
+    const request = { scenario: 'home', userId, count: 10, noCache: true, overrides: {}, projection: {} };
+    const body = renderList(tenant.catalog, recommendList(tenant, request, now), projection);
+    runtime.answers.record(DEMO_TENANT, randomUUID(), userId, body);
+  }
 }
 
 export function demoInstructions(credentials: TenantCredentials, baseUrl: string, itemId: string): string {
