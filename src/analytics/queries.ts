@@ -139,18 +139,25 @@ async function funnelByItem(
   );
 }
 
+/** A row of funnelByItem as the answers give it. */
+function funnelRow([itemId, impressions, clicks, carts, purchases]: Row) {
+  return {
+    itemId: String(itemId),
+    impressions: n(impressions),
+    clicks: n(clicks),
+    carts: n(carts),
+    purchases: n(purchases),
+    ctr: rate(n(clicks), n(impressions)),
+  };
+}
+
 export async function topRecommended(db: DuckDBConnection, tenantId: string, window: Window, limit: number) {
   const found = await funnelByItem(db, tenantId, window, limit, undefined);
   return {
-    data: found.map(([itemId, impressions, clicks, carts, purchases]) => ({
-      itemId: String(itemId),
-      impressions: n(impressions),
-      clicks: n(clicks),
-      carts: n(carts),
-      purchases: n(purchases),
-      ctr: rate(n(clicks), n(impressions)),
-      conversion: rate(n(purchases), n(clicks)),
-    })),
+    data: found.map((row) => {
+      const figures = funnelRow(row);
+      return { ...figures, conversion: rate(figures.purchases, figures.clicks) };
+    }),
   };
 }
 
@@ -161,17 +168,7 @@ export async function scenarioTopItems(
   limit: number,
   scenario: string,
 ) {
-  const found = await funnelByItem(db, tenantId, window, limit, scenario);
-  return {
-    data: found.map(([itemId, impressions, clicks, carts, purchases]) => ({
-      itemId: String(itemId),
-      impressions: n(impressions),
-      clicks: n(clicks),
-      carts: n(carts),
-      purchases: n(purchases),
-      ctr: rate(n(clicks), n(impressions)),
-    })),
-  };
+  return { data: (await funnelByItem(db, tenantId, window, limit, scenario)).map(funnelRow) };
 }
 
 /** Per day (by day number) of a scenario: impressions, clicks, carts, purchases. */

@@ -241,21 +241,7 @@ export class TenantVectors {
       if (this.itemRow[other] === lists.rows[k] + 1 && options.accept(other))
         found.push({ id: other, score });
     }
-    if (this.deltaRows > 0) {
-      const own = vector.slice(0, D);
-      const rows = this.deltaRows;
-      const matrix = this.delta.subarray(0, rows * D);
-      this.collect(
-        found,
-        want,
-        options,
-        rows,
-        (k) => exactSearch(matrix, own, D, k, MetricKind.IP, 1) as Matches,
-        (deltaRow) =>
-          this.itemRow[this.deltaItem[deltaRow]] === -(deltaRow + 1) ? this.deltaItem[deltaRow] : -1,
-        false,
-      );
-    }
+    this.searchDelta(found, vector.slice(0, D), want, options);
     if (found.length < enough) return this.search(vector, want, options);
     return ranked(found, want);
   }
@@ -284,20 +270,29 @@ export class TenantVectors {
         chosen && chosen.quantization !== 'f32' ? (row) => dot(matrix, row, own) : undefined,
       );
     }
-    if (this.deltaRows > 0) {
-      const rows = this.deltaRows;
-      const matrix = this.delta.subarray(0, rows * D);
-      this.collect(
-        found,
-        want,
-        options,
-        rows,
-        (k) => exactSearch(matrix, own, D, k, MetricKind.IP, 1) as Matches,
-        (row) => (this.itemRow[this.deltaItem[row]] === -(row + 1) ? this.deltaItem[row] : -1),
-        false,
-      );
-    }
+    this.searchDelta(found, own, want, options);
     return ranked(found, want);
+  }
+
+  /** Adds the delta's best matches of `query` (a vector of its own, see search) to `found`. */
+  private searchDelta(
+    found: { id: number; score: number }[],
+    query: Float32Array,
+    want: number,
+    options: VectorSearchOptions,
+  ): void {
+    if (this.deltaRows === 0) return;
+    const rows = this.deltaRows;
+    const matrix = this.delta.subarray(0, rows * D);
+    this.collect(
+      found,
+      want,
+      options,
+      rows,
+      (k) => exactSearch(matrix, query, D, k, MetricKind.IP, 1) as Matches,
+      (row) => (this.itemRow[this.deltaItem[row]] === -(row + 1) ? this.deltaItem[row] : -1),
+      false,
+    );
   }
 
   /**
