@@ -120,6 +120,22 @@ describe('tenant analytics', () => {
     });
   });
 
+  it('ranks the most shown first whatever the limit', async () => {
+    expect(
+      (await get(`/analytics/top-recommended?${WINDOW}&limit=2`)).data.map(
+        (r: { itemId: string }) => r.itemId,
+      ),
+    ).toEqual(['a', 'b']);
+    expect((await get(`/analytics/top-recommended?${WINDOW}&limit=1`)).data).toEqual([
+      { itemId: 'a', impressions: 2, clicks: 1, carts: 1, purchases: 1, ctr: 0.5, conversion: 1 },
+    ]);
+    expect(
+      (await get(`/analytics/scenario/home/top-items?${WINDOW}&limit=2`)).data.map(
+        (r: { itemId: string }) => r.itemId,
+      ),
+    ).toEqual(['a', 'b']);
+  });
+
   it('measures catalog coverage from the answers recommendations gave', async () => {
     const shown = new Set<string>();
     for (const userId of ['u1', 'u2']) {
