@@ -93,7 +93,10 @@ async function startServing(
     app.log.error({ tenantId, reason: (error as Error).message }, 'lake export failed'),
   );
   runtime.models.start(app.log);
-  runtime.answers.start((error) => app.log.error({ err: error }, 'recording answers failed'));
+  runtime.answers.start(
+    (error) => app.log.error({ err: error }, 'recording answers failed'),
+    (count) => app.log.warn({ count }, 'answers left unrecorded: more than a second can hold'),
+  );
   let stopping: Promise<void> | undefined;
   return {
     app,

@@ -81,9 +81,16 @@ export class AnswerLog {
     );
   }
 
-  /** Writes held answers every ANSWER_FLUSH_MS; only the daemon starts it. */
-  start(onError: (error: unknown) => void): void {
+  /**
+   * Writes held answers every ANSWER_FLUSH_MS, and says how many went unrecorded since the last write;
+   * only the daemon starts it.
+   */
+  start(onError: (error: unknown) => void, onDropped: (count: number) => void): void {
     this.timer = setInterval(() => {
+      if (this.dropped > 0) {
+        onDropped(this.dropped);
+        this.dropped = 0;
+      }
       this.flush().catch(onError);
     }, ANSWER_FLUSH_MS);
     this.timer.unref();

@@ -64,13 +64,6 @@ export class VectorIndexer {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Items waiting to be looked at. */
-  get backlog(): number {
-    let total = 0;
-    for (const items of this.pending.values()) total += items.size;
-    return total;
-  }
-
   /**
    * Embeds items as sent to the embeddings helper (`POST /index`) and sets their vectors now; returns how
    * many got one. An item not in the catalog yet gets a vector that serves once it is upserted with the

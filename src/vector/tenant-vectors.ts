@@ -116,10 +116,6 @@ export class TenantVectors {
     return this.base.builtAt;
   }
 
-  get baseVersion(): number {
-    return this.base.version;
-  }
-
   get baseRows(): number {
     return this.base.externalIds.length;
   }
