@@ -230,3 +230,39 @@ export async function scenarioSummary(
     conversion: rate(purchases, clicks),
   };
 }
+
+/**
+ * Per algorithm (beyond the contract, README "Analytics"): the answers it gave in the window, and the item
+ * impressions and clicks that carry the recommId of one of them.
+ */
+export async function algorithms(db: DuckDBConnection, tenantId: string, window: Window) {
+  const found = await rows(
+    db,
+    `WITH given AS (
+        SELECT recomm_id, algorithm FROM answers WHERE tenant_id = $1 AND ts >= $2 AND ts < $3),
+      answered AS (SELECT algorithm, count(*) AS answers FROM given GROUP BY algorithm),
+      shown AS (
+        SELECT g.algorithm, sum(len(i.item_ids)) AS impressions
+          FROM (SELECT recomm_id, item_ids FROM ${IMPRESSIONS} AND recomm_id IS NOT NULL) i
+          JOIN given g USING (recomm_id)
+         GROUP BY g.algorithm),
+      clicked AS (
+        SELECT g.algorithm, count(*) AS clicks
+          FROM (SELECT recomm_id FROM ${INTERACTIONS} AND type = 'view' AND recomm_id IS NOT NULL) x
+          JOIN given g USING (recomm_id)
+         GROUP BY g.algorithm)
+     SELECT algorithm, answers, coalesce(impressions, 0), coalesce(clicks, 0)
+       FROM answered LEFT JOIN shown USING (algorithm) LEFT JOIN clicked USING (algorithm)
+      ORDER BY answers DESC, algorithm`,
+    params(tenantId, window),
+  );
+  return {
+    data: found.map(([algorithm, answers, impressions, clicks]) => ({
+      algorithm: String(algorithm),
+      answers: n(answers),
+      impressions: n(impressions),
+      clicks: n(clicks),
+      ctr: rate(n(clicks), n(impressions)),
+    })),
+  };
+}

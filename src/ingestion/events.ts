@@ -23,6 +23,7 @@ export function toStoredInteraction(event: Interaction, receivedAt: number): Sto
     country: normalizeCountry(event.country),
     ts: eventTime(event.timestamp, receivedAt),
     receivedAt,
+    recommId: event.recommId ?? null,
   };
 }
 

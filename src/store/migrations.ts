@@ -127,6 +127,12 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 5,
+    description: 'the answer an interaction followed',
+    // Joins a click or a purchase to the answer record by the recommId it carries (README, "Analytics").
+    statements: ['ALTER TABLE interactions ADD COLUMN recomm_id VARCHAR'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

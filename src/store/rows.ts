@@ -32,6 +32,8 @@ export interface StoredInteraction {
   receivedAt: number;
   /** A copy of a session's event made by an identity merge. */
   merged?: boolean;
+  /** The answer the event followed, when the client says so. */
+  recommId?: string | null;
 }
 
 export interface StoredImpression {

@@ -171,6 +171,7 @@ export class WriteQueue {
         appendInteraction(a, tenantId, event);
         a.appendBigInt(BigInt(++this.sequence.interactions));
         a.appendBoolean(event.merged === true);
+        appendNullable(a, event.recommId ?? null);
       });
     if (rows.impressions.length)
       await this.append('impressions', rows.impressions, (a, tenantId, event) => {

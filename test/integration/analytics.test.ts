@@ -155,6 +155,47 @@ describe('tenant analytics', () => {
   });
 });
 
+describe('per-algorithm analytics', () => {
+  it('joins impressions and clicks that carry a recommId to the answer that caused them', async () => {
+    const answer = await call(daemon.url, 'POST', '/recommendations', {
+      headers,
+      body: { logicType: 'item-to-item', itemId: 'a', count: 2 },
+    });
+    const { recommId, algorithm } = answer.body as { recommId: string; algorithm: string };
+    const shown = answer.body.items.map((item: { itemId: string }) => item.itemId);
+    expect(shown.length).toBeGreaterThan(0);
+    const post = (route: string, body: unknown) => call(daemon.url, 'POST', route, { headers, body });
+    expect(
+      (
+        await post('/ingestion/impressions', {
+          impressions: [{ userId: 'u9', itemIds: shown, recommId, scenarioSlug: 'home' }],
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await post('/ingestion/interactions', {
+          interactions: [
+            { userId: 'u9', itemId: shown[0], type: 'view', recommId, scenarioSlug: 'home' },
+            // Not a click: no recommId.
+            { userId: 'u9', itemId: shown[0], type: 'view', scenarioSlug: 'home' },
+          ],
+        })
+      ).status,
+    ).toBe(200);
+    await eventually(async () => {
+      const { data } = await get('/analytics/algorithms');
+      expect(data).toContainEqual({
+        algorithm,
+        answers: expect.any(Number),
+        impressions: shown.length,
+        clicks: 1,
+        ctr: Math.round((1 / shown.length) * 10_000) / 10_000,
+      });
+    });
+  });
+});
+
 describe('scenario analytics', () => {
   it('gives the funnel, its daily volume and its items', async () => {
     expect(await get(`/analytics/scenario/home/summary?${WINDOW}`)).toEqual({

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
+  algorithms,
   catalogCoverage,
   interactionVolume,
   interactionsByType,
@@ -66,6 +67,7 @@ export async function analyticsRoutes(app: FastifyInstance): Promise<void> {
   route('/analytics/catalog-coverage', (db, tenant, window) =>
     catalogCoverage(db, tenant.tenantId, window, tenant.catalog.itemCount),
   );
+  route('/analytics/algorithms', (db, tenant, window) => algorithms(db, tenant.tenantId, window));
   route('/analytics/top-recommended', (db, tenant, window, query) =>
     topRecommended(db, tenant.tenantId, window, query.limit),
   );
