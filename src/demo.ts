@@ -64,9 +64,34 @@ export async function seedDemoTenant(runtime: Runtime): Promise<TenantCredential
   )) {
     await appendImpressions(runtime, tenant, IMPRESSIONS_BODY.parse({ impressions: batch }).impressions);
   }
-  recordDemoAnswers(
+  const answers = recordDemoAnswers(
     runtime,
     shop.users.map((user) => user.externalId),
+  );
+  // The answers' impressions, and a click on every fifth, carrying their recommIds (per-algorithm CTR).
+  const shownAt = new Date().toISOString();
+  await appendImpressions(
+    runtime,
+    tenant,
+    IMPRESSIONS_BODY.parse({
+      impressions: answers.map((answer) => ({ ...answer, timestamp: shownAt })),
+    }).impressions,
+  );
+  await appendInteractions(
+    runtime,
+    tenant,
+    INTERACTIONS_BODY.parse({
+      interactions: answers
+        .filter((_, i) => i % 5 === 0)
+        .map(({ userId, itemIds, recommId, scenarioSlug }) => ({
+          userId,
+          itemId: itemIds[0],
+          type: 'view',
+          recommId,
+          scenarioSlug,
+          timestamp: shownAt,
+        })),
+    }).interactions,
   );
   writeFileSync(path.join(runtime.dataDir, 'demo-credentials.json'), JSON.stringify(credentials, null, 2), {
     mode: 0o600,
@@ -131,16 +156,22 @@ function demoImpressions(
   });
 }
 
-/** Answers to a few hundred users' home page, recorded as served ones are, for catalog coverage. */
-function recordDemoAnswers(runtime: Runtime, userIds: string[]): void {
+/**
+ * Answers to a few hundred users' home page, recorded as served ones are, for catalog coverage; returns
+ * what each answer showed, under which scenario (the user's experiment variant) and recommId.
+ */
+function recordDemoAnswers(runtime: Runtime, userIds: string[]) {
   const tenant = runtime.state.get(DEMO_TENANT)!;
   const projection = resolveProjection({ returnProperties: false });
   const now = Date.now();
-  for (const userId of userIds.slice(0, 300)) {
+  return userIds.slice(0, 300).flatMap((userId) => {
     const request = { scenario: 'home', userId, count: 10, noCache: true, overrides: {}, projection: {} };
-    const body = renderList(tenant.catalog, recommendList(tenant, request, now), projection);
-    runtime.answers.record(DEMO_TENANT, randomUUID(), userId, body);
-  }
+    const list = recommendList(tenant, request, now);
+    const recommId = randomUUID();
+    runtime.answers.record(DEMO_TENANT, recommId, userId, renderList(tenant.catalog, list, projection));
+    const itemIds = list.ids.map((id) => tenant.catalog.externalIds[id]);
+    return itemIds.length === 0 ? [] : [{ userId, itemIds, recommId, scenarioSlug: list.scenario ?? 'home' }];
+  });
 }
 
 export function demoInstructions(credentials: TenantCredentials, baseUrl: string, itemId: string): string {

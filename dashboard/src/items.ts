@@ -1,8 +1,11 @@
-/** The items users act on most, and the items recommendations show most, with their funnel rates. */
+/**
+ * The items users act on most, the items recommendations show most with their funnel rates, and the
+ * algorithms that answered with the impressions and clicks their answers caused.
+ */
 import { table } from './dom.js';
 import { formatCount, formatPercent, withQuery } from './format.js';
 import type { Loader } from './panel.js';
-import type { DataList, TopItem, TopRecommended } from './types.js';
+import type { AlgorithmFigures, DataList, TopItem, TopRecommended } from './types.js';
 
 const LIMIT = 10;
 
@@ -63,6 +66,34 @@ export const topRecommendedPanel: Loader = async ({ api, range, signal }) => {
         ],
         'top-recommended-table',
         'No recommendations shown in this range.',
+      ),
+    );
+  };
+};
+
+export const algorithmsPanel: Loader = async ({ api, range, signal }) => {
+  const { data } = await api.get<DataList<AlgorithmFigures>>(
+    withQuery('/analytics/algorithms', { ...range }),
+    signal,
+  );
+  return (body) => {
+    body.append(
+      table(
+        data,
+        [
+          { label: 'Algorithm', cell: (r) => r.algorithm },
+          {
+            label: 'Answers',
+            numeric: true,
+            cell: (r) => formatCount(r.answers),
+            testId: (r) => `algorithms-answers-${r.algorithm}`,
+          },
+          { label: 'Impressions', numeric: true, cell: (r) => formatCount(r.impressions) },
+          { label: 'Clicks', numeric: true, cell: (r) => formatCount(r.clicks) },
+          { label: 'CTR', numeric: true, cell: (r) => formatPercent(r.ctr) },
+        ],
+        'algorithms-table',
+        'No answers in this range.',
       ),
     );
   };

@@ -8,7 +8,7 @@ import { destroyCharts } from './charts.js';
 import { byId } from './dom.js';
 import { experimentsPanel } from './experiments.js';
 import { checkRange, defaultRange, type DateRange } from './format.js';
-import { topItemsPanel, topRecommendedPanel } from './items.js';
+import { algorithmsPanel, topItemsPanel, topRecommendedPanel } from './items.js';
 import { coveragePanel, summaryPanel } from './overview.js';
 import { loadPanel, type Loader } from './panel.js';
 import { funnelPanel, scenariosPanel } from './scenarios.js';
@@ -68,6 +68,7 @@ function loadAll(): void {
     'by-type': byTypePanel,
     'top-items': topItemsPanel,
     'top-recommended': topRecommendedPanel,
+    algorithms: algorithmsPanel,
     experiments: experimentsPanel,
   };
   for (const [name, loader] of Object.entries(panels)) void loadPanel(panel(name), loader, context);

@@ -70,6 +70,15 @@ export interface TopRecommended {
   conversion: number;
 }
 
+/** `GET /analytics/algorithms`: an algorithm's answers and the impressions and clicks they caused. */
+export interface AlgorithmFigures {
+  algorithm: string;
+  answers: number;
+  impressions: number;
+  clicks: number;
+  ctr: number;
+}
+
 export interface Experiment {
   slug: string;
   baseScenario: string;

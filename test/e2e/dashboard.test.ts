@@ -22,6 +22,7 @@ const PANELS = [
   'funnel',
   'top-items',
   'top-recommended',
+  'algorithms',
   'experiments',
 ];
 
@@ -192,6 +193,15 @@ describe('dashboard (daemon + headless Chromium)', () => {
     const summary = await api<{ interactions: number; items: number }>('/analytics/summary', range);
     expect(shown(await page.getByTestId('summary-interactions').textContent())).toBe(summary.interactions);
     expect(shown(await page.getByTestId('summary-items').textContent())).toBe(summary.items);
+    const algorithms = await api<{ data: { algorithm: string; answers: number }[] }>(
+      '/analytics/algorithms',
+      range,
+    );
+    expect(algorithms.data.length).toBeGreaterThan(0);
+    const first = algorithms.data[0];
+    expect(shown(await page.getByTestId(`algorithms-answers-${first.algorithm}`).textContent())).toBe(
+      first.answers,
+    );
     expect(summary.interactions).toBeGreaterThan(0);
 
     const volume = await api<{ data: { count: number }[] }>('/analytics/interaction-volume', range);
