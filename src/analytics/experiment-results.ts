@@ -8,33 +8,42 @@ import { rate } from './window.js';
  * served (from the answer record), the impressions, clicks and purchases logged with its scenario, CTR and
  * conversion, and beyond the contract how its CTR compares with the first variant's (README, "Experiments").
  */
-export async function experimentResults(db: DuckDBConnection, tenantId: string, experiment: Experiment) {
+export async function experimentResults(
+  db: DuckDBConnection,
+  tenantId: string,
+  experiment: Experiment,
+  window: { fromMs: number; untilMs: number } = { fromMs: 0, untilMs: Number.MAX_SAFE_INTEGER },
+) {
   const slugs = experiment.variants.map((variant) => variant.scenario);
   /** Rows of (scenario, ...numbers) by scenario; `$1` is the tenant, the variants' slugs follow `first`. */
+  // `$1` the tenant, `$2` and `$3` the window; then what `first` adds, then the variants' slugs.
   const read = async (sql: (slugList: string) => string, first: (string | number)[]) => {
-    const slugList = slugs.map((_, i) => `$${first.length + i + 1}`).join(', ');
-    const found = (await db.runAndReadAll(sql(slugList), [...first, ...slugs])).getRowsJS();
+    const params = [tenantId, window.fromMs, window.untilMs, ...first];
+    const slugList = slugs.map((_, i) => `$${params.length + i + 1}`).join(', ');
+    const found = (await db.runAndReadAll(sql(slugList), [...params, ...slugs])).getRowsJS();
     return new Map(found.map((row) => [String(row[0]), row.slice(1).map(Number)]));
   };
   const users = await read(
     (list) => `SELECT scenario, count(DISTINCT user_id) FROM answers
-      WHERE tenant_id = $1 AND experiment = $2 AND user_id IS NOT NULL AND scenario IN (${list})
+      WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND experiment = $4 AND user_id IS NOT NULL
+        AND scenario IN (${list})
       GROUP BY scenario`,
-    [tenantId, experiment.slug],
+    [experiment.slug],
   );
   const impressions = await read(
     (list) => `SELECT scenario_slug, sum(len(item_ids)) FROM impressions
-      WHERE tenant_id = $1 AND scenario_slug IN (${list}) GROUP BY scenario_slug`,
-    [tenantId],
+      WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND scenario_slug IN (${list}) GROUP BY scenario_slug`,
+    [],
   );
   const actions = await read(
     (
       list,
     ) => `SELECT scenario_slug, count(*) FILTER (WHERE type = 'view'), count(*) FILTER (WHERE type = 'purchase')
        FROM interactions
-      WHERE tenant_id = $1 AND scenario_slug IN (${list}) AND NOT coalesce(merged, false)
+      WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND scenario_slug IN (${list})
+        AND NOT coalesce(merged, false)
       GROUP BY scenario_slug`,
-    [tenantId],
+    [],
   );
   const figures = slugs.map((scenario) => {
     const [clicks = 0, purchases = 0] = actions.get(scenario) ?? [];

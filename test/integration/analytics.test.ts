@@ -363,6 +363,15 @@ describe('experiments', () => {
       expect(results.variants[1].significance.pValue).toBeLessThan(0.001);
     });
 
+    // A window before any of it counts nothing.
+    const before = await get('/experiments/shop-test/results?from=2020-01-01&to=2020-01-31');
+    expect(
+      before.variants.map((v: { users: number; impressions: number }) => [v.users, v.impressions]),
+    ).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
+
     // Stopped: the base scenario serves, without an experiment field.
     expect(
       (
