@@ -6,20 +6,15 @@
  *
  *   npm run build && node dist/bench/analytics.js [--interactions 4000000] [--impressions 1000000] [--calls 20]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { Rng } from '../fixtures/prng.js';
-import { startChildServer } from './support/child-server.js';
+import { startBenchDaemon } from './support/bench-daemon.js';
 import { postBatches, type Batch } from './support/load.js';
 import { machineBusySeconds } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
 import { loadShop, postJson } from './support/shop-loader.js';
 
-const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const TARGET_MS = 200;
 const SCENARIOS = ['home', 'pdp', 'cart'];
 const ITEMS_PER_IMPRESSION = 5;
@@ -53,22 +48,8 @@ async function waitForIdle(): Promise<void> {
   }
 }
 
-const dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-analytics-'));
-const operatorKey = 'bench-operator-key-0123456789';
-const daemon = await startChildServer(
-  'daemon',
-  [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
-  /nextrec listening on (http:\/\/\S+)/,
-  { NEXTREC_ADMIN_KEY: operatorKey },
-);
+const { daemon, headers, stop } = await startBenchDaemon('analytics');
 try {
-  const { apiKey } = (await postJson(
-    `${daemon.url}/tenants`,
-    { 'x-api-key': operatorKey },
-    { tenantId: 'bench' },
-    201,
-  )) as { apiKey: string };
-  const headers = { 'x-tenant-id': 'bench', 'x-api-key': apiKey };
   for (const slug of [...SCENARIOS, 'home-b']) {
     await postJson(`${daemon.url}/scenarios`, headers, { slug, logicType: 'user-to-item' }, 201);
   }
@@ -171,6 +152,5 @@ try {
   }
   if (missed > 0) process.exitCode = 1;
 } finally {
-  await daemon.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
 }

@@ -7,28 +7,16 @@
  *   npm run build && node dist/bench/signed.js [--seconds 5] [--rounds 3] [--connections 16]
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { stringToSign } from '../src/client/signing.js';
-import { startChildServer } from './support/child-server.js';
+import { startBenchDaemon, type BenchCredentials } from './support/bench-daemon.js';
 import { positiveInteger } from './support/options.js';
 import { loadShop, postJson } from './support/shop-loader.js';
 
-const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 const TARGET_RATIO = 0.9;
 const SEEDS = 64;
-
-interface Credentials {
-  tenantId: string;
-  apiKey: string;
-  privateToken: string;
-  publicToken: string;
-}
 
 type Kind = 'private HMAC' | 'public HMAC' | 'JWT';
 
@@ -91,7 +79,7 @@ interface Prepared {
  */
 function prepare(
   testCase: Case,
-  credentials: Credentials,
+  credentials: BenchCredentials,
   jwt: string,
   users: string[],
   posts: number,
@@ -155,22 +143,8 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-const dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-bench-signed-'));
-const operatorKey = 'bench-operator-key-0123456789';
-const daemon = await startChildServer(
-  'daemon',
-  [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
-  /nextrec listening on (http:\/\/\S+)/,
-  { NEXTREC_ADMIN_KEY: operatorKey },
-);
+const { daemon, credentials, headers: apiHeaders, stop } = await startBenchDaemon('signed');
 try {
-  const credentials = (await postJson(
-    `${daemon.url}/tenants`,
-    { 'x-api-key': operatorKey },
-    { tenantId: 'bench' },
-    201,
-  )) as Credentials;
-  const apiHeaders = { 'x-tenant-id': 'bench', 'x-api-key': credentials.apiKey };
   const shop = await loadShop(daemon.url, apiHeaders, {
     items: 5_000,
     users: 2_000,
@@ -249,6 +223,5 @@ try {
   }
   if (missed > 0) process.exitCode = 1;
 } finally {
-  await daemon.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
 }

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startChildServer, type ChildServer } from './child-server.js';
+import { postJson } from './shop-loader.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url));
+const OPERATOR_KEY = 'bench-operator-key-0123456789';
+
+/** A tenant's credentials, as `POST /tenants` answers them. */
+export interface BenchCredentials {
+  tenantId: string;
+  apiKey: string;
+  privateToken: string;
+  publicToken: string;
+}
+
+export interface BenchDaemon {
+  daemon: ChildServer;
+  /** The `bench` tenant, created on start. */
+  credentials: BenchCredentials;
+  /** X-Tenant-Id and X-Api-Key of the `bench` tenant. */
+  headers: Record<string, string>;
+  /** Stops the daemon and removes its data dir. */
+  stop(): Promise<void>;
+}
+
+/** A daemon in a process of its own on a fresh data dir (`name` names the dir), with a `bench` tenant. */
+export async function startBenchDaemon(name: string): Promise<BenchDaemon> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), `nextrec-bench-${name}-`));
+  const remove = () => rmSync(dataDir, { recursive: true, force: true });
+  const daemon = await startChildServer(
+    'daemon',
+    [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+    /nextrec listening on (http:\/\/\S+)/,
+    { NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+  ).catch((error: unknown) => {
+    remove();
+    throw error;
+  });
+  const stop = async () => {
+    await daemon.stop();
+    remove();
+  };
+  try {
+    const credentials = (await postJson(
+      `${daemon.url}/tenants`,
+      { 'x-api-key': OPERATOR_KEY },
+      { tenantId: 'bench' },
+      201,
+    )) as BenchCredentials;
+    const headers = { 'x-tenant-id': 'bench', 'x-api-key': credentials.apiKey };
+    return { daemon, credentials, headers, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
