@@ -2,11 +2,11 @@ import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 
 /** Answers held between writes; beyond it, answers go unrecorded until the next write (and are counted). */
-export const MAX_PENDING_ANSWERS = 20_000;
+const MAX_PENDING_ANSWERS = 20_000;
 /** How often held answers are written. */
-export const ANSWER_FLUSH_MS = 1_000;
+const ANSWER_FLUSH_MS = 1_000;
 /** Answer records older than this are removed (README, "Analytics"). */
-export const ANSWER_RETENTION_MS = 90 * 86_400_000;
+const ANSWER_RETENTION_MS = 90 * 86_400_000;
 /** Rows per INSERT statement. */
 const ROWS_PER_STATEMENT = 500;
 
@@ -19,28 +19,28 @@ interface PendingAnswer {
   body: string;
 }
 
-const ITEM_ID = /"itemId":("(?:[^"\\]|\\.)*")/g;
-const FIELD = (name: string) => new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*")`);
-const ALGORITHM = FIELD('algorithm');
-const SCENARIO = FIELD('scenario');
-const EXPERIMENT = /"experiment":\{"slug":("(?:[^"\\]|\\.)*")/;
-
-/** What an answer's JSON says: its item ids, algorithm and scenario (the answer's own fields). */
-export function answerFields(body: string): {
+/**
+ * What an answer says of itself: its item ids, algorithm, scenario and experiment. The answer as rendered
+ * ends before its recommId (see withRecommId), so a closing brace makes it whole; read when written, not
+ * when served.
+ */
+function answerFields(body: string): {
   itemIds: string[];
   algorithm: string | null;
   scenario: string | null;
   experiment: string | null;
 } {
-  const itemIds = [...body.matchAll(ITEM_ID)].map((match) => JSON.parse(match[1]) as string);
-  // The list comes first: the answer's own fields follow its last item.
-  const tail = body.slice(body.lastIndexOf(']'));
-  const text = (match: RegExpExecArray | null) => (match ? (JSON.parse(match[1]) as string) : null);
+  const answer = JSON.parse(`${body}}`) as {
+    items: { itemId: string }[];
+    algorithm?: string;
+    scenario?: string;
+    experiment?: { slug: string };
+  };
   return {
-    itemIds,
-    algorithm: text(ALGORITHM.exec(tail)),
-    scenario: text(SCENARIO.exec(tail)),
-    experiment: text(EXPERIMENT.exec(tail)),
+    itemIds: answer.items.map((item) => item.itemId),
+    algorithm: answer.algorithm ?? null,
+    scenario: answer.scenario ?? null,
+    experiment: answer.experiment?.slug ?? null,
   };
 }
 
