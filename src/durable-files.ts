@@ -1,4 +1,13 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -25,6 +34,13 @@ export function fsyncPath(target: string): void {
 export function writeDurably(file: string, bytes: Uint8Array | string): void {
   writeFileSync(file, bytes);
   fsyncPath(file);
+}
+
+/** Replaces `file` whole: written durably under a partial name, then renamed into place. */
+export function replaceDurably(file: string, bytes: Uint8Array | string): void {
+  const partial = partialName(file);
+  writeDurably(partial, bytes);
+  renameSync(partial, file);
 }
 
 function running(pid: number): boolean {

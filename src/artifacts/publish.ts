@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { partialName, removeAbandonedPartials, writeDurably } from '../durable-files.js';
+import { partialName, removeAbandonedPartials, replaceDurably, writeDurably } from '../durable-files.js';
 import {
   CURRENT_FILE,
   MANIFEST_FILE,
@@ -65,9 +65,7 @@ export function publishModel(
     };
     writeDurably(path.join(partial, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
     renameSync(partial, final);
-    const pointer = partialName(path.join(dir, CURRENT_FILE));
-    writeDurably(pointer, `${versionName(version)}\n`);
-    renameSync(pointer, path.join(dir, CURRENT_FILE));
+    replaceDurably(path.join(dir, CURRENT_FILE), `${versionName(version)}\n`);
     prune(dir);
     return manifest;
   } finally {
@@ -89,9 +87,7 @@ export function recordEvaluation(
   const file = path.join(modelDir(dataDir, tenantId, model), versionName(version), MANIFEST_FILE);
   const manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
   const updated: Manifest = { ...manifest, evaluation: { ...manifest.evaluation, ...evaluation } };
-  const partial = partialName(file);
-  writeDurably(partial, JSON.stringify(updated, null, 2));
-  renameSync(partial, file);
+  replaceDurably(file, JSON.stringify(updated, null, 2));
   return updated;
 }
 

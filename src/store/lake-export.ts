@@ -18,7 +18,9 @@ import {
   type SnapshotTable,
   vectorConfigFile,
 } from '../lake/layout.js';
-import { partialName, removeAbandonedPartials, writeDurably } from '../durable-files.js';
+import { partialName, removeAbandonedPartials, replaceDurably } from '../durable-files.js';
+import { embeddingTemplates, scenarios } from '../config/resources.js';
+import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { Store } from './database.js';
 import { sqlString } from './sql.js';
 
@@ -126,40 +128,42 @@ async function exportSnapshot(
 
 /** The configuration kinds the vectors job reads (see VECTOR_CONFIG_FILE), by the field they fill. */
 const VECTOR_CONFIG_KINDS = {
-  'embedding-template': 'templates',
-  'vector-defaults': 'defaults',
-  scenario: 'scenarios',
-} as const;
+  [embeddingTemplates.kind]: 'templates',
+  [VECTOR_DEFAULTS_KIND]: 'defaults',
+  [scenarios.kind]: 'scenarios',
+} as const satisfies Record<string, 'templates' | 'defaults' | 'scenarios'>;
 
-/** Writes the tenant's vector configuration to the lake when it changed; whether it did. */
-async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantId: string): Promise<boolean> {
+/** The vector configuration last written, by file: an export with nothing new reads no file. */
+const writtenVectorConfigs = new Map<string, string>();
+
+/** Writes the tenant's vector configuration to the lake when it changed. */
+async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantId: string): Promise<void> {
   const reader = await db.runAndReadAll(
     `SELECT kind, doc::VARCHAR FROM config_documents
       WHERE tenant_id = ${sqlString(tenantId)} AND kind IN (${Object.keys(VECTOR_CONFIG_KINDS).map(sqlString).join(', ')})
       ORDER BY kind, key`,
   );
-  const config: { templates: unknown[]; defaults: unknown[]; scenarios: unknown[] } = {
+  const config: Record<'templates' | 'defaults' | 'scenarios', unknown[]> = {
     templates: [],
     defaults: [],
     scenarios: [],
   };
   for (const [kind, doc] of reader.getRows()) {
-    config[VECTOR_CONFIG_KINDS[String(kind) as keyof typeof VECTOR_CONFIG_KINDS]].push(
-      JSON.parse(String(doc)),
-    );
+    config[VECTOR_CONFIG_KINDS[String(kind)]].push(JSON.parse(String(doc)));
   }
   const text = JSON.stringify(config);
   const file = vectorConfigFile(dataDir, tenantId);
-  try {
-    if (readFileSync(file, 'utf8') === text) return false;
-  } catch {
-    // Not written yet.
+  if (!writtenVectorConfigs.has(file)) {
+    try {
+      writtenVectorConfigs.set(file, readFileSync(file, 'utf8'));
+    } catch {
+      // Not written yet.
+    }
   }
+  if (writtenVectorConfigs.get(file) === text) return;
   mkdirSync(path.dirname(file), { recursive: true });
-  const partial = partialName(file);
-  writeDurably(partial, text);
-  renameSync(partial, file);
-  return true;
+  replaceDurably(file, text);
+  writtenVectorConfigs.set(file, text);
 }
 
 /** Merges runs of small segments once there are many, and removes what earlier merges covered. */
