@@ -5,7 +5,7 @@ import { LocalRanker, type Ranker } from './engine/ranker.js';
 import { TurnQueue } from './engine/turn-queue.js';
 import { WorkerRanker } from './engine/worker-ranker.js';
 import { ThreadPreparer } from './models/model-loader.js';
-import { openRuntime, type Runtime } from './runtime.js';
+import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import { operatorKey } from './tenants/secrets.js';
@@ -72,10 +72,7 @@ async function startServing(
   );
   await options.beforeListen?.(runtime, app);
   // Models already built serve from the first request on.
-  await runtime.loader.start(app.log);
-  // Items whose text changed since the vectors were built (or never embedded) are embedded anew.
-  runtime.vectors.logTo(app.log);
-  for (const tenantId of runtime.state.ids()) runtime.vectors.tenantChanged(runtime.state.get(tenantId)!);
+  await loadBuilt(runtime, app.log);
   const address = await app.listen({ host: options.host, port: options.port });
   const embeddingsPort =
     options.embeddingsPort === undefined
@@ -89,14 +86,7 @@ async function startServing(
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
-  runtime.lake.follow((error, tenantId) =>
-    app.log.error({ tenantId, reason: (error as Error).message }, 'lake export failed'),
-  );
-  runtime.models.start(app.log);
-  runtime.answers.start(
-    (error) => app.log.error({ err: error }, 'recording answers failed'),
-    (count) => app.log.warn({ count }, 'answers left unrecorded: more than a second can hold'),
-  );
+  followWrites(runtime, app.log);
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -108,13 +98,7 @@ async function startServing(
       stopping ??= (async () => {
         await app.close();
         await embeddings?.close();
-        await runtime.vectors.stop();
-        await runtime.answers.stop();
-        await ranker.close();
-        await runtime.models.stop();
-        await runtime.loader.stop();
-        await runtime.lake.stop();
-        await runtime.store.close();
+        await closeRuntime(runtime, () => ranker.close());
         rmSync(daemonFile, { force: true });
       })();
       return stopping;

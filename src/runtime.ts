@@ -77,3 +77,47 @@ export async function openRuntime(
     answers: new AnswerLog(store),
   };
 }
+
+/** Where a runtime's background work reports (the daemon's logger). */
+export interface RuntimeLog {
+  debug(details: object, message: string): void;
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/**
+ * Before serving: the models already built are loaded, and every item whose text changed since the
+ * vectors were built (or was never embedded) is embedded anew, in the background.
+ */
+export async function loadBuilt(runtime: Runtime, log: RuntimeLog): Promise<void> {
+  await runtime.loader.start(log);
+  runtime.vectors.logTo(log);
+  for (const tenantId of runtime.state.ids()) runtime.vectors.tenantChanged(runtime.state.get(tenantId)!);
+}
+
+/** While serving: the lake follows the store, models follow the writes, answers are recorded. */
+export function followWrites(runtime: Runtime, log: RuntimeLog): void {
+  runtime.lake.follow((error, tenantId) =>
+    log.error({ tenantId, reason: (error as Error).message }, 'lake export failed'),
+  );
+  runtime.models.start(log);
+  runtime.answers.start(
+    (error) => log.error({ err: error }, 'recording answers failed'),
+    (count) => log.warn({ count }, 'answers left unrecorded: more than a second can hold'),
+  );
+}
+
+/**
+ * Stops the background work in order and closes the store; `beforeBuilds` runs once embedding and
+ * answer recording have stopped (the daemon closes its ranking thread there).
+ */
+export async function closeRuntime(runtime: Runtime, beforeBuilds?: () => Promise<void>): Promise<void> {
+  await runtime.vectors.stop();
+  await runtime.answers.stop();
+  await beforeBuilds?.();
+  await runtime.models.stop();
+  await runtime.loader.stop();
+  await runtime.lake.stop();
+  await runtime.store.close();
+}

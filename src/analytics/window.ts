@@ -3,9 +3,9 @@ import type { AnalyticsQuery } from '../contract/analytics.js';
 
 const DAY_MS = 86_400_000;
 /** The longest window a query may cover. */
-export const MAX_WINDOW_DAYS = 3_660;
+const MAX_WINDOW_DAYS = 3_660;
 /** Without from and to, the last 30 UTC days, today included (CONTRACT.md, "Analytics"). */
-export const DEFAULT_WINDOW_DAYS = 30;
+const DEFAULT_WINDOW_DAYS = 30;
 
 /** A window of whole UTC days: events with fromMs ≤ ts < untilMs, and its days in order. */
 export interface Window {

@@ -22,7 +22,7 @@ export interface SearchPart {
 }
 
 /** Facets count the matches among this many semantic candidates (CONTRACT.md, "Search"). */
-export const FACET_CANDIDATES = 1000;
+const FACET_CANDIDATES = 1000;
 
 /**
  * Hybrid search's candidates: the items nearest the query's semantic text, or, when it has none (the text

@@ -7,7 +7,7 @@ import { nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.
 import { placeholders } from '../store/sql.js';
 
 /** A user and the sessions merged into it: every identity whose data is the user's. */
-export function identitiesOf(tenant: TenantState, userId: string): string[] {
+function identitiesOf(tenant: TenantState, userId: string): string[] {
   return [userId, ...(tenant.mergedSessions.get(userId) ?? [])];
 }
 

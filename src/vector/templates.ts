@@ -4,7 +4,7 @@ import type { EmbeddingTemplate } from '../contract/vectors.js';
  * The template of a tenant that has none (README, "Vectors and search"): search and similar-products work
  * before any template is written.
  */
-export const BUILT_IN_TEMPLATE = '{name} {category} {description}';
+const BUILT_IN_TEMPLATE = '{name} {category} {description}';
 
 const PLACEHOLDER = /\{([^{}]+)\}/g;
 

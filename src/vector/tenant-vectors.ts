@@ -26,7 +26,7 @@ export interface VectorBase {
   lists?: { offsets: Int32Array; rows: Int32Array; scores: Float32Array };
 }
 
-export function emptyVectorBase(): VectorBase {
+function emptyVectorBase(): VectorBase {
   return {
     version: 0,
     builtAt: 0,

@@ -1,5 +1,5 @@
 import { Command, Flags } from '@oclif/core';
-import { openRuntime } from '../../runtime.js';
+import { closeRuntime, followWrites, loadBuilt, openRuntime } from '../../runtime.js';
 import { buildEmbeddingsApp } from '../../server/embeddings-app.js';
 import { operatorKey } from '../../tenants/secrets.js';
 import { openEmbedder } from '../../vector/embedders.js';
@@ -40,20 +40,14 @@ export default class EmbeddingsServe extends Command {
     if (key.generatedFile) this.log(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
     const app = await buildEmbeddingsApp(runtime, key.value, flags['log-level']);
     // Vectors already built serve at once; what they lack is embedded, and builds keep them persisted.
-    await runtime.loader.start(app.log);
-    runtime.vectors.logTo(app.log);
-    for (const tenantId of runtime.state.ids()) runtime.vectors.tenantChanged(runtime.state.get(tenantId)!);
-    runtime.models.start(app.log);
+    await loadBuilt(runtime, app.log);
+    followWrites(runtime, app.log);
     const url = await app.listen({ host: flags.host, port: flags.port });
     this.log(`embeddings helper listening on ${url} (data dir ${dataDir})`);
     const shutdown = () => {
       void (async () => {
         await app.close();
-        await runtime.vectors.stop();
-        await runtime.models.stop();
-        await runtime.loader.stop();
-        await runtime.lake.stop();
-        await runtime.store.close();
+        await closeRuntime(runtime);
         process.exit(0);
       })();
     };

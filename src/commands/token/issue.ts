@@ -9,7 +9,7 @@ const MAX_TTL_S = 30 * 86_400;
 const UNIT_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /** `90`, `90s`, `15m`, `1h`, `7d` → seconds; NaN when malformed. */
-export function parseTtl(text: string): number {
+function parseTtl(text: string): number {
   const match = /^(\d+)([smhd]?)$/.exec(text.trim());
   return match ? Number(match[1]) * UNIT_S[match[2] || 's'] : NaN;
 }

@@ -180,7 +180,7 @@ function seedsVector(tenant: TenantState, seeds: readonly number[]): Float32Arra
 }
 
 /** multi-seed-hybrid's settings: the scenario's `hybridSettings` over HYBRID_DEFAULTS. */
-export function hybridSettingsOf(
+function hybridSettingsOf(
   context: PipelineContext,
 ): Required<
   Pick<HybridSettings, 'strategy' | 'rrfK' | 'coTopK' | 'vectorTopK' | 'categoryBoost' | 'coWeight'>
