@@ -67,8 +67,21 @@ function plainArray(values: ArrayLike<number>, length: number): number[] {
 
 /** The spec's pipeline, stage by stage, for one request. */
 export function recommendList(tenant: TenantState, request: RecommendationRequest, now: number): RankedList {
+  return recommendResolved(startRequest(tenant, request, now));
+}
+
+/** Stage 1 of a new request; the candidate pools of the request before are reused from here on. */
+export function startRequest(
+  tenant: TenantState,
+  request: RecommendationRequest,
+  now: number,
+): PipelineContext {
   requestPools.recycle();
-  const context = resolve(tenant, request, now); // 1
+  return resolve(tenant, request, now); // 1
+}
+
+/** Stages 2-10 of a request that stage 1 resolved. */
+export function recommendResolved(context: PipelineContext): RankedList {
   const source = candidates(context); // 2
   const { pool, relaxation } = withFilterRelaxation(context, (filter) => gather(source, context, filter)); // 3-6
   const list = minMax(pool, context, (ranked, round) => {

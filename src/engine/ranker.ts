@@ -1,11 +1,10 @@
 import type { StateChangeLog } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { recommendList } from './pipeline.js';
+import { recommendResolved, startRequest } from './pipeline.js';
 import type { ResolvedProjection } from './projection.js';
 import type { RecommendationRequest } from './request.js';
 import { renderList } from './response-body.js';
 import { renderSearch, searchFacets } from './search.js';
-import { resolve } from './stages/resolve.js';
 import type { TurnQueue } from './turn-queue.js';
 
 /** The request's list as JSON (see `renderList`), or why the request has none. */
@@ -36,10 +35,10 @@ export function rankingOutcome(
   now: number,
 ): RankingOutcome {
   try {
-    const list = recommendList(tenant, request, now);
+    const context = startRequest(tenant, request, now);
+    const list = recommendResolved(context);
     if (request.search) {
       // Facets count under the whole filter, as the list's first round applied it.
-      const context = resolve(tenant, request, now);
       const facets = searchFacets(context, context.config.filter);
       return renderSearch(tenant, list, facets, request.search, projection);
     }

@@ -9,7 +9,7 @@ import type { TenantState } from '../../state/tenant-state.js';
 import type { VectorMatches, VectorSearchOptions } from '../../vector/tenant-vectors.js';
 import { requestPools, type CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
-import { IdMarks } from '../id-marks.js';
+import { IdMarks, ScoreAccumulator } from '../id-marks.js';
 import type { Algorithm } from './algorithm.js';
 import { categoryCandidates } from './category-popularity.js';
 import { scoreNeighbours } from './neighbour-scores.js';
@@ -192,6 +192,9 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/** multi-seed-hybrid's fused scores: one request at a time (the pipeline is synchronous). */
+const fused = new ScoreAccumulator();
+
 export const multiSeedHybrid: Algorithm = {
   name: 'multi-seed-hybrid',
   description:
@@ -224,8 +227,8 @@ export const multiSeedHybrid: Algorithm = {
       ? nearestItems(tenant, query, settings.vectorTopK, vectorSettingsOf(context), seeds)
       : { ids: [], scores: [] };
     if (coIds.length === 0 && vector.ids.length === 0) return categoryCandidates(context, seeds);
-    const fused = new Map<number, number>();
-    const add = (id: number, score: number) => fused.set(id, (fused.get(id) ?? 0) + score);
+    fused.begin(coIds.length + vector.ids.length);
+    const add = (id: number, score: number) => fused.add(id, score);
     if (settings.strategy === 'weighted') {
       const coMax = coScores[0] ?? 1;
       coIds.forEach((id, i) => add(id, (settings.coWeight * coScores[i]) / coMax));
@@ -239,7 +242,9 @@ export const multiSeedHybrid: Algorithm = {
       seeds.map((seed) => categoryCodeOf(rankingCodes[seed])).filter((code) => code !== 0),
     );
     const pool = requestPools.take(fused.size);
-    for (const [id, score] of fused) {
+    for (let k = 0; k < fused.size; k++) {
+      const id = fused.idAt(k);
+      const score = fused.sumAt(k);
       if (score <= 0) continue;
       const boosted = seedCategories.has(categoryCodeOf(rankingCodes[id]))
         ? score * (1 + settings.categoryBoost)
