@@ -1,12 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateShop } from '../fixtures/shop.js';
-import { randomUUID } from 'node:crypto';
 import { experiments, scenarios } from './config/resources.js';
 import { IMPRESSIONS_BODY, INTERACTIONS_BODY, ITEMS_BODY, USERS_BODY } from './contract/ingestion.js';
 import { EXPERIMENT, SCENARIO } from './contract/scenarios.js';
 import { variantOf } from './engine/experiments.js';
 import { recommendList } from './engine/pipeline.js';
+import { newRecommId } from './engine/recomm-id.js';
 import { renderList } from './engine/response-body.js';
 import { resolveProjection } from './engine/projection.js';
 import type { TenantCredentials } from './contract/tenants.js';
@@ -167,8 +167,8 @@ function recordDemoAnswers(runtime: Runtime, userIds: string[]) {
   return userIds.slice(0, 300).flatMap((userId) => {
     const request = { scenario: 'home', userId, count: 10, noCache: true, overrides: {}, projection: {} };
     const list = recommendList(tenant, request, now);
-    const recommId = randomUUID();
-    runtime.answers.record(DEMO_TENANT, recommId, userId, renderList(tenant.catalog, list, projection));
+    const recommId = newRecommId(list.algorithm);
+    runtime.answers.record(DEMO_TENANT, userId, renderList(tenant.catalog, list, projection));
     const itemIds = list.ids.map((id) => tenant.catalog.externalIds[id]);
     return itemIds.length === 0 ? [] : [{ userId, itemIds, recommId, scenarioSlug: list.scenario ?? 'home' }];
   });

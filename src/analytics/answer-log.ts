@@ -5,14 +5,14 @@ import type { Statement } from '../store/rows.js';
 const MAX_PENDING_ANSWERS = 20_000;
 /** How often held answers are written. */
 const ANSWER_FLUSH_MS = 1_000;
-/** Answer records older than this are removed (README, "Analytics"). */
-const ANSWER_RETENTION_MS = 90 * 86_400_000;
+const DAY_MS = 86_400_000;
+/** Days of the record older than this are removed (README, "Analytics"). */
+const ANSWER_RETENTION_DAYS = 400;
 /** Rows per INSERT statement. */
 const ROWS_PER_STATEMENT = 500;
 
 interface PendingAnswer {
   tenantId: string;
-  recommId: string;
   ts: number;
   userId: string | undefined;
   /** The rendered answer, read only when it is written. */
@@ -26,9 +26,9 @@ interface PendingAnswer {
  */
 function answerFields(body: string): {
   itemIds: string[];
-  algorithm: string | null;
-  scenario: string | null;
-  experiment: string | null;
+  algorithm: string;
+  scenario: string;
+  experiment: string;
 } {
   const answer = JSON.parse(`${body}}`) as {
     items: { itemId: string }[];
@@ -38,47 +38,94 @@ function answerFields(body: string): {
   };
   return {
     itemIds: answer.items.map((item) => item.itemId),
-    algorithm: answer.algorithm ?? null,
-    scenario: answer.scenario ?? null,
-    experiment: answer.experiment?.slug ?? null,
+    algorithm: answer.algorithm ?? '',
+    scenario: answer.scenario ?? '',
+    experiment: answer.experiment?.slug ?? '',
   };
 }
 
+/** The values of rows as `INSERT`'s VALUES lists of at most ROWS_PER_STATEMENT rows. */
+function insertions(prefix: string, suffix: string, rows: (string | number)[][]): Statement[] {
+  const statements: Statement[] = [];
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const params: (string | number)[] = [];
+    const values = rows.slice(start, start + ROWS_PER_STATEMENT).map((row) => {
+      const at = params.length;
+      params.push(...row);
+      return `(${row.map((_, i) => `$${at + i + 1}`).join(', ')})`;
+    });
+    statements.push({ sql: `${prefix} ${values.join(', ')}${suffix}`, params });
+  }
+  return statements;
+}
+
 /**
- * A compact record of every answer recommendations gave (README, "Analytics"): held in memory as given,
- * and written in batches once a second through the write queue, so a request only appends to a list.
- * Bounded: answers beyond MAX_PENDING_ANSWERS between two writes are not recorded (counted in `dropped`).
+ * What was written already today, per tenant and day: the keys of rows that need not be written again.
+ * Kept for the current and the previous day; after a restart the store's anti-join keeps rows unique.
+ */
+class WrittenToday {
+  private readonly byDay = new Map<string, Set<string>>();
+
+  /** Whether the row was not written yet (and is now taken as written). */
+  add(tenantId: string, day: number, key: string): boolean {
+    const dayKey = `${tenantId}\u0000${day}`;
+    let keys = this.byDay.get(dayKey);
+    if (keys === undefined) this.byDay.set(dayKey, (keys = new Set()));
+    if (keys.has(key)) return false;
+    keys.add(key);
+    return true;
+  }
+
+  forgetBefore(day: number): void {
+    for (const dayKey of this.byDay.keys()) {
+      if (Number(dayKey.slice(dayKey.indexOf('\u0000') + 1)) < day) this.byDay.delete(dayKey);
+    }
+  }
+
+  forgetTenant(tenantId: string): void {
+    for (const dayKey of this.byDay.keys())
+      if (dayKey.startsWith(`${tenantId}\u0000`)) this.byDay.delete(dayKey);
+  }
+}
+
+/**
+ * The record of the answers recommendations gave (README, "Analytics"), as daily rollups: per tenant
+ * and UTC day, the answers by scenario, algorithm and experiment, the items they returned (catalog
+ * coverage) and the users each experiment variant served. Which algorithm an impression or a click
+ * followed is in the recommId it carries (see recomm-id.ts), so no answer needs to be kept one by one:
+ * the record grows with days, the catalog and the experiments' users, not with traffic.
+ *
+ * Answers are held in memory as given and written once a second through the write queue, so a request
+ * only appends to a list. Bounded: answers beyond MAX_PENDING_ANSWERS between two writes are not
+ * recorded (counted in `dropped`).
  */
 export class AnswerLog {
   private pending: PendingAnswer[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private lastPrune = 0;
+  private readonly itemsWritten = new WrittenToday();
+  private readonly usersWritten = new WrittenToday();
   dropped = 0;
 
   constructor(private readonly store: Store) {}
 
-  record(
-    tenantId: string,
-    recommId: string,
-    userId: string | undefined,
-    body: string,
-    ts = Date.now(),
-  ): void {
+  record(tenantId: string, userId: string | undefined, body: string, ts = Date.now()): void {
     if (this.pending.length >= MAX_PENDING_ANSWERS) {
       this.dropped++;
       return;
     }
-    this.pending.push({ tenantId, recommId, ts, userId, body });
+    this.pending.push({ tenantId, ts, userId, body });
   }
 
-  /** Drops the held answers of deleted users (the store's are deleted with the user's other rows). */
+  /** Drops the held answers of deleted users (the store's rows are deleted with the user's other rows). */
   forget(tenantId: string, identities: readonly string[]): void {
     const forgotten = new Set(identities);
     this.pending = this.pending.filter(
       (answer) =>
         answer.tenantId !== tenantId || answer.userId === undefined || !forgotten.has(answer.userId),
     );
+    this.usersWritten.forgetTenant(tenantId);
   }
 
   /**
@@ -96,7 +143,7 @@ export class AnswerLog {
     this.timer.unref();
   }
 
-  /** Writes what is held now (and removes records past the retention, at most hourly). */
+  /** Writes what is held now (and removes days past the retention, at most hourly). */
   flush(now = Date.now()): Promise<void> {
     this.writing = (this.writing ?? Promise.resolve()).then(() => this.write(now));
     return this.writing;
@@ -110,31 +157,57 @@ export class AnswerLog {
   private async write(now: number): Promise<void> {
     const answers = this.pending;
     this.pending = [];
-    const statements: Statement[] = [];
-    for (let start = 0; start < answers.length; start += ROWS_PER_STATEMENT) {
-      const chunk = answers.slice(start, start + ROWS_PER_STATEMENT);
-      const params: (string | number | null)[] = [];
-      const values = chunk.map((answer) => {
-        const fields = answerFields(answer.body);
-        const at = params.length;
-        params.push(
-          answer.tenantId,
-          answer.recommId,
-          answer.ts,
-          // Who was served is kept only where an experiment needs it (its users per variant).
-          fields.experiment === null ? null : (answer.userId ?? null),
-          fields.scenario,
-          fields.algorithm,
-          fields.experiment,
-          JSON.stringify(fields.itemIds),
-        );
-        return `(${Array.from({ length: 8 }, (_, i) => `$${at + i + 1}`).join(', ')})`;
-      });
-      statements.push({ sql: `INSERT INTO answers VALUES ${values.join(', ')}`, params });
+    const today = Math.floor(now / DAY_MS);
+    this.itemsWritten.forgetBefore(today - 1);
+    this.usersWritten.forgetBefore(today - 1);
+    const counts = new Map<string, (string | number)[]>();
+    const items: (string | number)[][] = [];
+    const users: (string | number)[][] = [];
+    for (const answer of answers) {
+      const fields = answerFields(answer.body);
+      const day = Math.floor(answer.ts / DAY_MS);
+      const key = [answer.tenantId, day, fields.scenario, fields.algorithm, fields.experiment];
+      const joined = key.join('\u0000');
+      const counted = counts.get(joined);
+      if (counted) (counted[5] as number)++;
+      else counts.set(joined, [...key, 1]);
+      for (const itemId of fields.itemIds) {
+        if (this.itemsWritten.add(answer.tenantId, day, itemId)) items.push([answer.tenantId, day, itemId]);
+      }
+      // Who was served is kept only where an experiment needs it (its users per variant).
+      if (fields.experiment !== '' && answer.userId !== undefined) {
+        const user = [fields.experiment, fields.scenario, answer.userId];
+        if (this.usersWritten.add(answer.tenantId, day, user.join('\u0000')))
+          users.push([answer.tenantId, day, ...user]);
+      }
     }
+    const statements = [
+      ...insertions(
+        'INSERT INTO answer_days VALUES',
+        ' ON CONFLICT DO UPDATE SET answers = answers + excluded.answers',
+        [...counts.values()],
+      ),
+      ...insertions(
+        'INSERT INTO answer_items SELECT * FROM (VALUES',
+        `) AS v(tenant_id, day, item_id)
+          WHERE NOT EXISTS (SELECT 1 FROM answer_items a
+                             WHERE a.tenant_id = v.tenant_id AND a.day = v.day AND a.item_id = v.item_id)`,
+        items,
+      ),
+      ...insertions(
+        'INSERT INTO experiment_users SELECT * FROM (VALUES',
+        `) AS v(tenant_id, day, experiment, scenario, user_id)
+          WHERE NOT EXISTS (SELECT 1 FROM experiment_users e
+                             WHERE e.tenant_id = v.tenant_id AND e.day = v.day AND e.experiment = v.experiment
+                               AND e.scenario = v.scenario AND e.user_id = v.user_id)`,
+        users,
+      ),
+    ];
     if (now - this.lastPrune > 3_600_000) {
       this.lastPrune = now;
-      statements.push({ sql: 'DELETE FROM answers WHERE ts < $1', params: [now - ANSWER_RETENTION_MS] });
+      const oldest = today - ANSWER_RETENTION_DAYS;
+      for (const table of ['answer_days', 'answer_items', 'experiment_users'])
+        statements.push({ sql: `DELETE FROM ${table} WHERE day < $1`, params: [oldest] });
     }
     if (statements.length === 0) return;
     await this.store.writes.submit((rows) => {

@@ -3,6 +3,8 @@ import type { Experiment } from '../contract/scenarios.js';
 import { compareRates } from './significance.js';
 import { rate } from './window.js';
 
+const DAY_MS = 86_400_000;
+
 /**
  * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
  * served (from the answer record), the impressions, clicks and purchases logged with its scenario, CTR and
@@ -15,8 +17,8 @@ export async function experimentResults(
   window: { fromMs: number; untilMs: number } = { fromMs: 0, untilMs: Number.MAX_SAFE_INTEGER },
 ) {
   const slugs = experiment.variants.map((variant) => variant.scenario);
-  /** Rows of (scenario, ...numbers) by scenario; `$1` is the tenant, the variants' slugs follow `first`. */
-  // `$1` the tenant, `$2` and `$3` the window; then what `first` adds, then the variants' slugs.
+  // Rows of (scenario, ...numbers) by scenario. `$1` the tenant, `$2` and `$3` the window; then what
+  // `first` adds, then the variants' slugs.
   const read = async (sql: (slugList: string) => string, first: (string | number)[]) => {
     const params = [tenantId, window.fromMs, window.untilMs, ...first];
     const slugList = slugs.map((_, i) => `$${params.length + i + 1}`).join(', ');
@@ -24,8 +26,8 @@ export async function experimentResults(
     return new Map(found.map((row) => [String(row[0]), row.slice(1).map(Number)]));
   };
   const users = await read(
-    (list) => `SELECT scenario, count(DISTINCT user_id) FROM answers
-      WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND experiment = $4 AND user_id IS NOT NULL
+    (list) => `SELECT scenario, count(DISTINCT user_id) FROM experiment_users
+      WHERE tenant_id = $1 AND day BETWEEN $2 // ${DAY_MS} AND ($3 - 1) // ${DAY_MS} AND experiment = $4
         AND scenario IN (${list})
       GROUP BY scenario`,
     [experiment.slug],

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { INTERACTION_TYPES as TYPE_NAMES } from '../contract/ingestion.js';
+import { algorithmCode } from '../engine/recomm-id.js';
 import { rate, type Window } from './window.js';
 
 /**
@@ -27,6 +28,13 @@ function params(tenantId: string, window: Window, ...more: (string | number)[]):
   return [tenantId, window.fromMs, window.untilMs, ...more];
 }
 
+/** Rows of a daily rollup of the answer record in the window: `$1` tenant, `$2` first day, `$3` day after. */
+const ANSWER_DAYS = (table: string) => `${table} WHERE tenant_id = $1 AND day >= $2 AND day < $3`;
+
+function dayParams(tenantId: string, window: Window): (string | number)[] {
+  return [tenantId, window.fromMs / DAY_MS, window.untilMs / DAY_MS];
+}
+
 /** A zero-filled series over the window's days from rows of (day number, ...values). */
 function series<T>(window: Window, found: Row[], make: (values: number[]) => T): (T & { date: string })[] {
   const byDay = new Map(found.map((row) => [n(row[0]), row.slice(1).map(n)]));
@@ -37,21 +45,25 @@ function series<T>(window: Window, found: Row[], make: (values: number[]) => T):
 }
 
 export async function summary(db: DuckDBConnection, tenantId: string, window: Window, items: number) {
-  // One statement; identities are told apart by a 64-bit hash, which groups faster than their text.
-  const [counts] = await rows(
+  // Three statements: counting by type groups faster than a filtered count per type, and identities are
+  // told apart by a 64-bit hash, which groups faster than their text.
+  const byType = await interactionsByType(db, tenantId, window);
+  const [[users]] = await rows(
     db,
-    `SELECT count(*), count(DISTINCT hash(coalesce(user_id, session_id))),
-            ${TYPE_NAMES.map((type) => `count(*) FILTER (WHERE type = '${type}')`).join(', ')},
-            (SELECT sum(len(item_ids)) FROM ${IMPRESSIONS})
-       FROM ${INTERACTIONS}`,
+    `SELECT count(DISTINCT hash(coalesce(user_id, session_id))) FROM ${INTERACTIONS}`,
+    params(tenantId, window),
+  );
+  const [[impressions]] = await rows(
+    db,
+    `SELECT sum(len(item_ids)) FROM ${IMPRESSIONS}`,
     params(tenantId, window),
   );
   return {
     items,
-    users: n(counts[1]),
-    interactions: n(counts[0]),
-    impressions: n(counts[2 + TYPE_NAMES.length]),
-    byType: Object.fromEntries(TYPE_NAMES.map((type, i) => [type, n(counts[2 + i])])),
+    users: n(users),
+    interactions: byType.data.reduce((sum, { count }) => sum + count, 0),
+    impressions: n(impressions),
+    byType: Object.fromEntries(byType.data.map(({ type, count }) => [type, count])),
   };
 }
 
@@ -92,10 +104,8 @@ export async function catalogCoverage(
 ) {
   const [[recommended]] = await rows(
     db,
-    `SELECT count(DISTINCT item_id) FROM (
-       SELECT unnest(from_json(item_ids, '["VARCHAR"]')) AS item_id
-         FROM answers WHERE tenant_id = $1 AND ts >= $2 AND ts < $3)`,
-    params(tenantId, window),
+    `SELECT count(DISTINCT item_id) FROM ${ANSWER_DAYS('answer_items')}`,
+    dayParams(tenantId, window),
   );
   const recommendedItems = Math.min(n(recommended), catalogSize);
   return { catalogSize, recommendedItems, coverage: rate(recommendedItems, catalogSize) };
@@ -233,36 +243,31 @@ export async function scenarioSummary(
 
 /**
  * Per algorithm (beyond the contract, README "Analytics"): the answers it gave in the window, and the item
- * impressions and clicks that carry the recommId of one of them.
+ * impressions and clicks in the window whose recommId names it (see recomm-id.ts).
  */
 export async function algorithms(db: DuckDBConnection, tenantId: string, window: Window) {
-  const found = await rows(
+  const answered = await rows(
     db,
-    `WITH given AS (
-        SELECT recomm_id, algorithm FROM answers WHERE tenant_id = $1 AND ts >= $2 AND ts < $3),
-      answered AS (SELECT algorithm, count(*) AS answers FROM given GROUP BY algorithm),
-      shown AS (
-        SELECT g.algorithm, sum(len(i.item_ids)) AS impressions
-          FROM (SELECT recomm_id, item_ids FROM ${IMPRESSIONS} AND recomm_id IS NOT NULL) i
-          JOIN given g USING (recomm_id)
-         GROUP BY g.algorithm),
-      clicked AS (
-        SELECT g.algorithm, count(*) AS clicks
-          FROM (SELECT recomm_id FROM ${INTERACTIONS} AND type = 'view' AND recomm_id IS NOT NULL) x
-          JOIN given g USING (recomm_id)
-         GROUP BY g.algorithm)
-     SELECT algorithm, answers, coalesce(impressions, 0), coalesce(clicks, 0)
-       FROM answered LEFT JOIN shown USING (algorithm) LEFT JOIN clicked USING (algorithm)
-      ORDER BY answers DESC, algorithm`,
-    params(tenantId, window),
+    `SELECT algorithm, sum(answers) FROM ${ANSWER_DAYS('answer_days')} GROUP BY algorithm`,
+    dayParams(tenantId, window),
   );
-  return {
-    data: found.map(([algorithm, answers, impressions, clicks]) => ({
-      algorithm: String(algorithm),
-      answers: n(answers),
-      impressions: n(impressions),
-      clicks: n(clicks),
-      ctr: rate(n(clicks), n(impressions)),
-    })),
-  };
+  const byCode = async (sql: string) =>
+    new Map((await rows(db, sql, params(tenantId, window))).map(([code, count]) => [String(code), n(count)]));
+  const shown = await byCode(
+    `SELECT left(recomm_id, 4) AS code, sum(len(item_ids)) FROM ${IMPRESSIONS} AND recomm_id IS NOT NULL
+      GROUP BY code`,
+  );
+  const clicked = await byCode(
+    `SELECT left(recomm_id, 4) AS code, count(*) FROM ${INTERACTIONS} AND type = 'view' AND recomm_id IS NOT NULL
+      GROUP BY code`,
+  );
+  const data = answered.map(([name, answers]) => {
+    const algorithm = String(name);
+    const code = algorithmCode(algorithm);
+    const impressions = shown.get(code) ?? 0;
+    const clicks = clicked.get(code) ?? 0;
+    return { algorithm, answers: n(answers), impressions, clicks, ctr: rate(clicks, impressions) };
+  });
+  data.sort((a, b) => b.answers - a.answers || (a.algorithm < b.algorithm ? -1 : 1));
+  return { data };
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { TenantState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
+import { algorithmOfAnswer, newRecommId } from './recomm-id.js';
 import type { Ranker } from './ranker.js';
 import type { RecommendationRequest } from './request.js';
 import { withRecommId } from './response-body.js';
@@ -10,7 +10,7 @@ export const DEFAULT_CACHE: ResultCacheOptions = { maxBytes: 64 * 1024 * 1024, t
 
 /** Where the answers given are recorded (analytics' AnswerLog). */
 export interface AnswerRecorder {
-  record(tenantId: string, recommId: string, userId: string | undefined, body: string): void;
+  record(tenantId: string, userId: string | undefined, body: string): void;
 }
 
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
@@ -59,10 +59,10 @@ export class Recommender {
     });
   }
 
-  /** The answer with a recommId of its own, recorded under it. */
+  /** The answer with a recommId of its own (naming its algorithm), recorded. */
   private answered(tenant: TenantState, request: RecommendationRequest, body: string): string {
-    const recommId = randomUUID();
-    this.answers?.record(tenant.tenantId, recommId, request.userId, body);
+    const recommId = newRecommId(algorithmOfAnswer(body));
+    this.answers?.record(tenant.tenantId, request.userId, body);
     return withRecommId(body, recommId);
   }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { ItemCatalog } from '../state/item-catalog.js';
 import type { RankedList } from './pipeline.js';
 import { projectItem, type ResolvedProjection } from './projection.js';
@@ -41,6 +40,6 @@ export function renderList(catalog: ItemCatalog, list: RankedList, projection: R
  * rather than bytes: the socket encodes the answer as it writes it, in one piece with the headers, where
  * a copy into a buffer of its own cost an allocation per answer and went out as a second piece.
  */
-export function withRecommId(body: string, recommId: string = randomUUID()): string {
+export function withRecommId(body: string, recommId: string): string {
   return `${body},"recommId":"${recommId}"}`;
 }

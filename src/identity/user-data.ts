@@ -23,7 +23,7 @@ function matching(identities: string[]) {
     impressions: `tenant_id = $1 AND user_id IN (${ids})`,
     merge_ledger: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
     users: `tenant_id = $1 AND external_id IN (${ids})`,
-    answers: `tenant_id = $1 AND user_id IN (${ids})`,
+    experiment_users: `tenant_id = $1 AND user_id IN (${ids})`,
   };
 }
 

@@ -133,6 +133,43 @@ export const MIGRATIONS: readonly Migration[] = [
     // Joins a click or a purchase to the answer record by the recommId it carries (README, "Analytics").
     statements: ['ALTER TABLE interactions ADD COLUMN recomm_id VARCHAR'],
   },
+  {
+    version: 6,
+    description: 'the answer record as daily rollups',
+    // Per UTC day: answers by scenario, algorithm and experiment, the items answers returned, and the
+    // users each experiment variant served, so the record grows with days and the catalog, not with
+    // traffic (README, "Analytics"). '' stands for no scenario or experiment in answer_days' key.
+    statements: [
+      `CREATE TABLE answer_days (
+        tenant_id VARCHAR NOT NULL,
+        day INTEGER NOT NULL,
+        scenario VARCHAR NOT NULL,
+        algorithm VARCHAR NOT NULL,
+        experiment VARCHAR NOT NULL,
+        answers BIGINT NOT NULL,
+        PRIMARY KEY (tenant_id, day, scenario, algorithm, experiment)
+      )`,
+      `CREATE TABLE answer_items (tenant_id VARCHAR NOT NULL, day INTEGER NOT NULL, item_id VARCHAR NOT NULL)`,
+      `CREATE TABLE experiment_users (
+        tenant_id VARCHAR NOT NULL,
+        day INTEGER NOT NULL,
+        experiment VARCHAR NOT NULL,
+        scenario VARCHAR NOT NULL,
+        user_id VARCHAR NOT NULL
+      )`,
+      `INSERT INTO answer_days
+        SELECT tenant_id, (ts // 86400000)::INTEGER, coalesce(scenario, ''), coalesce(algorithm, ''),
+               coalesce(experiment, ''), count(*)
+          FROM answers GROUP BY ALL`,
+      `INSERT INTO answer_items
+        SELECT DISTINCT tenant_id, (ts // 86400000)::INTEGER, unnest(from_json(item_ids, '["VARCHAR"]'))
+          FROM answers`,
+      `INSERT INTO experiment_users
+        SELECT DISTINCT tenant_id, (ts // 86400000)::INTEGER, experiment, scenario, user_id
+          FROM answers WHERE experiment IS NOT NULL AND scenario IS NOT NULL AND user_id IS NOT NULL`,
+      'DROP TABLE answers',
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -1,40 +1,113 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AnswerLog } from '../../../src/analytics/answer-log.js';
-import type { Store } from '../../../src/store/database.js';
-import type { Statement } from '../../../src/store/rows.js';
+import { Store } from '../../../src/store/database.js';
 
-/** A store whose write queue only collects the statements submitted to it. */
-function collectingStore(statements: Statement[]): Store {
-  const writes = {
-    submit: async (job: (rows: { statements: Statement[] }, scratch: Map<string, unknown>) => unknown) => {
-      const rows = { statements: [] as Statement[] };
-      job(rows, new Map());
-      statements.push(...rows.statements);
-    },
-  };
-  return { writes } as unknown as Store;
+const DAY_MS = 86_400_000;
+const DAY = 20_000;
+const AT = DAY * DAY_MS;
+
+let dir: string;
+let store: Store;
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-answers-'));
+  store = await Store.open(dir);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function answer(itemIds: string[], algorithm: string, more = ''): string {
+  return `{"items":[${itemIds.map((id) => `{"itemId":${JSON.stringify(id)},"score":1}`).join(',')}],"count":${itemIds.length},"algorithm":"${algorithm}"${more}`;
 }
 
+const query = (sql: string) =>
+  store.read(async (db) => (await db.runAndReadAll(sql)).getRowsJS().map((row) => row.map(String)));
+
 describe('the answer record', () => {
-  it("records an answer's own fields, whatever follows them (a filter relaxation, search facets)", async () => {
-    const statements: Statement[] = [];
-    const log = new AnswerLog(collectingStore(statements));
-    const relaxed =
-      '{"items":[{"itemId":"a","score":1},{"itemId":"b]","score":0.5}],"count":2,"algorithm":"co-occurrence",' +
-      '"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"},' +
-      '"filterRelaxation":{"droppedClauses":["\'x\' in {1}"],"effectiveFilter":null,"droppedEntireFilter":true,"originalFilter":"x"}';
-    log.record('t1', 'r1', 'u1', relaxed, 5);
-    await log.flush(10);
-    const insert = statements.find((statement) => statement.sql.startsWith('INSERT INTO answers'))!;
-    expect(insert.params).toEqual([
-      't1',
-      'r1',
-      5,
-      'u1',
-      'home-b',
+  it('rolls answers up by day with their own fields, whatever follows them (a filter relaxation, search facets)', async () => {
+    const log = new AnswerLog(store);
+    const relaxed = answer(
+      ['a', 'b]'],
       'co-occurrence',
-      'home-test',
-      '["a","b]"]',
+      ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"},' +
+        '"filterRelaxation":{"droppedClauses":["\'x\' in {1}"],"effectiveFilter":null,"droppedEntireFilter":true,"originalFilter":"x"}',
+    );
+    log.record('t1', 'u1', relaxed, AT + 5);
+    log.record('t1', 'u1', relaxed, AT + 6);
+    log.record('t1', 'u2', relaxed, AT + DAY_MS + 1);
+    log.record(
+      't1',
+      undefined,
+      answer(['c'], 'popularity', ',"facets":{"categories":[]},"query":{"original":"x"}'),
+      AT,
+    );
+    log.record('t2', 'u1', answer(['z'], 'popularity'), AT);
+    await log.flush(AT + DAY_MS + 10);
+    expect(await query('SELECT * FROM answer_days ORDER BY ALL')).toEqual([
+      ['t1', `${DAY}`, '', 'popularity', '', '1'],
+      ['t1', `${DAY}`, 'home-b', 'co-occurrence', 'home-test', '2'],
+      ['t1', `${DAY + 1}`, 'home-b', 'co-occurrence', 'home-test', '1'],
+      ['t2', `${DAY}`, '', 'popularity', '', '1'],
     ]);
+    expect(await query('SELECT * FROM answer_items ORDER BY ALL')).toEqual([
+      ['t1', `${DAY}`, 'a'],
+      ['t1', `${DAY}`, 'b]'],
+      ['t1', `${DAY}`, 'c'],
+      ['t1', `${DAY + 1}`, 'a'],
+      ['t1', `${DAY + 1}`, 'b]'],
+      ['t2', `${DAY}`, 'z'],
+    ]);
+    // Users only where an experiment needs them.
+    expect(await query('SELECT * FROM experiment_users ORDER BY ALL')).toEqual([
+      ['t1', `${DAY}`, 'home-test', 'home-b', 'u1'],
+      ['t1', `${DAY + 1}`, 'home-test', 'home-b', 'u2'],
+    ]);
+  });
+
+  it('adds to the counts of a day already written, and writes each item and user of a day once, across restarts', async () => {
+    const first = new AnswerLog(store);
+    const body = answer(
+      ['a', 'b'],
+      'weighted-history',
+      ',"scenario":"s","experiment":{"slug":"e","variant":"s"}',
+    );
+    first.record('t1', 'u1', body, AT);
+    await first.flush(AT);
+    first.record('t1', 'u1', body, AT + 1);
+    await first.flush(AT + 1);
+    // A new record (as after a restart) knows nothing of what was written.
+    const second = new AnswerLog(store);
+    second.record(
+      't1',
+      'u1',
+      answer(['b', 'c'], 'weighted-history', ',"scenario":"s","experiment":{"slug":"e","variant":"s"}'),
+      AT + 2,
+    );
+    await second.flush(AT + 2);
+    expect(await query('SELECT answers FROM answer_days')).toEqual([['3']]);
+    expect(await query('SELECT item_id, count(*) FROM answer_items GROUP BY ALL ORDER BY ALL')).toEqual([
+      ['a', '1'],
+      ['b', '1'],
+      ['c', '1'],
+    ]);
+    expect(await query('SELECT count(*) FROM experiment_users')).toEqual([['1']]);
+  });
+
+  it('removes days past the retention, and the held answers of forgotten users', async () => {
+    const log = new AnswerLog(store);
+    log.record('t1', 'u1', answer(['a'], 'popularity'), AT);
+    log.record('t1', 'u2', answer(['b'], 'popularity'), AT);
+    log.forget('t1', ['u1']);
+    await log.flush(AT);
+    expect(await query('SELECT item_id FROM answer_items')).toEqual([['b']]);
+    await new AnswerLog(store).flush(AT + 401 * DAY_MS);
+    expect(await query('SELECT count(*) FROM answer_items')).toEqual([['0']]);
+    expect(await query('SELECT count(*) FROM answer_days')).toEqual([['0']]);
   });
 });

@@ -68,6 +68,29 @@ describe('migrate', () => {
     expect((await db.runAndReadAll('SELECT tenant_id FROM tenants')).getRowsJS()).toEqual([['kept']]);
   });
 
+  it('rolls a record of single answers up into days (version 6)', async () => {
+    await migrate(
+      db,
+      MIGRATIONS.filter((m) => m.version <= 5),
+    );
+    const day = 20_000 * 86_400_000;
+    await db.run(`INSERT INTO answers VALUES
+      ('t', 'r1', ${day + 1}, 'u1', 'home', 'popularity', 'exp', '["a","b"]'),
+      ('t', 'r2', ${day + 2}, NULL, NULL, 'popularity', NULL, '["b","c"]'),
+      ('t', 'r3', ${day + 3}, 'u1', 'home', 'popularity', 'exp', '["a"]')`);
+    await migrate(db);
+    const rows = async (sql: string) =>
+      (await db.runAndReadAll(sql)).getRowsJS().map((row) => row.map(String));
+    expect(await rows('SELECT * FROM answer_days ORDER BY ALL')).toEqual([
+      ['t', '20000', '', 'popularity', '', '1'],
+      ['t', '20000', 'home', 'popularity', 'exp', '2'],
+    ]);
+    expect(await rows('SELECT item_id FROM answer_items ORDER BY ALL')).toEqual([['a'], ['b'], ['c']]);
+    expect(await rows('SELECT * FROM experiment_users')).toEqual([['t', '20000', 'exp', 'home', 'u1']]);
+    const left = await rows(`SELECT count(*) FROM information_schema.tables WHERE table_name = 'answers'`);
+    expect(left).toEqual([['0']]);
+  });
+
   it('refuses a file written by a newer binary, with a message that says what to do', async () => {
     await migrate(db);
     await db.run('INSERT INTO schema_migrations VALUES (999, $1, 0)', ['from the future']);
