@@ -66,4 +66,8 @@ export const INTERACTIONS_BODY = z.strictObject({ interactions: batch(INTERACTIO
 export const IMPRESSIONS_BODY = z.strictObject({ impressions: batch(IMPRESSION) });
 
 export const UPSERTED = z.object({ upserted: z.number().int() });
-export const ACCEPTED = z.object({ accepted: z.number().int() });
+export const ACCEPTED = z.object({
+  accepted: z.number().int(),
+  /** Beyond the contract, when some are: the distinct item ids named that the catalog does not hold. */
+  unknownItems: z.number().int().optional(),
+});

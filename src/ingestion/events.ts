@@ -54,15 +54,30 @@ function seenBefore(
   return false;
 }
 
+/** What an event batch's answer says: every record counts as accepted; `unknownItems` when some are. */
+export interface Accepted {
+  accepted: number;
+  /** The distinct item ids the batch names that the catalog does not hold (README, "Ingestion"). */
+  unknownItems?: number;
+}
+
+/** The answer to a batch of `accepted` records naming these items. */
+function acceptedOf(tenant: TenantState, accepted: number, itemIds: Iterable<string>): Accepted {
+  const unknown = new Set<string>();
+  for (const itemId of itemIds) if (!tenant.catalog.holds(itemId)) unknown.add(itemId);
+  return unknown.size > 0 ? { accepted, unknownItems: unknown.size } : { accepted };
+}
+
 /**
- * Appends interactions durably. Every record counts as accepted; one whose eventId is already stored
- * is not stored again. With on_first_known_interaction, a first userId also gets a minimal user row.
+ * Appends interactions durably. Every record counts as accepted, also one naming an item the catalog
+ * does not hold yet (a feed may bring it later); one whose eventId is already stored is not stored again.
+ * With on_first_known_interaction, a first userId also gets a minimal user row.
  */
 export function appendInteractions(
   runtime: Runtime,
   tenant: TenantState,
   events: Interaction[],
-): Promise<number> {
+): Promise<Accepted> {
   const receivedAt = Date.now();
   return runtime.store.writes.submit((rows, scratch) => {
     const stored: StoredInteraction[] = [];
@@ -85,7 +100,11 @@ export function appendInteractions(
       tenant.interactionTotal += stored.length;
       runtime.models.interactionsCommitted(tenant);
       for (const user of provisioned) tenant.users.set(user.externalId, user);
-      return events.length;
+      return acceptedOf(
+        tenant,
+        events.length,
+        events.map((event) => event.itemId),
+      );
     };
   });
 }
@@ -95,7 +114,7 @@ export function appendImpressions(
   runtime: Runtime,
   tenant: TenantState,
   events: Impression[],
-): Promise<number> {
+): Promise<Accepted> {
   const receivedAt = Date.now();
   return runtime.store.writes.submit((rows, scratch) => {
     const stored: StoredImpression[] = [];
@@ -108,7 +127,11 @@ export function appendImpressions(
     }
     return () => {
       for (const row of stored) if (row.eventId !== null) tenant.impressionEventIds.add(row.eventId);
-      return events.length;
+      return acceptedOf(
+        tenant,
+        events.length,
+        events.flatMap((event) => event.itemIds),
+      );
     };
   });
 }

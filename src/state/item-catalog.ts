@@ -64,6 +64,12 @@ export class ItemCatalog {
     return this.ids.get(externalId) ?? -1;
   }
 
+  /** Whether the catalog holds the item (not only events naming it). */
+  holds(externalId: string): boolean {
+    const id = this.ids.get(externalId);
+    return id !== undefined && this.inCatalog[id] === 1;
+  }
+
   /** The dense id of an item, creating a placeholder for an item not yet in the catalog. */
   ensureId(externalId: string): number {
     const known = this.ids.get(externalId);

@@ -716,10 +716,11 @@ describe('request handling order', () => {
       403,
       'FORBIDDEN_SCOPE',
     );
-    expectError(
-      await send('PUT', '/catalog/tenant-settings', { dimensions: 'nope' }, as('private')),
-      403,
-      'FORBIDDEN_SCOPE',
+    const settings = await send('PUT', '/catalog/tenant-settings', { dimensions: 'nope' }, as('private'));
+    expectError(settings, 403, 'FORBIDDEN_SCOPE');
+    // The error names the credentials that may call the route.
+    expect((settings.body as { message: string }).message).toBe(
+      'a private token (signed request) may not call this route; it takes the API key (X-Api-Key), a JWT (Authorization: Bearer)',
     );
   });
 });

@@ -71,7 +71,7 @@ describe('durability', () => {
       headers,
       body: { interactions: [{ eventId: acknowledgedEvents[0], userId: 'u0', itemId: 'i0', type: 'view' }] },
     });
-    expect(again.body).toEqual({ accepted: 1 });
+    expect(again.body).toMatchObject({ accepted: 1 });
     await daemon.stop();
     const count = await queryStore(
       daemon.dataDir,

@@ -163,6 +163,38 @@ describe('POST /ingestion/interactions and /ingestion/impressions', () => {
     });
     expectError(response, 400, 'INVALID_BODY');
     expect([...new Set(response.body.details.map((d: { index: number }) => d.index))]).toEqual([1, 2, 3, 4]);
+    // An enum error lists the allowed values; the count of other problems says what it counts.
+    const badType = await post('/ingestion/interactions', {
+      interactions: [
+        { userId: 'u1', itemId: 'p1', type: 'like' },
+        { userId: 'u1', itemId: 'p1', type: 'view', weight: 'heavy' },
+      ],
+    });
+    expect(badType.body.message).toBe(
+      'invalid body at interactions.0.type: Invalid option: expected one of "view"|"cart"|"purchase"|"rating" (1 more problem in details)',
+    );
+  });
+
+  it('accepts events naming items the catalog does not hold yet, and says how many such items', async () => {
+    const events = [
+      { userId: 'u8', itemId: 'later-1', type: 'view' },
+      { userId: 'u8', itemId: 'later-1', type: 'cart' },
+      { userId: 'u8', itemId: 'later-2', type: 'view' },
+    ];
+    expect((await post('/ingestion/interactions', { interactions: events })).body).toEqual({
+      accepted: 3,
+      unknownItems: 2,
+    });
+    const impressions = [{ userId: 'u8', itemIds: ['later-2', 'later-3'] }];
+    expect((await post('/ingestion/impressions', { impressions })).body).toEqual({
+      accepted: 1,
+      unknownItems: 2,
+    });
+    await post('/ingestion/items', {
+      items: [{ externalId: 'later-1' }, { externalId: 'later-2' }, { externalId: 'later-3' }],
+    });
+    expect((await post('/ingestion/interactions', { interactions: events })).body).toEqual({ accepted: 3 });
+    expect((await post('/ingestion/impressions', { impressions })).body).toEqual({ accepted: 1 });
   });
 
   it('counts duplicates by eventId as accepted without storing them twice', async () => {
@@ -170,18 +202,22 @@ describe('POST /ingestion/interactions and /ingestion/impressions', () => {
       { eventId: 'e-1', userId: 'u9', itemId: 'p1', type: 'view' },
       { eventId: 'e-2', userId: 'u9', itemId: 'p1', type: 'cart' },
     ];
-    expect((await post('/ingestion/interactions', { interactions: events })).body).toEqual({ accepted: 2 });
-    expect((await post('/ingestion/interactions', { interactions: events })).body).toEqual({ accepted: 2 });
+    expect((await post('/ingestion/interactions', { interactions: events })).body).toMatchObject({
+      accepted: 2,
+    });
+    expect((await post('/ingestion/interactions', { interactions: events })).body).toMatchObject({
+      accepted: 2,
+    });
     const inOne = await post('/ingestion/interactions', {
       interactions: [
         { eventId: 'e-3', userId: 'u9', itemId: 'p1', type: 'view' },
         { eventId: 'e-3', userId: 'u9', itemId: 'p1', type: 'view' },
       ],
     });
-    expect(inOne.body).toEqual({ accepted: 2 });
+    expect(inOne.body).toMatchObject({ accepted: 2 });
     const impressions = [{ eventId: 'i-1', userId: 'u9', itemIds: ['p1', 'p2'], scenarioSlug: 'home' }];
-    expect((await post('/ingestion/impressions', { impressions })).body).toEqual({ accepted: 1 });
-    expect((await post('/ingestion/impressions', { impressions })).body).toEqual({ accepted: 1 });
+    expect((await post('/ingestion/impressions', { impressions })).body).toMatchObject({ accepted: 1 });
+    expect((await post('/ingestion/impressions', { impressions })).body).toMatchObject({ accepted: 1 });
   });
 
   it('stores default weights, normalised countries and receipt-time timestamps', async () => {

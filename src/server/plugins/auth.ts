@@ -45,6 +45,14 @@ export const SCOPE = {
   apiKey: ['api'],
 } as const satisfies Record<string, readonly CallerKind[]>;
 
+/** How each credential is named and sent, for errors that say which may call a route. */
+const CREDENTIAL_NAMES: Record<CallerKind, string> = {
+  api: 'the API key (X-Api-Key)',
+  private: 'a private token (signed request)',
+  public: 'the public token (signed request)',
+  jwt: 'a JWT (Authorization: Bearer)',
+};
+
 export interface Caller {
   tenantId: string;
   kind: CallerKind;
@@ -280,7 +288,10 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
     }
     const allowed = request.routeOptions.config.kinds ?? SCOPE.tenant;
     if (!allowed.includes(kind)) {
-      throw new ApiError('FORBIDDEN_SCOPE', `a credential of kind '${kind}' may not call this route`);
+      throw new ApiError(
+        'FORBIDDEN_SCOPE',
+        `${CREDENTIAL_NAMES[kind]} may not call this route; it takes ${allowed.map((k) => CREDENTIAL_NAMES[k]).join(', ')}`,
+      );
     }
     request.tenant = tenant;
     request.caller = { tenantId, kind };
@@ -296,7 +307,10 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
 });
 
 function notOperator(): ApiError {
-  return new ApiError('FORBIDDEN_SCOPE', 'this route needs the operator key, not a tenant credential');
+  return new ApiError(
+    'FORBIDDEN_SCOPE',
+    'this route takes only the operator key (X-Api-Key), not a tenant credential',
+  );
 }
 
 /** Where a signed request's raw body goes as it is read (json-body plugin). */

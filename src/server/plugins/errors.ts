@@ -51,7 +51,8 @@ export function fromValidation(error: SchemaValidationError): ApiError {
   const where = error.validationContext === 'body' ? 'body' : 'query';
   const first = error.issues[0];
   const at = first && first.path.length ? ` at ${joinPath(first.path)}` : '';
-  const more = error.issues.length > 1 ? ` (and ${error.issues.length - 1} more)` : '';
+  const others = error.issues.length - 1;
+  const more = others > 0 ? ` (${others} more problem${others > 1 ? 's' : ''} in details)` : '';
   return new ApiError(
     code,
     `invalid ${where}${at}: ${first?.message ?? 'invalid'}${more}`,

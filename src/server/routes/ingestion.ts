@@ -38,7 +38,7 @@ export async function ingestionRoutes(app: FastifyInstance): Promise<void> {
     { config, schema: { body: INTERACTIONS_BODY, response: { 200: ACCEPTED } } },
     async (request) => {
       const { interactions } = request.body as z.infer<typeof INTERACTIONS_BODY>;
-      return { accepted: await appendInteractions(app.runtime, request.tenant, interactions) };
+      return appendInteractions(app.runtime, request.tenant, interactions);
     },
   );
   app.post(
@@ -46,7 +46,7 @@ export async function ingestionRoutes(app: FastifyInstance): Promise<void> {
     { config, schema: { body: IMPRESSIONS_BODY, response: { 200: ACCEPTED } } },
     async (request) => {
       const { impressions } = request.body as z.infer<typeof IMPRESSIONS_BODY>;
-      return { accepted: await appendImpressions(app.runtime, request.tenant, impressions) };
+      return appendImpressions(app.runtime, request.tenant, impressions);
     },
   );
 }
