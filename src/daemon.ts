@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { LocalRanker, type Ranker } from './engine/ranker.js';
@@ -8,6 +8,7 @@ import { ThreadPreparer } from './models/model-loader.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
+import { StoreInUseError } from './store/database.js';
 import { operatorKey } from './tenants/secrets.js';
 import { openEmbedder } from './vector/embedders.js';
 
@@ -52,6 +53,49 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 }
 
+/** Why a daemon could not start, said so that a person knows what to do (README, "The CLI"). */
+export class StartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartError';
+  }
+}
+
+/** A store in use, told as the daemon holding it (per its DAEMON_FILE) when that is who holds it. */
+function storeInUse(error: StoreInUseError): StartError {
+  let holder = 'process';
+  try {
+    const running = JSON.parse(readFileSync(path.join(error.dataDir, DAEMON_FILE), 'utf8')) as {
+      pid?: number;
+    };
+    if (running.pid === error.pid) holder = 'daemon';
+  } catch {
+    // No daemon file: a command holds the store.
+  }
+  return new StartError(
+    `another nextrec ${holder} (pid ${error.pid ?? 'unknown'}) is using ${error.dataDir}; ` +
+      'stop it, or start this one with another --data-dir (NEXTREC_DATA_DIR)',
+  );
+}
+
+/** Listens, or says which flag chooses another port when this one is taken. */
+async function listenOn(app: FastifyInstance, host: string, port: number, flag: string): Promise<string> {
+  try {
+    return await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new StartError(`port ${port} on ${host} is already in use; choose another with ${flag}`);
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartError(
+        `cannot bind ${host}: no such address here; choose another with --host (NEXTREC_HOST)`,
+      );
+    if (code === 'EACCES')
+      throw new StartError(`port ${port} needs privileges; choose one above 1023 with ${flag}`);
+    throw error;
+  }
+}
+
 async function startServing(
   options: DaemonOptions,
   ranker: Ranker,
@@ -61,28 +105,61 @@ async function startServing(
   const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer(), {
     embedder,
     modelDir: options.modelDir,
+  }).catch((error: unknown) => {
+    throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });
   const key = operatorKey(options.dataDir);
-  if (key.generatedFile) {
-    options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
+  let app: FastifyInstance | undefined;
+  let embeddings: FastifyInstance | undefined;
+  let embeddingsUrl: string | undefined;
+  try {
+    app = await buildApp({ runtime, ranker, operatorKey: key.value, logLevel: options.logLevel });
+    const log = app.log;
+    rankingThread?.whenFailed((error) =>
+      log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
+    );
+    await options.beforeListen?.(runtime, app);
+    // Models already built serve from the first request on.
+    await loadBuilt(runtime, app.log);
+    const address = await listenOn(app, options.host, options.port, '--port (NEXTREC_PORT)');
+    const embeddingsPort =
+      options.embeddingsPort === undefined
+        ? options.port === 0
+          ? 0
+          : options.port + 1
+        : options.embeddingsPort;
+    if (embeddingsPort !== null) {
+      embeddings = await buildEmbeddingsApp(runtime, key.value, options.logLevel);
+      embeddingsUrl = await listenOn(
+        embeddings,
+        options.host,
+        embeddingsPort,
+        '--embeddings-port (NEXTREC_EMBEDDINGS_PORT)',
+      );
+    }
+    // Said only by a daemon that listens: a run that failed showed no key it did not keep.
+    if (key.generatedFile) {
+      options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
+    }
+    return serving(options, runtime, ranker, { app, url: address }, { app: embeddings, url: embeddingsUrl });
+  } catch (error) {
+    await app?.close();
+    await embeddings?.close();
+    await closeRuntime(runtime);
+    // A key generated for a run that never listened is generated again, and shown, by the next.
+    if (key.generatedFile) rmSync(key.generatedFile, { force: true });
+    throw error;
   }
-  const app = await buildApp({ runtime, ranker, operatorKey: key.value, logLevel: options.logLevel });
-  rankingThread?.whenFailed((error) =>
-    app.log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
-  );
-  await options.beforeListen?.(runtime, app);
-  // Models already built serve from the first request on.
-  await loadBuilt(runtime, app.log);
-  const address = await app.listen({ host: options.host, port: options.port });
-  const embeddingsPort =
-    options.embeddingsPort === undefined
-      ? options.port === 0
-        ? 0
-        : options.port + 1
-      : options.embeddingsPort;
-  const embeddings =
-    embeddingsPort === null ? undefined : await buildEmbeddingsApp(runtime, key.value, options.logLevel);
-  const embeddingsUrl = await embeddings?.listen({ host: options.host, port: embeddingsPort ?? 0 });
+}
+
+/** The daemon once it listens: its daemon file written, following writes, and how it stops. */
+function serving(
+  options: DaemonOptions,
+  runtime: Runtime,
+  ranker: Ranker,
+  { app, url }: { app: FastifyInstance; url: string },
+  helper: { app?: FastifyInstance; url?: string },
+): Daemon {
   const daemonFile = path.join(options.dataDir, DAEMON_FILE);
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
@@ -91,13 +168,13 @@ async function startServing(
   return {
     app,
     runtime,
-    url: address,
-    embeddingsUrl,
+    url,
+    embeddingsUrl: helper.url,
     stop() {
       // Stop accepting, let in-flight requests (and so their writes) finish, then close the store.
       stopping ??= (async () => {
         await app.close();
-        await embeddings?.close();
+        await helper.app?.close();
         await closeRuntime(runtime, () => ranker.close());
         rmSync(daemonFile, { force: true });
       })();

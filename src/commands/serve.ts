@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Command, Flags } from '@oclif/core';
 import { modelDirFlag, logLevelFlag } from './flags.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
-import { startDaemon } from '../daemon.js';
+import { StartError, startDaemon } from '../daemon.js';
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -50,6 +50,10 @@ export default class Serve extends Command {
       beforeListen: async (runtime) => {
         if (flags.demo) demo = await seedDemoTenant(runtime);
       },
+    }).catch((error: unknown) => {
+      // What to do, without a stack: the data dir in use, the port taken (README, "The CLI").
+      if (error instanceof StartError) this.error(error.message, { exit: 1 });
+      throw error;
     });
     // The helper's line first: whoever waits for the daemon's line has both.
     if (daemon.embeddingsUrl) this.log(`embeddings helper listening on ${daemon.embeddingsUrl}`);

@@ -25,6 +25,25 @@ const SCRUB_ALIAS = 'nextrec_scrub';
  * The online store: one DuckDB file. Writes go through one connection and the group-commit queue;
  * reads use their own connection so that they see committed snapshots and never wait on a flush.
  */
+/** The store file is locked by another process: a daemon, or a command working on it. */
+export class StoreInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number | undefined,
+  ) {
+    super(`another nextrec process (pid ${pid ?? 'unknown'}) is using ${dataDir}`);
+    this.name = 'StoreInUseError';
+  }
+
+  /** DuckDB's lock error as a StoreInUseError; undefined for any other error. */
+  static from(error: unknown, dataDir: string): StoreInUseError | undefined {
+    const message = error instanceof Error ? error.message : '';
+    if (!message.includes('Could not set lock on file')) return undefined;
+    const pid = /\(PID (\d+)\)/.exec(message)?.[1];
+    return new StoreInUseError(dataDir, pid === undefined ? undefined : Number(pid));
+  }
+}
+
 export class Store {
   readonly writes: WriteQueue;
   private closed = false;
@@ -56,7 +75,9 @@ export class Store {
   }
 
   private static async create(file: string): Promise<Store> {
-    const instance = await DuckDBInstance.create(file);
+    const instance = await DuckDBInstance.create(file).catch((error: unknown) => {
+      throw StoreInUseError.from(error, path.dirname(file)) ?? error;
+    });
     // Only now, holding the file's lock, is no other process scrubbing it: a copy left here is a dead one's.
     removeScrubCopy(file);
     const writer = await instance.connect();
