@@ -1,5 +1,6 @@
 import { AnswerLog } from './analytics/answer-log.js';
 import { modelsInUse } from './engine/algorithms/registry.js';
+import { FeedService } from './feeds/service.js';
 import { MODEL_NAMES } from './artifacts/layout.js';
 import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
@@ -33,6 +34,8 @@ export interface Runtime {
   readonly vectors: VectorIndexer;
   /** The record of answers given, for analytics; idle until the daemon starts it. */
   readonly answers: AnswerLog;
+  /** Catalog feeds and their syncs; their schedules run once the daemon starts them. */
+  readonly feeds: FeedService;
 }
 
 /**
@@ -75,6 +78,7 @@ export async function openRuntime(
     models,
     vectors: indexer,
     answers: new AnswerLog(store),
+    feeds: new FeedService(store, state, lake, indexer),
   };
 }
 
@@ -96,12 +100,13 @@ export async function loadBuilt(runtime: Runtime, log: RuntimeLog): Promise<void
   for (const tenantId of runtime.state.ids()) runtime.vectors.tenantChanged(runtime.state.get(tenantId)!);
 }
 
-/** While serving: the lake follows the store, models follow the writes, answers are recorded. */
+/** While serving: the lake follows the store, models follow the writes, feeds sync on their schedules, answers are recorded. */
 export function followWrites(runtime: Runtime, log: RuntimeLog): void {
   runtime.lake.follow((error, tenantId) =>
     log.error({ tenantId, reason: (error as Error).message }, 'lake export failed'),
   );
   runtime.models.start(log);
+  runtime.feeds.start(log);
   runtime.answers.start(
     (error) => log.error({ err: error }, 'recording answers failed'),
     (count) => log.warn({ count }, 'answers left unrecorded: more than a second can hold'),
@@ -113,6 +118,7 @@ export function followWrites(runtime: Runtime, log: RuntimeLog): void {
  * answer recording have stopped (the daemon closes its ranking thread there).
  */
 export async function closeRuntime(runtime: Runtime, beforeBuilds?: () => Promise<void>): Promise<void> {
+  await runtime.feeds.stop();
   await runtime.vectors.stop();
   await runtime.answers.stop();
   await beforeBuilds?.();

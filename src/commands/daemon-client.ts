@@ -29,6 +29,10 @@ export interface OperatorCall<T> {
   body?: unknown;
   /** The same operation on the store, when no daemon holds it. */
   direct: (runtime: Runtime) => Promise<T>;
+  /** How long to wait for the daemon's answer (ms, 0: as long as it takes); undici's default otherwise. */
+  timeoutMs?: number;
+  /** While the daemon works on the call: GET `path` every `everyMs` and hand each answer to `seen`. */
+  poll?: { path: string; everyMs: number; seen: (answer: unknown) => void };
 }
 
 /**
@@ -46,16 +50,30 @@ export async function operatorCall<T>(dataDir: string, call: OperatorCall<T>): P
     }
   }
   const host = daemon.host === '0.0.0.0' || daemon.host === '::' ? '127.0.0.1' : daemon.host;
-  const response = await request(
-    `http://${host.includes(':') ? `[${host}]` : host}:${daemon.port}${call.path}`,
-    {
-      method: call.method,
-      headers: { 'x-api-key': operatorKey(dataDir).value, 'content-type': 'application/json' },
-      body: call.body === undefined ? undefined : JSON.stringify(call.body),
-    },
-  );
-  const payload = (await response.body.json()) as T & { message?: string };
-  if (response.statusCode >= 400)
-    throw new Error(payload.message ?? `daemon answered ${response.statusCode}`);
-  return payload;
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${daemon.port}`;
+  const key = operatorKey(dataDir).value;
+  const send = async <R>(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<R> => {
+    const response = await request(`${origin}${path}`, {
+      method,
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const payload = (await response.body.json()) as R & { message?: string };
+    if (response.statusCode >= 400)
+      throw new Error(payload.message ?? `daemon answered ${response.statusCode}`);
+    return payload;
+  };
+  const { poll } = call;
+  const timer = poll
+    ? setInterval(() => {
+        send('GET', poll.path).then(poll.seen, () => undefined);
+      }, poll.everyMs)
+    : undefined;
+  try {
+    return await send<T>(call.method, call.path, call.body, call.timeoutMs);
+  } finally {
+    clearInterval(timer);
+  }
 }

@@ -5,6 +5,7 @@ import BuildFactors from './build/factors.js';
 import BuildVectors from './build/vectors.js';
 import EmbeddingsServe from './embeddings/serve.js';
 import Evaluate from './evaluate.js';
+import FeedSync from './feed/sync.js';
 import LakeExport from './lake/export.js';
 import Serve from './serve.js';
 import TenantCreate from './tenant/create.js';
@@ -21,6 +22,7 @@ export const COMMANDS = {
   'build:vectors': BuildVectors,
   'embeddings:serve': EmbeddingsServe,
   evaluate: Evaluate,
+  'feed:sync': FeedSync,
   'lake:export': LakeExport,
   serve: Serve,
   'tenant:create': TenantCreate,

@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   BATCH_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  FEED_FETCH_FAILED: 502,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -39,6 +40,7 @@ const REASON: Record<number, string> = {
   413: 'Payload Too Large',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
 };
 
 export function reasonPhrase(status: number): string {

@@ -16,6 +16,7 @@ import { analyticsRoutes } from './routes/analytics.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { experimentRoutes } from './routes/experiments.js';
+import { feedRoutes } from './routes/feeds.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
@@ -92,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(lakeRoutes);
   await app.register(ingestionRoutes);
   await app.register(catalogRoutes);
+  await app.register(feedRoutes);
   await app.register(recommendationRoutes);
   await app.register(scenarioRoutes);
   await app.register(ruleRoutes);

@@ -1,3 +1,4 @@
+import type { Feed } from '../contract/feeds.js';
 import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-settings.js';
 import type { RateLimitSettings } from '../contract/tenants.js';
 import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js';
@@ -41,6 +42,8 @@ export class TenantState {
   readonly mergedSessions = new Map<string, Set<string>>();
   /** Item vectors for similar-products, multi-seed-hybrid and search (README, "Vectors and search"). */
   readonly vectors = new TenantVectors();
+  /** Catalog feeds by id (README, "Catalog feeds"); ranking never reads them. */
+  readonly feeds = new Map<string, Feed>();
   private currentSettings: TenantSettings = defaultTenantSettings();
   private currentFactors: ServingFactors | undefined;
   private readonly neighbourModels: Record<NeighbourModel, ItemNeighbours> = {

@@ -3,6 +3,7 @@ import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';
 import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONFIG_RESOURCES } from '../config/resources.js';
+import { FEED_KIND, restoreFeed } from '../feeds/feeds.js';
 import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
 import type { ServingState } from '../state/tenant-state.js';
 import { HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
@@ -63,6 +64,10 @@ export async function loadState(
       const tenant = state.get(String(tenantId));
       if (tenant) resource.restore(tenant, JSON.parse(String(doc)));
     }
+  }
+  for (const [tenantId, doc] of await documents(FEED_KIND)) {
+    const tenant = state.get(String(tenantId));
+    if (tenant) restoreFeed(tenant, JSON.parse(String(doc)));
   }
   for (const row of await rows(
     db,

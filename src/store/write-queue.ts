@@ -28,7 +28,7 @@ interface Pending {
 
 /** A task that runs alone, between two flushes (see `exclusive`). */
 interface Exclusive {
-  task: () => Promise<unknown>;
+  task: (connection: DuckDBConnection) => Promise<unknown>;
   key: string | undefined;
   /** Every caller that shares this run. */
   waiters: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[];
@@ -70,9 +70,10 @@ export class WriteQueue {
    * Runs `task` alone: after the jobs queued before this call are committed (or failed) and before any
    * queued after it is built. A task with a `key` that is still waiting to run is shared by later calls
    * with the same key; it then moves behind everything queued so far, so that it still runs after each
-   * caller's earlier jobs. Once it runs, a call with its key queues a new run.
+   * caller's earlier jobs. Once it runs, a call with its key queues a new run. The task is given the write
+   * connection, to use only until it settles (no transaction is open on it).
    */
-  exclusive<T>(task: () => Promise<T>, key?: string): Promise<T> {
+  exclusive<T>(task: (connection: DuckDBConnection) => Promise<T>, key?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const waiter = { resolve: resolve as (value: unknown) => void, reject };
       const index = key === undefined ? -1 : this.pending.findIndex((e) => isExclusive(e) && e.key === key);
@@ -113,7 +114,7 @@ export class WriteQueue {
       const first = this.pending[0];
       if (isExclusive(first)) {
         this.pending.shift();
-        await runExclusive(first);
+        await runExclusive(first, this.connection);
         continue;
       }
       // The jobs up to the next exclusive task share one commit.
@@ -201,9 +202,9 @@ export class WriteQueue {
 }
 
 /** Runs an exclusive task and answers everyone who shares it; a failure fails only them. */
-async function runExclusive(entry: Exclusive): Promise<void> {
+async function runExclusive(entry: Exclusive, connection: DuckDBConnection): Promise<void> {
   try {
-    const value = await entry.task();
+    const value = await entry.task(connection);
     for (const waiter of entry.waiters) waiter.resolve(value);
   } catch (error) {
     for (const waiter of entry.waiters) waiter.reject(error);

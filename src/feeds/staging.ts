@@ -1,0 +1,177 @@
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import type { MappedItem } from '../contract/feeds.js';
+import type { Store } from '../store/database.js';
+import { ITEM_COLUMNS, itemFromRow } from '../store/row-mapping.js';
+import type { StoredItem } from '../store/rows.js';
+
+/** A record of the source as staged: mapped, or only seen (its mapping failed but its id was read). */
+export type StagedRecord = { mapped: true; item: MappedItem } | { mapped: false; externalId: string };
+
+export interface AppliedSync {
+  /** Items of the source that were mapped (each id once). */
+  upserted: number;
+  /** Feed-managed items the source did not list, now unavailable. */
+  markedUnavailable: number;
+}
+
+let tables = 0;
+
+/**
+ * A sync's records on their way to the catalog: a TEMP table of the store's write connection, filled page
+ * by page (so a sync holds one page in memory, whatever the size of the feed) and applied to the items in
+ * one transaction only once the whole source was read. Every statement runs as an exclusive task of the
+ * write queue, between two flushes, so no write of another request interleaves with them. TEMP tables
+ * live as long as the connection: a daemon that dies mid-sync leaves nothing behind.
+ */
+export class FeedStaging {
+  private sequence = 0;
+  private constructor(
+    private readonly store: Store,
+    private readonly table: string,
+  ) {}
+
+  static async create(store: Store): Promise<FeedStaging> {
+    const table = `feed_stage_${++tables}`;
+    await store.writes.exclusive((db) =>
+      db.run(
+        `CREATE OR REPLACE TEMP TABLE ${table} (
+          seq BIGINT NOT NULL,
+          external_id VARCHAR NOT NULL,
+          mapped BOOLEAN NOT NULL,
+          has_category BOOLEAN NOT NULL,
+          category VARCHAR,
+          patch VARCHAR
+        )`,
+      ),
+    );
+    return new FeedStaging(store, table);
+  }
+
+  /** Adds a page's records, in source order. */
+  async append(records: readonly StagedRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const first = this.sequence;
+    this.sequence += records.length;
+    await this.store.writes.exclusive(async (db) => {
+      const appender = await this.appender(db);
+      try {
+        records.forEach((record, i) => {
+          appender.appendBigInt(BigInt(first + i));
+          if (record.mapped) {
+            const { item } = record;
+            appender.appendVarchar(item.externalId);
+            appender.appendBoolean(true);
+            appender.appendBoolean(item.category !== undefined);
+            appendNullable(appender, item.category ?? null);
+            appender.appendVarchar(JSON.stringify(item.attributes));
+          } else {
+            appender.appendVarchar(record.externalId);
+            appender.appendBoolean(false);
+            appender.appendBoolean(false);
+            appender.appendNull();
+            appender.appendNull();
+          }
+          appender.endRow();
+        });
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
+      }
+    });
+  }
+
+  /**
+   * Applies the staged source to the tenant's items in one transaction: each id's last record is
+   * upserted (feed-managed and available; the category when a rule sets it; the attributes the rules set
+   * replaced, a null one removed, the others kept), and every other feed-managed item of the tenant that
+   * is available becomes unavailable. Items not managed by a feed and not in the source are not touched.
+   * Then, still before any other write, each changed item is handed to `changed` in chunks, as committed.
+   */
+  apply(tenantId: string, changed: (items: StoredItem[]) => void): Promise<AppliedSync> {
+    return this.store.writes.exclusive(async (db) => {
+      const last = `${this.table}_last`;
+      await this.run(
+        db,
+        `CREATE OR REPLACE TEMP TABLE ${last} AS
+          SELECT external_id, mapped, has_category, category, patch FROM ${this.table}
+          QUALIFY row_number() OVER (PARTITION BY external_id ORDER BY seq DESC) = 1`,
+      );
+      const now = Date.now();
+      let result: AppliedSync;
+      await db.run('BEGIN TRANSACTION');
+      try {
+        const counted = await db.runAndReadAll(`SELECT count(*) FILTER (WHERE mapped) FROM ${last}`);
+        const upserted = Number(counted.getRows()[0][0]);
+        const merged = `json_merge_patch(coalesce(i.attributes, '{}'::JSON), s.patch::JSON)`;
+        const category = 'CASE WHEN s.has_category THEN s.category ELSE i.category END';
+        await db.run(
+          `INSERT OR REPLACE INTO items
+            SELECT $1, s.external_id, ${category}, ${merged}, i.expires_at, true, true,
+                   coalesce(i.created_at, $2), $2
+              FROM ${last} s LEFT JOIN items i ON i.tenant_id = $1 AND i.external_id = s.external_id
+             WHERE s.mapped AND (i.external_id IS NULL OR NOT i.available OR NOT i.feed_managed
+                OR i.category IS DISTINCT FROM ${category}
+                OR i.attributes::VARCHAR IS DISTINCT FROM ${merged}::VARCHAR)`,
+          [tenantId, now],
+        );
+        const marked = await db.run(
+          `UPDATE items SET available = false, updated_at = $2
+            WHERE tenant_id = $1 AND feed_managed AND available
+              AND NOT EXISTS (SELECT 1 FROM ${last} s WHERE s.external_id = items.external_id)`,
+          [tenantId, now],
+        );
+        result = { upserted, markedUnavailable: marked.rowsChanged };
+        await db.run('COMMIT');
+      } catch (error) {
+        await db.run('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      // Rows this transaction wrote carry its time; one written by an earlier flush in the same
+      // millisecond is read again as committed, which changes nothing.
+      const rows = await db.stream(
+        `SELECT ${ITEM_COLUMNS} FROM items WHERE tenant_id = $1 AND updated_at = $2`,
+        [tenantId, now],
+      );
+      for await (const chunk of rows.yieldRowsJs()) changed(chunk.map((row) => itemFromRow(row)));
+      return result;
+    });
+  }
+
+  /** Removes the staged records (after a sync, applied or not). */
+  async drop(): Promise<void> {
+    await this.store.writes
+      .exclusive(async (db) => {
+        await db.run(`DROP TABLE IF EXISTS ${this.table}`);
+        await db.run(`DROP TABLE IF EXISTS ${this.table}_last`);
+      })
+      .catch(() => undefined);
+  }
+
+  private async appender(db: DuckDBConnection): Promise<DuckDBAppender> {
+    try {
+      return await db.createAppender(this.table, 'main', 'temp');
+    } catch (error) {
+      throw lostStaging(error);
+    }
+  }
+
+  private async run(db: DuckDBConnection, sql: string): Promise<void> {
+    try {
+      await db.run(sql);
+    } catch (error) {
+      throw lostStaging(error);
+    }
+  }
+}
+
+/** The store was rewritten (a scrub reopens it) while the sync was staged: its TEMP table is gone. */
+function lostStaging(error: unknown): Error {
+  const message = (error as Error).message ?? '';
+  if (!/does not exist|not found/i.test(message)) return error as Error;
+  return new Error('the store was reopened while the feed was staged; nothing changed, sync again');
+}
+
+function appendNullable(appender: DuckDBAppender, value: string | null): void {
+  if (value === null) appender.appendNull();
+  else appender.appendVarchar(value);
+}
