@@ -1,11 +1,12 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Ranker } from '../engine/ranker.js';
 import { Recommender } from '../engine/recommender.js';
 import type { Runtime } from '../runtime.js';
-import { VERSION } from '../version.js';
+import { SWAGGER_OPTIONS } from './openapi/document.js';
 import { authPlugin } from './plugins/auth.js';
 import { connectionDrainingPlugin } from './plugins/connection-draining.js';
 import { errorsPlugin } from './plugins/errors.js';
@@ -76,9 +77,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('startedAt', Date.now());
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  await app.register(swagger, {
-    openapi: { info: { title: 'nextrec', version: VERSION } },
-    transform: jsonSchemaTransform,
+  await app.register(swagger, SWAGGER_OPTIONS);
+  // Swagger UI at /docs from the package's own assets, open to everyone like /openapi.json.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: 'public' };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
   });
   await app.register(connectionDrainingPlugin);
   await app.register(turnBatchedResponsesPlugin);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { checkAgainstDocument } from './openapi-check.js';
 import { signRequest } from '../../src/client/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -101,7 +102,10 @@ export async function call<T = any>( // eslint-disable-line @typescript-eslint/n
   }
   const response = await fetch(`${base}${route}`, { method, headers, body });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+  const isJson = response.headers.get('content-type')?.startsWith('application/json') ?? text !== '';
+  const parsed = text && isJson ? JSON.parse(text) : text || undefined;
+  await checkAgainstDocument(base, method, route, response.status, parsed);
+  return { status: response.status, body: parsed, headers: response.headers };
 }
 
 export interface TenantCredentials {

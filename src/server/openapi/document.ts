@@ -1,0 +1,178 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ERROR_STATUS, reasonPhrase, type ErrorCode } from '../../contract/errors.js';
+import { VERSION } from '../../version.js';
+import { SCOPE, type CallerKind, type RouteAccess } from '../plugins/auth.js';
+import { OPERATIONS, TAGS, type OperationDoc } from './operations.js';
+
+/**
+ * The OpenAPI document the daemon serves at `/openapi.json` and `/docs` (README, "The HTTP API"): each
+ * route's schemas, what OPERATIONS says of it, the credentials it takes (from its access and kinds, as
+ * the auth plugin applies them) and every error status it may answer, with the contract's error body.
+ */
+
+/** The security schemes, one per way of sending a credential (README, "Credentials"). */
+const SECURITY_SCHEMES = {
+  operatorKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description:
+      'The operator key: printed on first start, in `<data-dir>/admin.key`, or `NEXTREC_ADMIN_KEY`.',
+  },
+  tenantId: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Tenant-Id',
+    description: 'The tenant a tenant credential speaks for; sent with the API key and the signed tokens.',
+  },
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: "The tenant's API key, from `nextrec tenant create`.",
+  },
+  privateToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Hmac-Sign',
+    description:
+      'A request signed with the private token: HMAC-SHA256 hex with X-Hmac-Timestamp (GET: `hmac_timestamp` and `hmac_sign` in the query). See the README, "Signed requests".',
+  },
+  publicToken: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'publicToken',
+    description:
+      'The public token in the query of a request signed with it (`hmac_timestamp`, `hmac_sign`): for browsers, recommendation routes only.',
+  },
+  bearerToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A JWT from POST /auth/token or `nextrec token issue` (claim `tid` names the tenant).',
+  },
+} as const;
+
+const REQUIREMENT: Record<CallerKind, Record<string, string[]>> = {
+  api: { apiKey: [], tenantId: [] },
+  private: { privateToken: [], tenantId: [] },
+  public: { publicToken: [], tenantId: [] },
+  jwt: { bearerToken: [] },
+};
+
+/** Who may call a route, as OpenAPI security requirements. */
+function securityOf(access: RouteAccess, kinds: readonly CallerKind[]): Record<string, string[]>[] {
+  if (access === 'public') return [];
+  if (access === 'operator') return [{ operatorKey: [] }];
+  return kinds.map((kind) => REQUIREMENT[kind]);
+}
+
+/** The contract's error body (CONTRACT.md, "Errors") for one status, its codes listed. */
+function errorBody(status: number): z.ZodType {
+  const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status);
+  return z
+    .object({
+      statusCode: z.literal(status),
+      error: z.string(),
+      code: codes.length > 0 ? z.enum(codes as [ErrorCode, ...ErrorCode[]]) : z.string(),
+      message: z.string(),
+      details: z.unknown().optional(),
+    })
+    .meta({ description: `${reasonPhrase(status)}${codes.length ? `: ${codes.join(', ')}` : ''}` });
+}
+
+interface RouteFacts {
+  method: string;
+  url: string;
+  access: RouteAccess;
+  takesInput: boolean;
+}
+
+/** The error statuses a route may answer: those of its kind (input, credentials, limits) and its own. */
+function errorStatuses(route: RouteFacts, doc: OperationDoc): number[] {
+  const statuses = new Set(doc.errors ?? []);
+  const writes = route.method === 'POST' || route.method === 'PUT';
+  if (route.takesInput || writes || route.access !== 'public') statuses.add(400);
+  if (route.access !== 'public') statuses.add(401).add(403);
+  if (route.access === 'tenant') statuses.add(429);
+  if (route.url.includes(':')) statuses.add(404);
+  if (writes) statuses.add(413);
+  if (route.method === 'POST' && route.url.startsWith('/ingestion/')) statuses.add(503);
+  statuses.add(500);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+const SUCCESS: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No Content' };
+
+type TransformInput = Parameters<typeof jsonSchemaTransform>[0] & {
+  route: { method: string | string[]; config?: { access?: RouteAccess; kinds?: readonly CallerKind[] } };
+};
+
+/** `@fastify/swagger`'s transform: a route's schemas as JSON Schema, with everything OPERATIONS adds. */
+function transform(input: TransformInput): ReturnType<typeof jsonSchemaTransform> {
+  const method = [input.route.method].flat()[0];
+  const key = `${method} ${input.url}`;
+  const doc = OPERATIONS[key];
+  const schema = (input.schema ?? {}) as Record<string, unknown> & { response?: Record<string, unknown> };
+  if (!doc) {
+    if (schema.hide || method === 'HEAD') return jsonSchemaTransform(input);
+    throw new Error(`the OpenAPI document has no entry for ${key} (src/server/openapi/operations.ts)`);
+  }
+  const access = input.route.config?.access ?? 'tenant';
+  const facts: RouteFacts = {
+    method,
+    url: input.url,
+    access,
+    takesInput: Boolean(schema.body ?? schema.querystring ?? schema.params),
+  };
+  const status = doc.status ?? 200;
+  const success =
+    (schema.response?.[status] as z.ZodType | undefined) ??
+    (doc.body === null ? z.null() : (doc.body ?? z.looseObject({})));
+  const response: Record<number, z.ZodType> = {
+    [status]: success.meta({ description: SUCCESS[status] ?? reasonPhrase(status) }),
+  };
+  for (const error of errorStatuses(facts, doc)) response[error] = errorBody(error);
+  // A documented route is shown even where it hides itself (health routes).
+  const rest = Object.fromEntries(Object.entries(schema).filter(([name]) => name !== 'hide'));
+  const body = schema.body as z.ZodType | undefined;
+  const converted = jsonSchemaTransform({
+    ...input,
+    schema: {
+      ...rest,
+      ...(body && { body: doc.example === undefined ? body : body.meta({ examples: [doc.example] }) }),
+      response,
+    },
+  });
+  return {
+    ...converted,
+    schema: {
+      ...converted.schema,
+      operationId: doc.id,
+      summary: doc.summary,
+      description: doc.description,
+      tags: [doc.tag],
+      security: securityOf(access, input.route.config?.kinds ?? SCOPE.tenant),
+    },
+  };
+}
+
+/** The options of `@fastify/swagger`. */
+export const SWAGGER_OPTIONS: FastifyDynamicSwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'nextrec',
+      version: VERSION,
+      description:
+        'A multi-tenant recommendation engine: send catalog, users and behaviour events; ask for ranked lists, search, analytics and experiments. Tenant routes take `X-Tenant-Id` with the API key, a signed request (private or public token), or a bearer token; tenant administration takes the operator key.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: 'http://127.0.0.1:8080', description: 'a daemon started with `npm start`' }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    components: { securitySchemes: SECURITY_SCHEMES },
+  },
+  transform: transform as FastifyDynamicSwaggerOptions['transform'],
+};

@@ -1,0 +1,606 @@
+import type { z } from 'zod';
+import * as R from './responses.js';
+
+/**
+ * What the OpenAPI document says of each operation beyond its schemas (README, "The HTTP API"): every
+ * route the daemon documents has an entry here, and the document is built from this table, the routes'
+ * own schemas and their credentials (see document.ts).
+ */
+export interface OperationDoc {
+  id: string;
+  tag: Tag;
+  summary: string;
+  description: string;
+  /** The success status (default 200) and its body; `null`: no body (204). */
+  status?: number;
+  body?: z.ZodType | null;
+  /** Error statuses beyond those every route of its kind may answer (see document.ts). */
+  errors?: number[];
+  /** An example request body. */
+  example?: unknown;
+}
+
+export const TAGS = {
+  Operations: 'Health, readiness, metrics and the lake export: for the operator and for probes.',
+  Tenants: 'Tenants and their credentials and rate limits (operator key).',
+  Ingestion: 'Items, users, interactions and impressions, written in batches.',
+  Catalog: "The tenant's stored items and users, and its settings.",
+  Feeds: 'Catalog feeds: pull items from a JSON source, preview, activate, sync and schedule.',
+  Recommendations:
+    'Ranked lists: user-to-item, item-to-item, items-to-items, similar products, recently viewed.',
+  Search: 'Hybrid natural-language search, and what vector search embeds.',
+  Configuration: 'Scenarios, rules and segmentations that shape the lists.',
+  Experiments: 'A/B experiments over scenarios, and their results with significance.',
+  Identity: 'Merging sessions into users, exporting and deleting a user.',
+  Analytics: "Figures over a window of UTC days, computed from the tenant's events.",
+  Auth: 'Bearer tokens (JWT) issued from the API key.',
+} as const;
+
+export type Tag = keyof typeof TAGS;
+
+const RECOMMENDATION_EXAMPLE = { scenario: 'home', userId: 'u-42', count: 8 };
+
+/** The five operations of a configuration resource (CONTRACT.md, "Configuration resources"). */
+function resource(
+  path: string,
+  key: string,
+  noun: string,
+  tag: Tag,
+  what: string,
+  example: unknown,
+  idName = noun.replace(/ (\w)/g, (_, c: string) => c.toUpperCase()),
+): Record<string, OperationDoc> {
+  const one = `${path}/:${key === 'segmentationId' ? 'id' : key}`;
+  const Name = idName.charAt(0).toUpperCase() + idName.slice(1);
+  return {
+    [`POST ${path}`]: {
+      id: `create${Name}`,
+      tag,
+      summary: `Create a ${noun}`,
+      description: `${what} Answers 201 with the stored ${noun}; 409 CONFLICT when its ${key} is taken.`,
+      status: 201,
+      body: R.RESOURCE(key),
+      errors: [409],
+      example,
+    },
+    [`GET ${path}`]: {
+      id: `list${Name}s`,
+      tag,
+      summary: `List the ${noun}s`,
+      description: `Every ${noun} of the tenant, as \`{ data: [...] }\`.`,
+      body: R.RESOURCES(key),
+    },
+    [`GET ${one}`]: {
+      id: `get${Name}`,
+      tag,
+      summary: `Get a ${noun}`,
+      description: `One ${noun} by its ${key}; 404 when there is none.`,
+      body: R.RESOURCE(key),
+    },
+    [`PUT ${one}`]: {
+      id: `replace${Name}`,
+      tag,
+      summary: `Replace a ${noun}`,
+      description: `Replaces the whole ${noun} (fields left out take their defaults); 404 when there is none.`,
+      body: R.RESOURCE(key),
+      example,
+    },
+    [`DELETE ${one}`]: {
+      id: `delete${Name}`,
+      tag,
+      summary: `Delete a ${noun}`,
+      description: `Deletes the ${noun}; answers 204 without a body, 404 when there is none.`,
+      status: 204,
+      body: null,
+    },
+  };
+}
+
+/** A legacy GET recommendation route. */
+function legacy(logic: string, seed: string, what: string): OperationDoc {
+  const id = logic.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+  return {
+    id: `${id}Get`,
+    tag: 'Recommendations',
+    summary: `${logic} recommendations for a ${seed}`,
+    description: `${what} Query parameters: \`count\`, \`scenario\`, \`filter\`, \`booster\`, \`includedProperties\`, \`returnProperties\` and the rest of POST /recommendations' fields in query form. Callable by browsers with the public token.`,
+    body: R.RECOMMENDATIONS,
+  };
+}
+
+const ANALYTICS_QUERY =
+  'Query: `from` and `to` (YYYY-MM-DD, inclusive; default the last 30 UTC days), `limit` for lists.';
+
+function analytics(id: string, summary: string, description: string, body: z.ZodType): OperationDoc {
+  return { id, tag: 'Analytics', summary, description: `${description} ${ANALYTICS_QUERY}`, body };
+}
+
+function scenarioAnalytics(id: string, summary: string, description: string, body: z.ZodType): OperationDoc {
+  return { ...analytics(id, summary, description, body), errors: [404] };
+}
+
+export const OPERATIONS: Record<string, OperationDoc> = {
+  'GET /health': {
+    id: 'health',
+    tag: 'Operations',
+    summary: 'Liveness',
+    description: 'Answers 200 while the process serves: version, uptime and the embedder vector search uses.',
+    body: R.HEALTH,
+  },
+  'GET /health/ready': {
+    id: 'ready',
+    tag: 'Operations',
+    summary: 'Readiness',
+    description:
+      'Answers 200 once the state and the built models are loaded, and 503 NOT_READY saying what is not, before that and while the daemon stops.',
+    body: R.READY,
+    errors: [503],
+  },
+  'POST /lake/export': {
+    id: 'exportLake',
+    tag: 'Operations',
+    summary: 'Export to the lake now',
+    description:
+      'Exports what the store committed to the lake (Parquet) for one tenant (`tenantId`) or every tenant.',
+    example: { tenantId: 'acme' },
+  },
+
+  'GET /tenants': {
+    id: 'listTenants',
+    tag: 'Tenants',
+    summary: 'List the tenants',
+    description: 'Every tenant id, as `{ tenants: [...] }`.',
+  },
+  'POST /tenants': {
+    id: 'createTenant',
+    tag: 'Tenants',
+    summary: 'Create a tenant',
+    description:
+      'Creates a tenant and answers 201 with its API key, private token and public token, shown this once; 409 CONFLICT when it exists.',
+    status: 201,
+    errors: [409],
+    example: { tenantId: 'acme' },
+  },
+  'POST /tenants/:tenantId/rotate': {
+    id: 'rotateCredential',
+    tag: 'Tenants',
+    summary: 'Rotate a credential',
+    description:
+      'Replaces one credential (`key`: api, private or public); the old one stops working at once.',
+    body: R.CREDENTIALS,
+    errors: [404],
+    example: { key: 'api' },
+  },
+  'GET /tenants/:tenantId/rate-limits': {
+    id: 'getRateLimits',
+    tag: 'Tenants',
+    summary: "Get a tenant's rate limits",
+    description: 'Requests per minute per credential kind; a kind left out is unlimited.',
+    body: R.RATE_LIMITS,
+  },
+  'PUT /tenants/:tenantId/rate-limits': {
+    id: 'setRateLimits',
+    tag: 'Tenants',
+    summary: "Set a tenant's rate limits",
+    description:
+      'Requests per minute per credential kind (api, private, public, jwt); over budget a request is 429 RATE_LIMITED with Retry-After.',
+    body: R.RATE_LIMITS,
+    example: { public: 6000, api: 1200 },
+  },
+
+  'POST /ingestion/items': {
+    id: 'upsertItems',
+    tag: 'Ingestion',
+    summary: 'Upsert items',
+    description:
+      'Creates or updates up to 10,000 items; attributes merge key by key and `null` removes a key. All or nothing: one bad record rejects the batch with a detail per problem.',
+    example: {
+      items: [{ externalId: 'sku-1', category: 'shoes', attributes: { name: 'Trail runner', price: 89 } }],
+    },
+  },
+  'POST /ingestion/users': {
+    id: 'upsertUsers',
+    tag: 'Ingestion',
+    summary: 'Upsert users',
+    description: 'Creates or updates up to 10,000 users; attributes merge key by key.',
+    example: { users: [{ externalId: 'u-42', attributes: { country: 'DE' } }] },
+  },
+  'POST /ingestion/interactions': {
+    id: 'appendInteractions',
+    tag: 'Ingestion',
+    summary: 'Send interactions',
+    description:
+      'Appends up to 10,000 views, carts, purchases and ratings, durably. An eventId stored before is accepted and not stored again; events naming items the catalog lacks are accepted and counted in `unknownItems`.',
+    example: { interactions: [{ userId: 'u-42', itemId: 'sku-1', type: 'purchase', scenarioSlug: 'home' }] },
+  },
+  'POST /ingestion/impressions': {
+    id: 'appendImpressions',
+    tag: 'Ingestion',
+    summary: 'Send impressions',
+    description:
+      "Appends up to 10,000 impressions (the items a list showed), with the answer's `recommId` to credit its algorithm.",
+    example: { impressions: [{ userId: 'u-42', itemIds: ['sku-1', 'sku-2'], scenarioSlug: 'home' }] },
+  },
+
+  'GET /catalog/items': {
+    id: 'listItems',
+    tag: 'Catalog',
+    summary: 'List the items',
+    description: 'The stored items a page at a time (`page`, `limit` up to 1,000), with the total.',
+    body: R.ITEM_PAGE,
+  },
+  'GET /catalog/items/:externalId': {
+    id: 'getItem',
+    tag: 'Catalog',
+    summary: 'Get an item',
+    description: 'One stored item; 404 when the catalog does not hold it.',
+    body: R.ITEM,
+  },
+  'GET /catalog/users': {
+    id: 'listUsers',
+    tag: 'Catalog',
+    summary: 'List the users',
+    description: 'The stored users a page at a time (`page`, `limit`), with the total.',
+    body: R.USER_PAGE,
+  },
+  'GET /catalog/tenant-settings': {
+    id: 'getTenantSettings',
+    tag: 'Catalog',
+    summary: 'Get the tenant settings',
+    description: 'Every setting: fieldMapper, dimensions, freshness, userProvisioningModes and the rest.',
+    body: R.SETTINGS,
+  },
+  'PUT /catalog/tenant-settings': {
+    id: 'updateTenantSettings',
+    tag: 'Catalog',
+    summary: 'Update the tenant settings',
+    description: 'Partial: the fields sent replace those fields. API key or JWT only.',
+    body: R.SETTINGS,
+    example: { userProvisioningModes: ['on_first_known_interaction'] },
+  },
+
+  'POST /catalog/feeds': {
+    id: 'createFeed',
+    tag: 'Feeds',
+    summary: 'Create a feed',
+    description:
+      'Creates a feed configuration in state `draft`; answers 201 with it, 409 CONFLICT when its id is taken.',
+    status: 201,
+    body: R.FEED,
+    errors: [409],
+    example: {
+      sourceType: 'json_url',
+      url: 'https://shop.example.com/products.json',
+      itemsPath: '$.data.items',
+      itemIdPath: 'sku',
+      pagination: { mode: 'none' },
+      mappingRules: [{ property: 'name', path: 'title', dataType: 'string', target: 'name' }],
+      scheduleMode: 'manual',
+    },
+  },
+  'GET /catalog/feeds': {
+    id: 'listFeeds',
+    tag: 'Feeds',
+    summary: 'List the feeds',
+    description: 'Every feed of the tenant with its state and last sync, as `{ data: [...] }`.',
+    body: R.FEEDS,
+  },
+  'GET /catalog/feeds/:id': {
+    id: 'getFeed',
+    tag: 'Feeds',
+    summary: 'Get a feed',
+    description: 'One feed with its state and last sync; 404 when there is none.',
+    body: R.FEED,
+  },
+  'PUT /catalog/feeds/:id': {
+    id: 'replaceFeed',
+    tag: 'Feeds',
+    summary: 'Replace a feed',
+    description: 'Replaces the configuration; a changed feed goes back to `draft` and needs a new preview.',
+    body: R.FEED,
+    errors: [409],
+  },
+  'DELETE /catalog/feeds/:id': {
+    id: 'deleteFeed',
+    tag: 'Feeds',
+    summary: 'Delete a feed',
+    description: 'Deletes the configuration; the items it brought stay. 204 without a body.',
+    status: 204,
+    body: null,
+    errors: [409],
+  },
+  'POST /catalog/feeds/:id/preview': {
+    id: 'previewFeed',
+    tag: 'Feeds',
+    summary: 'Preview a feed',
+    description:
+      'Fetches the first page, maps its first 20 items and stores nothing: `{ items, total, errors }`. Moves a draft to `previewed`.',
+    body: R.FEED_PREVIEW,
+    errors: [409, 502],
+  },
+  'POST /catalog/feeds/:id/activate': {
+    id: 'activateFeed',
+    tag: 'Feeds',
+    summary: 'Activate a feed',
+    description:
+      "Makes a previewed feed the tenant's active one (another active feed is disabled) and starts its schedule.",
+    body: R.FEED,
+    errors: [409],
+  },
+  'POST /catalog/feeds/:id/disable': {
+    id: 'disableFeed',
+    tag: 'Feeds',
+    summary: 'Disable a feed',
+    description: 'Stops the feed and its schedule; its items stay as they are.',
+    body: R.FEED,
+    errors: [409],
+  },
+  'POST /catalog/feeds/:id/sync': {
+    id: 'syncFeed',
+    tag: 'Feeds',
+    summary: 'Sync a feed now',
+    description:
+      'Fetches every page, then applies the whole source in one transaction: upserts what it lists, marks feed-managed items it does not list unavailable. A failed fetch changes nothing (502 FEED_FETCH_FAILED).',
+    body: R.FEED_SYNC,
+    errors: [409, 502],
+  },
+  'POST /tenants/:tenantId/feeds/sync': {
+    id: 'syncTenantFeed',
+    tag: 'Feeds',
+    summary: "Sync a tenant's active feed",
+    description: "The operator's way to sync a tenant's active feed now (`nextrec feed sync`).",
+    body: R.FEED_SYNC,
+    errors: [404, 409, 502],
+  },
+  'GET /tenants/:tenantId/feeds/sync': {
+    id: 'feedSyncStatus',
+    tag: 'Feeds',
+    summary: "A tenant's feed sync progress",
+    description: 'Whether a sync of the active feed runs, and how far it got.',
+    errors: [404],
+  },
+
+  'POST /recommendations': {
+    id: 'recommend',
+    tag: 'Recommendations',
+    summary: 'Recommend',
+    description:
+      'One ranked list: the scenario (or `logicType`) decides the algorithm; filters, boosters, constraints, segments, geo and the purchase cap shape it. Callable by browsers with the public token.',
+    body: R.RECOMMENDATIONS,
+    errors: [404],
+    example: RECOMMENDATION_EXAMPLE,
+  },
+  'POST /recommendations/items-to-items': {
+    id: 'itemsToItems',
+    tag: 'Recommendations',
+    summary: 'Items for several seed items',
+    description: 'Items to show beside several seeds (a cart), the seeds left out.',
+    body: R.RECOMMENDATIONS,
+    errors: [404],
+    example: { itemIds: ['sku-1', 'sku-2'], count: 8 },
+  },
+  'GET /recommendations/user-to-item/:userId': legacy(
+    'user-to-item',
+    'user',
+    "Items for a user from the user's history.",
+  ),
+  'GET /recommendations/item-to-item/:itemId': legacy(
+    'item-to-item',
+    'item',
+    'Items bought or viewed with the item.',
+  ),
+  'GET /recommendations/recently-viewed/:userId': legacy(
+    'recently-viewed',
+    'user',
+    "The user's recently viewed items, newest first.",
+  ),
+  'GET /recommendations/similar-products/:itemId': legacy(
+    'similar-products',
+    'item',
+    "Items whose text is nearest the item's (vector similarity).",
+  ),
+  'GET /recommendations/algorithms': {
+    id: 'listAlgorithms',
+    tag: 'Recommendations',
+    summary: 'List the algorithms',
+    description: 'Every algorithm, the logic types it serves and whether it is their default.',
+    body: R.ALGORITHMS,
+  },
+  'GET /recommendations/algorithms/:logicType': {
+    id: 'listAlgorithmsOf',
+    tag: 'Recommendations',
+    summary: 'List the algorithms of a logic type',
+    description: 'The algorithms that serve one logic type.',
+    body: R.ALGORITHMS,
+  },
+  'GET /recommendations/search': {
+    id: 'search',
+    tag: 'Search',
+    summary: 'Search',
+    description:
+      'Hybrid search: price bounds and category names in `query` become a filter, the rest ranks by meaning; answers the items, facets and what the text was taken to mean.',
+    body: R.SEARCH,
+    errors: [404],
+  },
+  ...resource(
+    '/catalog/embedding-templates',
+    'slug',
+    'embedding template',
+    'Search',
+    'What vector search embeds for the categories it applies to (`{name} {category} {description}` by default).',
+    { slug: 'shoes', template: '{name} {category} {attributes.material}', appliesTo: ['shoes'] },
+  ),
+  'GET /catalog/vector-defaults': {
+    id: 'getVectorDefaults',
+    tag: 'Search',
+    summary: 'Get the vector defaults',
+    description: "The tenant's vector search defaults (hnsw_ef, score_threshold, quantization).",
+    body: R.VECTOR_DEFAULTS,
+  },
+  'PUT /catalog/vector-defaults': {
+    id: 'setVectorDefaults',
+    tag: 'Search',
+    summary: 'Set the vector defaults',
+    description: 'hnsw_ef, score_threshold and quantization (f32, f16, i8) for the tenant.',
+    body: R.VECTOR_DEFAULTS,
+    example: { hnsw_ef: 64, score_threshold: 0.2, quantization: 'i8' },
+  },
+
+  ...resource(
+    '/scenarios',
+    'slug',
+    'scenario',
+    'Configuration',
+    'A named placement (home page, cart) with its logic type, algorithm, filters, boosters and constraints.',
+    { slug: 'home', logicType: 'user-to-item', filter: "'available' == true" },
+  ),
+  ...resource('/rules', 'slug', 'rule', 'Configuration', 'A reusable filter, booster or constraint.', {
+    slug: 'in-stock',
+    type: 'filter',
+    expression: "'stock' > 0",
+  }),
+  ...resource(
+    '/segmentations',
+    'segmentationId',
+    'segmentation',
+    'Configuration',
+    'Items grouped into segments by an expression.',
+    { segmentationId: 'brands', type: 'property', property: 'brand' },
+  ),
+  'POST /segmentations/validate-expression': {
+    id: 'validateExpression',
+    tag: 'Configuration',
+    summary: 'Validate an expression',
+    description:
+      'Parses a nextQL expression as a filter, booster or segmentation: `{ valid }`, or where it fails.',
+    body: R.VALIDATION,
+    example: { expression: "'price' < 50", kind: 'filter' },
+  },
+  'GET /segmentations/:id/segments': {
+    id: 'listSegments',
+    tag: 'Configuration',
+    summary: 'List the segments',
+    description: 'The segments of a segmentation with their item counts.',
+    body: R.SEGMENTS,
+  },
+
+  ...resource(
+    '/experiments',
+    'slug',
+    'experiment',
+    'Experiments',
+    'Serves the variants of a base scenario to users by weight, the same variant to a user every time.',
+    {
+      slug: 'home-test',
+      baseScenario: 'home',
+      variants: [
+        { scenario: 'home', weight: 1 },
+        { scenario: 'home-b', weight: 1 },
+      ],
+      status: 'running',
+    },
+  ),
+  'GET /experiments/:slug/results': {
+    id: 'experimentResults',
+    tag: 'Experiments',
+    summary: "An experiment's results",
+    description:
+      "Per variant: users served, impressions, clicks, purchases, CTR, conversion, and the lift over the first variant with a two-proportion z-test's p-value and 95% interval.",
+    body: R.EXPERIMENT_RESULTS,
+  },
+
+  'POST /identity/merge': {
+    id: 'mergeIdentity',
+    tag: 'Identity',
+    summary: 'Merge sessions into a user',
+    description:
+      "Attributes the sessions' history to the user; a repeat merges nothing and says `alreadyMerged`.",
+    example: { userId: 'u-42', sessionIds: ['s-1'] },
+  },
+  'GET /users/:userId/export': {
+    id: 'exportUser',
+    tag: 'Identity',
+    summary: "Export a user's data",
+    description:
+      'The user row, its interactions and impressions (merged sessions included) and merge ledger. API key only.',
+    body: R.USER_EXPORT,
+  },
+  'DELETE /users/:userId': {
+    id: 'deleteUser',
+    tag: 'Identity',
+    summary: 'Delete a user',
+    description:
+      'Removes the user and its merged sessions from the store, the lake and the serving state. API key only; 204.',
+    status: 204,
+    body: null,
+  },
+
+  'GET /analytics/summary': analytics(
+    'analyticsSummary',
+    'Summary',
+    'Items, users, interactions, impressions and interactions by type.',
+    R.SUMMARY,
+  ),
+  'GET /analytics/interaction-volume': analytics(
+    'interactionVolume',
+    'Interaction volume',
+    'Interactions per day, every day of the window.',
+    R.VOLUME,
+  ),
+  'GET /analytics/interactions-by-type': analytics(
+    'interactionsByType',
+    'Interactions by type',
+    'Views, carts, purchases and ratings.',
+    R.BY_TYPE,
+  ),
+  'GET /analytics/top-items': analytics(
+    'topItems',
+    'Top items',
+    'The items with the most interactions.',
+    R.TOP_ITEMS,
+  ),
+  'GET /analytics/catalog-coverage': analytics(
+    'catalogCoverage',
+    'Catalog coverage',
+    'The share of the catalog any recommendation returned.',
+    R.COVERAGE,
+  ),
+  'GET /analytics/top-recommended': analytics(
+    'topRecommended',
+    'Top recommended items',
+    'Impressions, clicks, carts and purchases of events with a scenario, per item.',
+    R.TOP_RECOMMENDED,
+  ),
+  'GET /analytics/algorithms': analytics(
+    'algorithmFigures',
+    'Figures per algorithm',
+    'Answers, and impressions and clicks credited by their recommId, per algorithm.',
+    R.ALGORITHM_FIGURES,
+  ),
+  'GET /analytics/scenario/:slug/summary': scenarioAnalytics(
+    'scenarioSummary',
+    'Scenario summary',
+    "A scenario's impressions, clicks, carts, purchases, CTR and conversion.",
+    R.SCENARIO_SUMMARY,
+  ),
+  'GET /analytics/scenario/:slug/funnel-volume': scenarioAnalytics(
+    'scenarioFunnelVolume',
+    'Scenario funnel per day',
+    "A scenario's funnel, every day of the window.",
+    R.FUNNEL_VOLUME,
+  ),
+  'GET /analytics/scenario/:slug/top-items': scenarioAnalytics(
+    'scenarioTopItems',
+    'Scenario top items',
+    "A scenario's most shown items with their funnel.",
+    R.SCENARIO_TOP_ITEMS,
+  ),
+
+  'POST /auth/token': {
+    id: 'issueToken',
+    tag: 'Auth',
+    summary: 'Issue a bearer token',
+    description: 'A JWT for the tenant (claim `tid`), valid `ttlSeconds` (at most 30 days). API key only.',
+    example: { ttlSeconds: 3600 },
+  },
+};

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+
+/**
+ * The bodies routes answer, for the OpenAPI document only (README, "The HTTP API"): the routes serialize
+ * their answers themselves. Objects are loose (an answer may carry more than is listed here); the
+ * integration tests check every real answer against them, so they cannot drift.
+ */
+
+const ID = z.string();
+const COUNT = z.number().int();
+const RATE = z.number();
+const MS = z.number();
+
+const data = <T extends z.ZodType>(row: T) => z.looseObject({ data: z.array(row) });
+
+/** A stored item as the catalog shows it. */
+export const ITEM = z.looseObject({
+  externalId: ID,
+  category: z.string().nullable().optional(),
+  attributes: z.record(z.string(), z.unknown()),
+  available: z.boolean(),
+  feedManaged: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const USER = z.looseObject({ externalId: ID, attributes: z.record(z.string(), z.unknown()) });
+
+const page = <T extends z.ZodType>(row: T) =>
+  z.looseObject({ data: z.array(row), page: COUNT, limit: COUNT, total: COUNT });
+export const ITEM_PAGE = page(ITEM);
+export const USER_PAGE = page(USER);
+
+/** A recommendation answer (CONTRACT.md, "Recommendation responses"). */
+export const RECOMMENDATIONS = z.looseObject({
+  items: z.array(z.looseObject({ itemId: ID })),
+  count: COUNT,
+  algorithm: z.string(),
+  scenario: z.string().optional(),
+  experiment: z.looseObject({ slug: z.string(), variant: z.string() }).optional(),
+  filterRelaxation: z.looseObject({}).optional(),
+  recommId: z.string(),
+});
+
+export const SEARCH = RECOMMENDATIONS.extend({
+  facets: z.looseObject({
+    categories: z.array(z.looseObject({ value: z.string(), count: COUNT })),
+    priceRanges: z.array(z.looseObject({ value: z.string(), count: COUNT })),
+  }),
+  query: z.looseObject({
+    original: z.string(),
+    semanticText: z.string(),
+    extractedFilters: z.string().nullable(),
+  }),
+});
+
+export const ALGORITHMS = data(
+  z.looseObject({
+    name: z.string(),
+    logicTypes: z.array(z.string()),
+    isDefault: z.record(z.string(), z.boolean()),
+    description: z.string(),
+  }),
+);
+
+/** A configuration resource as stored: its own fields, defaults filled in. */
+export const RESOURCE = (key: string) => z.looseObject({ [key]: z.string() });
+export const RESOURCES = (key: string) => data(RESOURCE(key));
+
+export const VALIDATION = z.looseObject({
+  valid: z.boolean(),
+  error: z.looseObject({ message: z.string() }).optional(),
+});
+
+export const SEGMENTS = data(z.looseObject({ name: z.string(), itemCount: COUNT }));
+
+export const SETTINGS = z.looseObject({ userProvisioningModes: z.array(z.string()) });
+
+export const VECTOR_DEFAULTS = z.looseObject({});
+
+export const CREDENTIALS = z.looseObject({ tenantId: z.string() });
+
+export const RATE_LIMITS = z.looseObject({});
+
+export const USER_EXPORT = z.looseObject({
+  user: USER.nullable(),
+  interactions: z.array(z.looseObject({})),
+  impressions: z.array(z.looseObject({})),
+});
+
+export const SUMMARY = z.looseObject({
+  items: COUNT,
+  users: COUNT,
+  interactions: COUNT,
+  impressions: COUNT,
+  byType: z.looseObject({ view: COUNT, cart: COUNT, purchase: COUNT, rating: COUNT }),
+});
+
+export const VOLUME = data(z.looseObject({ date: z.string(), count: COUNT }));
+export const BY_TYPE = data(z.looseObject({ type: z.string(), count: COUNT }));
+export const TOP_ITEMS = data(z.looseObject({ itemId: ID, count: COUNT }));
+export const COVERAGE = z.looseObject({ catalogSize: COUNT, recommendedItems: COUNT, coverage: RATE });
+
+const FUNNEL = { impressions: COUNT, clicks: COUNT, carts: COUNT, purchases: COUNT };
+export const TOP_RECOMMENDED = data(z.looseObject({ itemId: ID, ...FUNNEL, ctr: RATE, conversion: RATE }));
+export const SCENARIO_TOP_ITEMS = data(z.looseObject({ itemId: ID, ...FUNNEL, ctr: RATE }));
+export const ALGORITHM_FIGURES = data(
+  z.looseObject({ algorithm: z.string(), answers: COUNT, impressions: COUNT, clicks: COUNT, ctr: RATE }),
+);
+export const SCENARIO_SUMMARY = z.looseObject({ ...FUNNEL, ctr: RATE, conversion: RATE });
+export const FUNNEL_VOLUME = data(z.looseObject({ date: z.string(), ...FUNNEL }));
+
+export const EXPERIMENT_RESULTS = z.looseObject({
+  variants: z.array(
+    z.looseObject({
+      scenario: z.string(),
+      users: COUNT,
+      impressions: COUNT,
+      clicks: COUNT,
+      purchases: COUNT,
+      ctr: RATE,
+      conversion: RATE,
+      significance: z.looseObject({}).nullable(),
+    }),
+  ),
+});
+
+export const FEED = z.looseObject({ id: z.string(), state: z.string() });
+export const FEEDS = data(FEED);
+export const FEED_PREVIEW = z.looseObject({
+  items: z.array(z.looseObject({})),
+  total: COUNT,
+  errors: z.array(z.looseObject({ index: COUNT, message: z.string() })),
+});
+export const FEED_SYNC = z.looseObject({
+  upserted: COUNT,
+  markedUnavailable: COUNT,
+  errors: z.array(z.looseObject({})),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+});
+
+export const HEALTH = z.looseObject({ status: z.string(), version: z.string(), uptimeS: MS });
+export const READY = z.looseObject({});

@@ -1,0 +1,91 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+
+/**
+ * Checks a real answer of a daemon against the OpenAPI document it serves (README, "The HTTP API"): the
+ * status must be one the document lists for the operation, and the body must match its schema. Every
+ * integration test's `call` goes through it, so the document cannot drift from what the daemon does.
+ */
+
+interface Operation {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  params: number;
+  responses: Record<string, { content?: Record<string, { schema?: object }> }>;
+}
+
+interface DocumentCheck {
+  operations: Operation[];
+  validators: Map<string, ValidateFunction>;
+  ajv: Ajv2020;
+}
+
+const checks = new Map<string, Promise<DocumentCheck | undefined>>();
+
+async function load(base: string): Promise<DocumentCheck | undefined> {
+  const response = await fetch(`${base}/openapi.json`);
+  // The embeddings helper serves no document: nothing to check its answers against.
+  if (response.status === 404) return undefined;
+  if (response.status !== 200) throw new Error(`GET /openapi.json answered ${response.status}`);
+  const document = (await response.json()) as {
+    paths: Record<string, Record<string, Operation['responses']>>;
+  };
+  const operations: Operation[] = [];
+  for (const [template, methods] of Object.entries(document.paths)) {
+    const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
+    for (const [method, operation] of Object.entries(methods)) {
+      operations.push({
+        method: method.toUpperCase(),
+        template,
+        pattern: new RegExp(`^${source}$`),
+        params: (template.match(/\{/g) ?? []).length,
+        responses: (operation as { responses: Operation['responses'] }).responses,
+      });
+    }
+  }
+  // The most specific template first: `/recommendations/search` before `/recommendations/{x}`.
+  operations.sort((a, b) => a.params - b.params);
+  return {
+    operations,
+    validators: new Map(),
+    ajv: new Ajv2020({ strict: false, validateFormats: false, allErrors: true }),
+  };
+}
+
+export async function checkAgainstDocument(
+  base: string,
+  method: string,
+  target: string,
+  status: number,
+  body: unknown,
+): Promise<void> {
+  let check = checks.get(base);
+  if (!check) checks.set(base, (check = load(base)));
+  const loaded = await check;
+  if (!loaded) return;
+  const { operations, validators, ajv } = loaded;
+  const path = new URL(target, base).pathname;
+  const operation = operations.find((op) => op.method === method && op.pattern.test(path));
+  if (!operation) return;
+  const where = `${method} ${path} (${operation.method} ${operation.template})`;
+  const response = operation.responses[String(status)];
+  if (!response) {
+    throw new Error(
+      `${where} answered ${status}, which the OpenAPI document does not list (it lists ${Object.keys(operation.responses).join(', ')}): ${JSON.stringify(body)}`,
+    );
+  }
+  const schema = response.content?.['application/json']?.schema;
+  if (!schema) {
+    if (body !== undefined)
+      throw new Error(`${where} answered ${status} with a body the document does not describe`);
+    return;
+  }
+  const key = `${operation.method} ${operation.template} ${status}`;
+  let validate = validators.get(key);
+  if (!validate) validators.set(key, (validate = ajv.compile(schema)));
+  if (!validate(body)) {
+    throw new Error(
+      `${where} answered ${status} with a body the OpenAPI document does not allow: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+    );
+  }
+}
