@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 
 export interface ChildServer {
   url: string;
+  /** The server's process id (its memory is in /proc/<pid>/status). */
+  pid: number;
   /** Everything the server printed so far, stdout and stderr interleaved. */
   output(): string;
   /** CPU time used so far by all the server's threads, or undefined where /proc is missing. */
@@ -61,6 +63,7 @@ export async function startChildServer(
 
   return {
     url,
+    pid: child.pid!,
     output: () => output,
     cpuSeconds: () => processCpuSeconds(child.pid!),
     async stop() {

@@ -89,13 +89,7 @@ export class FeedStaging {
    */
   apply(tenantId: string, changed: (items: StoredItem[]) => void): Promise<AppliedSync> {
     return this.store.writes.exclusive(async (db) => {
-      const last = `${this.table}_last`;
-      await this.run(
-        db,
-        `CREATE OR REPLACE TEMP TABLE ${last} AS
-          SELECT external_id, mapped, has_category, category, patch FROM ${this.table}
-          QUALIFY row_number() OVER (PARTITION BY external_id ORDER BY seq DESC) = 1`,
-      );
+      const last = await this.lastRecords(db);
       const now = Date.now();
       let result: AppliedSync;
       await db.run('BEGIN TRANSACTION');
@@ -126,6 +120,8 @@ export class FeedStaging {
         await db.run('ROLLBACK').catch(() => undefined);
         throw error;
       }
+      // The staged records go before the changed items come into memory: the peak holds one of them.
+      await this.dropTables(db);
       // Rows this transaction wrote carry its time; one written by an earlier flush in the same
       // millisecond is read again as committed, which changes nothing.
       const rows = await db.stream(
@@ -139,25 +135,41 @@ export class FeedStaging {
 
   /** Removes the staged records (after a sync, applied or not). */
   async drop(): Promise<void> {
-    await this.store.writes
-      .exclusive(async (db) => {
-        await db.run(`DROP TABLE IF EXISTS ${this.table}`);
-        await db.run(`DROP TABLE IF EXISTS ${this.table}_last`);
-      })
-      .catch(() => undefined);
+    await this.store.writes.exclusive((db) => this.dropTables(db)).catch(() => undefined);
+  }
+
+  private async dropTables(db: DuckDBConnection): Promise<void> {
+    await db.run(`DROP TABLE IF EXISTS ${this.table}`);
+    await db.run(`DROP TABLE IF EXISTS ${this.table}_last`);
+  }
+
+  /**
+   * The table holding each id's last record: the staging table itself when no id came twice (the usual
+   * case, which costs no copy), else a copy without the earlier records.
+   */
+  private async lastRecords(db: DuckDBConnection): Promise<string> {
+    let repeated: number;
+    try {
+      const counted = await db.runAndReadAll(
+        `SELECT count(*) - count(DISTINCT external_id) FROM ${this.table}`,
+      );
+      repeated = Number(counted.getRows()[0][0]);
+    } catch (error) {
+      throw lostStaging(error);
+    }
+    if (repeated === 0) return this.table;
+    const last = `${this.table}_last`;
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE ${last} AS
+        SELECT external_id, mapped, has_category, category, patch FROM ${this.table}
+        QUALIFY row_number() OVER (PARTITION BY external_id ORDER BY seq DESC) = 1`,
+    );
+    return last;
   }
 
   private async appender(db: DuckDBConnection): Promise<DuckDBAppender> {
     try {
       return await db.createAppender(this.table, 'main', 'temp');
-    } catch (error) {
-      throw lostStaging(error);
-    }
-  }
-
-  private async run(db: DuckDBConnection, sql: string): Promise<void> {
-    try {
-      await db.run(sql);
     } catch (error) {
       throw lostStaging(error);
     }

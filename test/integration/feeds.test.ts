@@ -80,7 +80,10 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
       return send(res, cursorPage());
     case 'slow-cursor':
       // Slow enough for requests to overlap a sync.
-      return void setTimeout(() => send(res, cursorPage()), 150);
+      return void setTimeout(() => send(res, cursorPage()), 250);
+    case 'stalling':
+      // A first page, then nothing for a long while.
+      return void setTimeout(() => send(res, cursorPage()), url.searchParams.get('cursor') ? 20_000 : 0);
     case 'offset': {
       const skip = Number(url.searchParams.get('skip'));
       const take = Number(url.searchParams.get('take'));
@@ -564,6 +567,30 @@ describe('feed sync', () => {
       attributes: { name: 'e product 1', price: 11 },
     });
     expect((await t.api('GET', '/catalog/items')).body.total).toBe(4);
+
+    // An id listed twice is one item, as its last record says; the first record, once unmappable, is
+    // now listed validly, and e-3 is listed only by a record that fails, so it stays as it was.
+    catalogs.set('errors', [
+      ...products('e', 3),
+      { ...products('e', 4)[3], price: 'not a price' },
+      { sku: 'e-0', title: 'first again', price: 1 },
+    ]);
+    expect((await t.api('POST', `/catalog/feeds/${id}/sync`)).body).toMatchObject({
+      upserted: 3,
+      markedUnavailable: 0,
+      errors: [{ index: 3 }],
+    });
+    expect((await t.api('GET', '/catalog/items/e-0')).body).toMatchObject({
+      attributes: { name: 'first again', price: 1 },
+      available: true,
+    });
+    expect((await t.api('GET', '/catalog/items/e-1')).body).toMatchObject({
+      attributes: { name: 'e product 1', price: 11 },
+    });
+    expect((await t.api('GET', '/catalog/items/e-3')).body).toMatchObject({
+      attributes: { name: 'e product 3', price: 13 },
+      available: true,
+    });
   });
 
   it('changes nothing when a page fails, the JSON is malformed, or the source is too slow', async () => {
@@ -626,7 +653,20 @@ describe('feed sync', () => {
       async () => expect((await t.api('GET', `/catalog/feeds/${id}`)).body.state).toBe('syncing'),
       2000,
     );
-    const others = [t.api('POST', `/catalog/feeds/${id}/sync`), t.api('POST', `/catalog/feeds/${id}/sync`)];
+    const operator = { 'x-api-key': OPERATOR_KEY };
+    const route = '/tenants/sync-concurrent/feeds/sync';
+    const others = [
+      t.api('POST', `/catalog/feeds/${id}/sync`),
+      t.api('POST', `/catalog/feeds/${id}/sync`),
+      call(daemon.url, 'POST', route, { headers: operator }),
+    ];
+    const status = await call(daemon.url, 'GET', route, { headers: operator });
+    expect(status.body).toEqual({
+      feedId: id,
+      state: 'syncing',
+      progress: { pages: expect.any(Number), records: expect.any(Number) },
+    });
+    expectError(await call(daemon.url, 'GET', route, { headers: t.headers }), 403, 'FORBIDDEN_SCOPE');
     expectError(await t.api('DELETE', `/catalog/feeds/${id}`), 409, 'CONFLICT');
     expectError(await t.api('PUT', `/catalog/feeds/${id}`, cursorFeed('concurrent')), 409, 'CONFLICT');
     const results = await Promise.all([first, ...others]);
@@ -637,6 +677,11 @@ describe('feed sync', () => {
     expect(results[0].body.upserted).toBe(12);
     expect(requestsTo('/slow-cursor/concurrent') - before).toBe(4);
     expect((await t.api('GET', `/catalog/feeds/${id}`)).body.state).toBe('active');
+    expect((await call(daemon.url, 'GET', route, { headers: operator })).body).toEqual({
+      feedId: id,
+      state: 'active',
+      progress: null,
+    });
   });
 
   it('syncs on a cron schedule by itself, and stops once the feed is disabled', async () => {
@@ -716,6 +761,44 @@ describe('nextrec feed sync', () => {
         stderr: expect.stringContaining("tenant 'nobody' does not exist"),
       });
     } finally {
+      removeDataDir(own.dataDir);
+    }
+  });
+
+  it('stops a running sync when the daemon stops: the sync changes nothing and the daemon exits 0', async () => {
+    const own = await startDaemonProcess();
+    try {
+      const headers = tenantHeaders(await createTenant(own.url, 'stopping'));
+      const api = (method: string, route: string, body?: unknown) =>
+        call(own.url, method, route, { headers, body });
+      catalogs.set('stopping', products('st', 9));
+      const id = (
+        await api('POST', '/catalog/feeds', cursorFeed('stopping', { url: `${sourceUrl}/stalling/stopping` }))
+      ).body.id;
+      await api('POST', `/catalog/feeds/${id}/preview`);
+      await api('POST', `/catalog/feeds/${id}/activate`);
+      const sync = api('POST', `/catalog/feeds/${id}/sync`);
+      await eventually(
+        async () => expect((await api('GET', `/catalog/feeds/${id}`)).body.state).toBe('syncing'),
+        2000,
+      );
+      const started = Date.now();
+      const code = own.stop();
+      const answer = await sync;
+      expectError(answer, 502, 'FEED_FETCH_FAILED');
+      expect(answer.body.message).toContain('the sync was stopped');
+      expect(await code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(
+        await queryStore(own.dataDir, "SELECT count(*) AS n FROM items WHERE tenant_id = 'stopping'"),
+      ).toEqual([{ n: 0n }]);
+      const [stored] = await queryStore(own.dataDir, "SELECT doc FROM config_documents WHERE kind = 'feed'");
+      expect(JSON.parse(String(stored.doc))).toMatchObject({
+        state: 'active',
+        lastSync: { status: 'failed', message: expect.stringContaining('the sync was stopped') },
+      });
+    } finally {
+      await own.stop();
       removeDataDir(own.dataDir);
     }
   });
