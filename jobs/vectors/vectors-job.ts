@@ -1,3 +1,4 @@
+import { dotAt } from '../../src/linalg/vectors.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -78,6 +79,31 @@ function readVectorConfig(dataDir: string, tenantId: string): VectorConfig {
   return { templates, quantizations: [...wanted] };
 }
 
+/** An HNSW index over the first `rows` rows, keyed by row. */
+function hnswIndex(
+  matrix: Float32Array,
+  rows: number,
+  dimensions: number,
+  quantization: Quantization,
+  parameters: Pick<VectorsParameters, 'connectivity' | 'expansionAdd'>,
+  threads: number,
+  expansionSearch = 16,
+): Index {
+  const index = new Index({
+    metric: MetricKind.IP,
+    dimensions,
+    connectivity: parameters.connectivity,
+    quantization: quantization as never,
+    expansion_add: parameters.expansionAdd,
+    expansion_search: expansionSearch,
+    multi: false,
+  });
+  const keys = new BigUint64Array(rows);
+  for (let row = 0; row < rows; row++) keys[row] = BigInt(row);
+  if (rows > 0) index.add(keys, matrix.subarray(0, rows * dimensions), threads);
+  return index;
+}
+
 /** An HNSW index over the rows (keyed by row), as the bytes of its file. */
 export function buildIndex(
   matrix: Float32Array,
@@ -87,18 +113,7 @@ export function buildIndex(
   parameters: Pick<VectorsParameters, 'connectivity' | 'expansionAdd'>,
   threads: number,
 ): Uint8Array {
-  const index = new Index({
-    metric: MetricKind.IP,
-    dimensions,
-    connectivity: parameters.connectivity,
-    quantization: quantization as never,
-    expansion_add: parameters.expansionAdd,
-    expansion_search: 16,
-    multi: false,
-  });
-  const keys = new BigUint64Array(rows);
-  for (let row = 0; row < rows; row++) keys[row] = BigInt(row);
-  if (rows > 0) index.add(keys, matrix, threads);
+  const index = hnswIndex(matrix, rows, dimensions, quantization, parameters, threads);
   const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-vectors-'));
   try {
     const file = path.join(dir, 'index.usearch');
@@ -107,12 +122,6 @@ export function buildIndex(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function dot(matrix: Float32Array, a: number, b: number, dimensions: number): number {
-  let sum = 0;
-  for (let d = 0; d < dimensions; d++) sum += matrix[a * dimensions + d] * matrix[b * dimensions + d];
-  return sum;
 }
 
 /**
@@ -141,18 +150,7 @@ export function nearestLists(
     if (rows <= EXACT_LISTS) {
       matches = exactSearch(queries, queries, dimensions, wanted, MetricKind.IP, threads) as BatchMatches;
     } else {
-      const index = new Index({
-        metric: MetricKind.IP,
-        dimensions,
-        connectivity: parameters.connectivity,
-        quantization: 'i8' as never,
-        expansion_add: parameters.expansionAdd,
-        expansion_search: wanted,
-        multi: false,
-      });
-      const keys = new BigUint64Array(rows);
-      for (let row = 0; row < rows; row++) keys[row] = BigInt(row);
-      index.add(keys, queries, threads);
+      const index = hnswIndex(matrix, rows, dimensions, 'i8', parameters, threads, wanted);
       matches = index.search(queries, wanted, threads) as BatchMatches;
     }
     const candidates: { row: number; score: number }[] = [];
@@ -162,7 +160,7 @@ export function nearestLists(
       for (let i = 0; i < found; i++) {
         const other = Number(matches.keys[row * wanted + i]);
         if (other === row) continue;
-        const score = dot(matrix, row, other, dimensions);
+        const score = dotAt(matrix, row * dimensions, matrix, other * dimensions, dimensions);
         if (score > 0) candidates.push({ row: other, score });
       }
       candidates.sort((a, b) => b.score - a.score);

@@ -1,3 +1,4 @@
+import { dotAt } from '../linalg/vectors.js';
 import { Index, MetricKind, exactSearch, type Matches } from 'usearch';
 import type { Quantization } from '../contract/vectors.js';
 import { ensureCapacity } from '../state/growable.js';
@@ -67,14 +68,6 @@ function ranked(found: { id: number; score: number }[], want: number): VectorMat
     scores.push(found[i].score);
   }
   return { ids, scores };
-}
-
-/** The inner product of row `row` of `matrix` with `query`. */
-function dot(matrix: Float32Array, row: number, query: Float32Array): number {
-  const offset = row * D;
-  let sum = 0;
-  for (let d = 0; d < D; d++) sum += matrix[offset + d] * query[d];
-  return sum;
 }
 
 /**
@@ -263,7 +256,7 @@ export class TenantVectors {
             : (exactSearch(this.exactBase(), own, D, k, MetricKind.IP, 1) as Matches),
         (row) => (this.itemRow[this.baseItem[row]] === row + 1 ? this.baseItem[row] : -1),
         chosen !== undefined,
-        chosen && chosen.quantization !== 'f32' ? (row) => dot(matrix, row, own) : undefined,
+        chosen && chosen.quantization !== 'f32' ? (row) => dotAt(matrix, row * D, own, 0, D) : undefined,
       );
     }
     this.searchDelta(found, own, want, options);
