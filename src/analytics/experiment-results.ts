@@ -1,9 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Experiment } from '../contract/scenarios.js';
 import { compareRates } from './significance.js';
+import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, windowParams } from './sql.js';
 import { rate } from './window.js';
-
-const DAY_MS = 86_400_000;
 
 /**
  * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
@@ -20,30 +19,27 @@ export async function experimentResults(
   // Rows of (scenario, ...numbers) by scenario. `$1` the tenant, `$2` and `$3` the window; then what
   // `first` adds, then the variants' slugs.
   const read = async (sql: (slugList: string) => string, first: (string | number)[]) => {
-    const params = [tenantId, window.fromMs, window.untilMs, ...first];
+    const params = windowParams(tenantId, window, ...first);
     const slugList = slugs.map((_, i) => `$${params.length + i + 1}`).join(', ');
     const found = (await db.runAndReadAll(sql(slugList), [...params, ...slugs])).getRowsJS();
     return new Map(found.map((row) => [String(row[0]), row.slice(1).map(Number)]));
   };
   const users = await read(
-    (list) => `SELECT scenario, count(DISTINCT user_id) FROM experiment_users
-      WHERE tenant_id = $1 AND day BETWEEN $2 // ${DAY_MS} AND ($3 - 1) // ${DAY_MS} AND experiment = $4
-        AND scenario IN (${list})
+    (list) => `SELECT scenario, count(DISTINCT user_id) FROM ${ANSWER_DAYS('experiment_users')}
+        AND experiment = $4 AND scenario IN (${list})
       GROUP BY scenario`,
     [experiment.slug],
   );
   const impressions = await read(
-    (list) => `SELECT scenario_slug, sum(len(item_ids)) FROM impressions
-      WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND scenario_slug IN (${list}) GROUP BY scenario_slug`,
+    (list) => `SELECT scenario_slug, sum(len(item_ids)) FROM ${IMPRESSIONS} AND scenario_slug IN (${list})
+      GROUP BY scenario_slug`,
     [],
   );
   const actions = await read(
     (
       list,
     ) => `SELECT scenario_slug, count(*) FILTER (WHERE type = 'view'), count(*) FILTER (WHERE type = 'purchase')
-       FROM interactions
-      WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND scenario_slug IN (${list})
-        AND NOT coalesce(merged, false)
+       FROM ${INTERACTIONS} AND scenario_slug IN (${list})
       GROUP BY scenario_slug`,
     [],
   );

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { INTERACTION_TYPES as TYPE_NAMES } from '../contract/ingestion.js';
 import { algorithmCode } from '../engine/recomm-id.js';
+import { ANSWER_DAYS, DAY_MS, IMPRESSIONS, INTERACTIONS, windowParams } from './sql.js';
 import { rate, type Window } from './window.js';
 
 /**
@@ -9,8 +10,6 @@ import { rate, type Window } from './window.js';
  * Copies of session events made by identity merges are left out: their originals count.
  */
 
-const DAY_MS = 86_400_000;
-
 type Row = unknown[];
 
 async function rows(db: DuckDBConnection, sql: string, params: (string | number)[]): Promise<Row[]> {
@@ -18,22 +17,6 @@ async function rows(db: DuckDBConnection, sql: string, params: (string | number)
 }
 
 const n = (value: unknown) => Number(value ?? 0);
-
-/** `$1` tenant, `$2` window start, `$3` window end. */
-const INTERACTIONS =
-  'interactions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND NOT coalesce(merged, false)';
-const IMPRESSIONS = 'impressions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3';
-
-function params(tenantId: string, window: Window, ...more: (string | number)[]): (string | number)[] {
-  return [tenantId, window.fromMs, window.untilMs, ...more];
-}
-
-/** Rows of a daily rollup of the answer record in the window: `$1` tenant, `$2` first day, `$3` day after. */
-const ANSWER_DAYS = (table: string) => `${table} WHERE tenant_id = $1 AND day >= $2 AND day < $3`;
-
-function dayParams(tenantId: string, window: Window): (string | number)[] {
-  return [tenantId, window.fromMs / DAY_MS, window.untilMs / DAY_MS];
-}
 
 /** A zero-filled series over the window's days from rows of (day number, ...values). */
 function series<T>(window: Window, found: Row[], make: (values: number[]) => T): (T & { date: string })[] {
@@ -51,12 +34,12 @@ export async function summary(db: DuckDBConnection, tenantId: string, window: Wi
   const [[users]] = await rows(
     db,
     `SELECT count(DISTINCT hash(coalesce(user_id, session_id))) FROM ${INTERACTIONS}`,
-    params(tenantId, window),
+    windowParams(tenantId, window),
   );
   const [[impressions]] = await rows(
     db,
     `SELECT sum(len(item_ids)) FROM ${IMPRESSIONS}`,
-    params(tenantId, window),
+    windowParams(tenantId, window),
   );
   return {
     items,
@@ -71,7 +54,7 @@ export async function interactionVolume(db: DuckDBConnection, tenantId: string, 
   const found = await rows(
     db,
     `SELECT ts // ${DAY_MS} AS day, count(*) FROM ${INTERACTIONS} GROUP BY day`,
-    params(tenantId, window),
+    windowParams(tenantId, window),
   );
   return { data: series(window, found, ([count = 0]) => ({ count })) };
 }
@@ -80,7 +63,7 @@ export async function interactionsByType(db: DuckDBConnection, tenantId: string,
   const found = await rows(
     db,
     `SELECT type, count(*) FROM ${INTERACTIONS} GROUP BY type`,
-    params(tenantId, window),
+    windowParams(tenantId, window),
   );
   const counts = new Map(found.map(([type, count]) => [String(type), n(count)]));
   return { data: TYPE_NAMES.map((type) => ({ type, count: counts.get(type) ?? 0 })) };
@@ -91,7 +74,7 @@ export async function topItems(db: DuckDBConnection, tenantId: string, window: W
     db,
     `SELECT item_id, count(*) AS count FROM ${INTERACTIONS}
       GROUP BY item_id ORDER BY count DESC, item_id LIMIT $4`,
-    params(tenantId, window, limit),
+    windowParams(tenantId, window, limit),
   );
   return { data: found.map(([itemId, count]) => ({ itemId: String(itemId), count: n(count) })) };
 }
@@ -105,7 +88,7 @@ export async function catalogCoverage(
   const [[recommended]] = await rows(
     db,
     `SELECT count(DISTINCT item_id) FROM ${ANSWER_DAYS('answer_items')}`,
-    dayParams(tenantId, window),
+    windowParams(tenantId, window),
   );
   const recommendedItems = Math.min(n(recommended), catalogSize);
   return { catalogSize, recommendedItems, coverage: rate(recommendedItems, catalogSize) };
@@ -149,7 +132,9 @@ async function funnelByItem(
       WHERE coalesce(impressions, 0) + coalesce(clicks, 0) + coalesce(carts, 0) + coalesce(purchases, 0) > 0
       ORDER BY impressions DESC, clicks DESC, purchases DESC, item_id
       LIMIT $4`,
-    scenario === undefined ? params(tenantId, window, limit) : params(tenantId, window, limit, scenario),
+    scenario === undefined
+      ? windowParams(tenantId, window, limit)
+      : windowParams(tenantId, window, limit, scenario),
   );
 }
 
@@ -200,7 +185,7 @@ async function scenarioDays(db: DuckDBConnection, tenantId: string, window: Wind
           FROM ${INTERACTIONS} AND scenario_slug = $4 GROUP BY day)
      SELECT day, coalesce(impressions, 0), coalesce(clicks, 0), coalesce(carts, 0), coalesce(purchases, 0)
        FROM shown FULL OUTER JOIN acted USING (day)`,
-    params(tenantId, window, scenario),
+    windowParams(tenantId, window, scenario),
   );
 }
 
@@ -249,10 +234,12 @@ export async function algorithms(db: DuckDBConnection, tenantId: string, window:
   const answered = await rows(
     db,
     `SELECT algorithm, sum(answers) FROM ${ANSWER_DAYS('answer_days')} GROUP BY algorithm`,
-    dayParams(tenantId, window),
+    windowParams(tenantId, window),
   );
   const byCode = async (sql: string) =>
-    new Map((await rows(db, sql, params(tenantId, window))).map(([code, count]) => [String(code), n(count)]));
+    new Map(
+      (await rows(db, sql, windowParams(tenantId, window))).map(([code, count]) => [String(code), n(count)]),
+    );
   const shown = await byCode(
     `SELECT left(recomm_id, 4) AS code, sum(len(item_ids)) FROM ${IMPRESSIONS} AND recomm_id IS NOT NULL
       GROUP BY code`,

@@ -1,0 +1,26 @@
+/**
+ * The rows an analytics query reads over a window (README, "Analytics"), with `$1` the tenant, `$2` the
+ * window's start and `$3` its end (ms, exclusive): the routes' figures and an experiment's results count
+ * the same events.
+ */
+
+export const DAY_MS = 86_400_000;
+
+/** Interactions in the window, the copies identity merges make left out (their originals count). */
+export const INTERACTIONS =
+  'interactions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3 AND NOT coalesce(merged, false)';
+
+export const IMPRESSIONS = 'impressions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3';
+
+/** Rows of a daily rollup of the answer record (answer_days, answer_items, experiment_users) in the window. */
+export const ANSWER_DAYS = (table: string) =>
+  `${table} WHERE tenant_id = $1 AND day BETWEEN $2 // ${DAY_MS} AND ($3 - 1) // ${DAY_MS}`;
+
+/** The parameters of these fragments, then `more` from `$4` on. */
+export function windowParams(
+  tenantId: string,
+  window: { fromMs: number; untilMs: number },
+  ...more: (string | number)[]
+): (string | number)[] {
+  return [tenantId, window.fromMs, window.untilMs, ...more];
+}
