@@ -1,4 +1,4 @@
-import { arrowToColumns, columnsToArrow } from './columns.js';
+import { arrowToColumns, columnsToArrow, sharedCopy } from './columns.js';
 import { ArtifactError } from './errors.js';
 import path from 'node:path';
 import { QUANTIZATIONS, type Quantization } from '../contract/vectors.js';
@@ -153,15 +153,6 @@ export interface ItemVectors {
   lists?: { offsets: Int32Array; rows: Int32Array; scores: Float32Array };
 }
 
-/** A copy in shared memory, so that the threads that serve from it share one. */
-function shared<T extends Int32Array | Float32Array>(array: T): T {
-  const copy = new (array.constructor as new (buffer: SharedArrayBuffer) => T)(
-    new SharedArrayBuffer(array.byteLength),
-  );
-  copy.set(array as never);
-  return copy;
-}
-
 function indexFileName(quantization: Quantization): string {
   return `index-${quantization}.usearch`;
 }
@@ -230,7 +221,7 @@ export const VECTORS: ModelFormat<ItemVectors> = {
         if (rows[k] < 0 || rows[k] >= items.length) throw new ArtifactError(`list entry ${k} names no row`);
       }
       checkFinite(scores, 'list scores');
-      lists = { offsets: shared(offsets), rows: shared(rows), scores: shared(scores) };
+      lists = { offsets: sharedCopy(offsets), rows: sharedCopy(rows), scores: sharedCopy(scores) };
     }
     const model = artifact.manifest.parameters.model;
     return {

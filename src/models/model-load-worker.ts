@@ -5,38 +5,30 @@
  * message nor the state change that carries the model on to the ranking thread copies them.
  */
 import { parentPort } from 'node:worker_threads';
+import { sharedCopy } from '../artifacts/columns.js';
 import { prepareModel, type PreparedModel } from './prepared-model.js';
 import type { LoadRequest, LoadAnswer } from './model-loader.js';
-
-type Typed = Int32Array | Float32Array | Float64Array | Uint8Array;
-
-function shared<T extends Typed>(array: T): T {
-  const Kind = array.constructor as new (buffer: SharedArrayBuffer) => T;
-  const copy = new Kind(new SharedArrayBuffer(array.byteLength));
-  copy.set(array as never);
-  return copy;
-}
 
 function inSharedMemory(prepared: PreparedModel): PreparedModel {
   // Vectors are decoded into shared memory already (they are the largest model).
   if ('vectors' in prepared) return prepared;
   if ('factors' in prepared) {
     const { itemFactors, known, itemGram } = prepared.factors;
-    const factors = { ...prepared.factors, itemFactors: shared(itemFactors), known: shared(known) };
-    return { ...prepared, factors: { ...factors, itemGram: shared(itemGram) } };
+    const factors = { ...prepared.factors, itemFactors: sharedCopy(itemFactors), known: sharedCopy(known) };
+    return { ...prepared, factors: { ...factors, itemGram: sharedCopy(itemGram) } };
   }
   const { offsets, neighbours, weights, compact } = prepared.neighbours;
   return {
     ...prepared,
     neighbours: {
       ...prepared.neighbours,
-      offsets: shared(offsets),
-      neighbours: shared(neighbours),
-      weights: shared(weights),
+      offsets: sharedCopy(offsets),
+      neighbours: sharedCopy(neighbours),
+      weights: sharedCopy(weights),
       compact: compact && {
-        local: shared(compact.local),
-        members: shared(compact.members),
-        localOf: shared(compact.localOf),
+        local: sharedCopy(compact.local),
+        members: sharedCopy(compact.members),
+        localOf: sharedCopy(compact.localOf),
       },
     },
   };
