@@ -56,6 +56,25 @@ describe('experiment assignment', () => {
     expect(Math.abs(counts.get('home-c')! / 10_000 - 0.2)).toBeLessThan(0.02);
   });
 
+  it('keeps the assignments of earlier versions: changing the hash would move running users', () => {
+    const assigned = Object.fromEntries(
+      ['user-1', 'user-2', 'user-3', 'user-4', 'user-5', 'user-6', 'user-7', 'user-8'].map((userId) => [
+        userId,
+        variantOf(experiment, userId).scenario,
+      ]),
+    );
+    expect(assigned).toEqual({
+      'user-1': 'home-b',
+      'user-2': 'home-c',
+      'user-3': 'home-a',
+      'user-4': 'home-b',
+      'user-5': 'home-b',
+      'user-6': 'home-b',
+      'user-7': 'home-c',
+      'user-8': 'home-c',
+    });
+  });
+
   it('assigns independently per experiment', () => {
     const other = { ...experiment, slug: 'another-test' };
     let same = 0;
