@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { Rng } from '../fixtures/prng.js';
 import { startBenchDaemon } from './support/bench-daemon.js';
 import { postBatches, type Batch } from './support/load.js';
-import { machineBusySeconds } from './support/machine-cpu.js';
+import { waitForIdle } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
 import { loadShop, postJson } from './support/shop-loader.js';
 
@@ -32,21 +32,6 @@ const { values } = parseArgs({
 const interactions = positiveInteger('--interactions', values.interactions);
 const impressions = positiveInteger('--impressions', values.impressions);
 const calls = positiveInteger('--calls', values.calls);
-
-/**
- * Resolves once the machine used less than a fifth of a core over two seconds (at most after 10
- * minutes): the daemon's model builds run in processes of their own.
- */
-async function waitForIdle(): Promise<void> {
-  const deadline = Date.now() + 600_000;
-  let before = machineBusySeconds();
-  while (before !== undefined && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const after = machineBusySeconds()!;
-    if (after - before < 0.4) return;
-    before = after;
-  }
-}
 
 const { daemon, headers, stop } = await startBenchDaemon('analytics');
 try {

@@ -8,6 +8,7 @@ const BENCHMARKS = [
   'feeds',
   'nextql',
   'serve',
+  'latency',
   'signed',
   'vectors',
   'analytics',

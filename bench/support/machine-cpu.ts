@@ -18,3 +18,18 @@ export function machineBusySeconds(): number | undefined {
   const [user, nice, system, , , irq, softirq, steal] = stat.split('\n')[0].split(/\s+/).slice(1).map(Number);
   return (user + nice + system + irq + softirq + steal) / USER_HZ;
 }
+
+/**
+ * Resolves once the machine used less than a fifth of a core over two seconds (at most after
+ * `timeoutMs`): the daemon's model builds run in processes of their own after a load.
+ */
+export async function waitForIdle(timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let before = machineBusySeconds();
+  while (before !== undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const after = machineBusySeconds()!;
+    if (after - before < 0.4) return;
+    before = after;
+  }
+}

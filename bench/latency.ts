@@ -1,0 +1,119 @@
+/**
+ * Tail latency (README, "Benchmarks"): uncached user-to-item requests at a paced rate (default 1,000 per
+ * second) against a daemon loaded with a generated shop, and the same rate against a bare Fastify route in
+ * the same run; then the daemon again while it builds its models after a burst of new interactions.
+ * Prints one JSON line per case: p50, p99 and p99.9 in ms, judged against a p99 of 5 ms.
+ *
+ *   npm run build && node dist/bench/latency.js [--items 100000] [--interactions 2000000] [--rate 1000] [--seconds 20]
+ */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Rng } from '../fixtures/prng.js';
+import { startBenchDaemon } from './support/bench-daemon.js';
+import { startChildServer } from './support/child-server.js';
+import { runLoad, type LoadFigures, type LoadSpec } from './support/http-load.js';
+import { waitForIdle } from './support/machine-cpu.js';
+import { positiveInteger } from './support/options.js';
+import { loadShop, postJson } from './support/shop-loader.js';
+
+const P99_TARGET_MS = 5;
+const CONNECTIONS = 16;
+const BARE_ROUTE = fileURLToPath(new URL('./support/bare-recommendations.js', import.meta.url));
+
+const { values } = parseArgs({
+  options: {
+    items: { type: 'string', default: '100000' },
+    interactions: { type: 'string', default: '2000000' },
+    rate: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '20' },
+  },
+  strict: false,
+});
+const items = positiveInteger('--items', values.items);
+const interactions = positiveInteger('--interactions', values.interactions);
+const rate = positiveInteger('--rate', values.rate);
+const seconds = positiveInteger('--seconds', values.seconds);
+
+function report(name: string, figures: LoadFigures, target: boolean): boolean {
+  const met = figures.p99Ms <= P99_TARGET_MS;
+  console.log(
+    JSON.stringify({
+      bench: 'latency',
+      case: name,
+      rate,
+      rps: Math.round(figures.rps),
+      p50Ms: figures.p50Ms,
+      p99Ms: figures.p99Ms,
+      p999Ms: figures.p999Ms,
+      errors: figures.errors,
+      non2xx: figures.non2xx,
+      ...(target && { target: `p99 <= ${P99_TARGET_MS} ms`, met }),
+    }),
+  );
+  return !target || met;
+}
+
+const paced = (spec: Omit<LoadSpec, 'connections' | 'overallRate'>): LoadSpec => ({
+  ...spec,
+  connections: CONNECTIONS,
+  overallRate: rate,
+});
+
+let failed = false;
+const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
+try {
+  const figures = await runLoad(
+    paced({
+      url: bare.url,
+      method: 'GET',
+      headers: {},
+      requests: [{ path: '/recommendations/item-to-item/sku-1' }],
+    }),
+    seconds,
+  );
+  report('bare route', figures, false);
+} finally {
+  await bare.stop();
+}
+
+const { daemon, headers, stop } = await startBenchDaemon('latency');
+try {
+  const users = Math.max(1_000, Math.round(interactions / 25));
+  const shop = await loadShop(daemon.url, headers, {
+    items,
+    users,
+    sessions: Math.round(users * 0.3),
+    interactions,
+    days: 29,
+    now: new Date(),
+  });
+  await waitForIdle();
+  // Known users in a shuffled order, each asked with noCache: every answer is ranked.
+  const rng = new Rng(2026, 11);
+  const requests = Array.from({ length: 20_000 }, () => ({
+    path: `/recommendations/user-to-item/${encodeURIComponent(shop.userIds[rng.int(shop.userIds.length)])}?count=10&noCache=true`,
+  }));
+  const spec = paced({ url: daemon.url, method: 'GET', headers, requests });
+  if (!report('user-to-item, uncached', await runLoad(spec, seconds), true)) failed = true;
+
+  // A burst of new interactions: the daemon rebuilds its models in processes of their own meanwhile.
+  const burst = Array.from({ length: 5_000 }, (_, i) => ({
+    userId: shop.userIds[rng.int(shop.userIds.length)],
+    itemId: shop.itemIds[rng.int(shop.itemIds.length)],
+    type: i % 10 === 0 ? 'purchase' : 'view',
+  }));
+  for (let start = 0; start < burst.length; start += 1_000) {
+    await postJson(
+      `${daemon.url}/ingestion/interactions`,
+      headers,
+      { interactions: burst.slice(start, start + 1_000) },
+      200,
+    );
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  if (!report('user-to-item, uncached, while models build', await runLoad(spec, seconds), true))
+    failed = true;
+} finally {
+  await stop();
+}
+if (failed) process.exitCode = 1;
