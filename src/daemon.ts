@@ -8,6 +8,7 @@ import { ThreadPreparer } from './models/model-loader.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
+import type { ServerOptions } from './server/options.js';
 import { StoreInUseError } from './store/database.js';
 import { operatorKey } from './tenants/secrets.js';
 import { openEmbedder } from './vector/embedders.js';
@@ -23,6 +24,8 @@ export interface DaemonOptions {
   modelDir?: string;
   /** The embeddings helper's port (default: `port` + 1, or any free port when `port` is 0); null: none. */
   embeddingsPort?: number | null;
+  /** Timeouts, the write queue's bound, the metrics port (default: serverOptions()). */
+  server?: ServerOptions;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
   /** Where to say things a person starting the daemon must see once (generated operator key). */
@@ -113,15 +116,25 @@ async function startServing(
   let embeddings: FastifyInstance | undefined;
   let embeddingsUrl: string | undefined;
   try {
-    app = await buildApp({ runtime, ranker, operatorKey: key.value, logLevel: options.logLevel });
+    app = await buildApp({
+      runtime,
+      ranker,
+      operatorKey: key.value,
+      logLevel: options.logLevel,
+      server: options.server,
+      host: options.host,
+    });
     const log = app.log;
     rankingThread?.whenFailed((error) =>
       log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
     );
     await options.beforeListen?.(runtime, app);
-    // Models already built serve from the first request on.
-    await loadBuilt(runtime, app.log);
+    // The port opens before the built models load: GET /health answers, while /health/ready and every
+    // other route answer 503 NOT_READY until they are loaded, so models already built serve from the
+    // first answered request on.
     const address = await listenOn(app, options.host, options.port, '--port (NEXTREC_PORT)');
+    await loadBuilt(runtime, app.log);
+    app.readiness.done('models');
     const embeddingsPort =
       options.embeddingsPort === undefined
         ? options.port === 0

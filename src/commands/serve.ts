@@ -3,6 +3,7 @@ import { Command, Flags } from '@oclif/core';
 import { modelDirFlag, logLevelFlag } from './flags.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { StartError, startDaemon } from '../daemon.js';
+import { DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_WRITE_QUEUE_LIMIT, serverOptions } from '../server/options.js';
 
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -33,6 +34,24 @@ export default class Serve extends Command {
     }),
     'model-dir': modelDirFlag,
     'log-level': logLevelFlag,
+    'request-timeout': Flags.integer({
+      description: 'seconds a client has to send a whole request, headers and body (0: no limit)',
+      env: 'NEXTREC_REQUEST_TIMEOUT',
+      default: DEFAULT_REQUEST_TIMEOUT_S,
+      min: 0,
+    }),
+    'write-queue-limit': Flags.integer({
+      description: 'ingestion records waiting to be committed before ingestion answers 503 OVERLOADED',
+      env: 'NEXTREC_WRITE_QUEUE_LIMIT',
+      default: DEFAULT_WRITE_QUEUE_LIMIT,
+      min: 1,
+    }),
+    'metrics-port': Flags.integer({
+      description: 'also serve GET /metrics without credentials on this port of --host (default: off)',
+      env: 'NEXTREC_METRICS_PORT',
+      min: 0,
+      max: 65535,
+    }),
   };
 
   async run(): Promise<void> {
@@ -46,6 +65,11 @@ export default class Serve extends Command {
       rankingThread: flags['ranking-thread'] ?? availableParallelism() > 1,
       modelDir: flags['model-dir'],
       embeddingsPort: flags['embeddings-port'],
+      server: serverOptions({
+        requestTimeoutS: flags['request-timeout'],
+        writeQueueLimit: flags['write-queue-limit'],
+        metricsPort: flags['metrics-port'],
+      }),
       announce: (line) => this.log(line),
       beforeListen: async (runtime) => {
         if (flags.demo) demo = await seedDemoTenant(runtime);

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   UNSAFE_PATH: 400,
   TOO_MANY_PATHS: 400,
   URL_TOO_LONG: 400,
+  BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   SIGNATURE_INVALID: 401,
   SIGNATURE_EXPIRED: 401,
@@ -24,9 +25,13 @@ export const ERROR_STATUS = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   BATCH_TOO_LARGE: 413,
+  REQUEST_TIMEOUT: 408,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   FEED_FETCH_FAILED: 502,
+  OVERLOADED: 503,
+  NOT_READY: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -36,11 +41,14 @@ const REASON: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
+  503: 'Service Unavailable',
 };
 
 export function reasonPhrase(status: number): string {

@@ -25,6 +25,11 @@ export class Recommender {
     this.cache = new ResultCache(options);
   }
 
+  /** The result cache's lookups answered and not answered, since the start. */
+  cacheStats(): { hits: number; misses: number } {
+    return { hits: this.cache.hits, misses: this.cache.misses };
+  }
+
   /** Forgets the cached answers of deleted users. */
   forget(tenantId: string, userIds: readonly string[]): void {
     this.cache.forget(tenantId, userIds);

@@ -36,6 +36,9 @@ export interface ResultCacheOptions {
  */
 export class ResultCache {
   private readonly lru: LRUCache<string, Entry>;
+  /** Lookups answered and not answered, since the start (metrics). */
+  hits = 0;
+  misses = 0;
 
   constructor(options: ResultCacheOptions) {
     this.lru = new LRUCache<string, Entry>({
@@ -71,7 +74,10 @@ export class ResultCache {
     // lookup, so that the stamp of a miss (taken next) is as current as the check of a hit.
     tenant.geoCounts.advance(now);
     const entry = this.lru.get(key);
-    if (!entry) return undefined;
+    if (!entry) {
+      this.misses++;
+      return undefined;
+    }
     const history = entry.identity === undefined ? undefined : tenant.histories.get(entry.identity);
     const fresh =
       entry.catalogVersion === tenant.catalog.version &&
@@ -81,7 +87,11 @@ export class ResultCache {
       entry.vectorsVersion === tenant.vectors.version &&
       entry.historyVersion === (history?.version ?? 0) &&
       (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < MAX_STALENESS_MS);
-    if (fresh) return entry.body;
+    if (fresh) {
+      this.hits++;
+      return entry.body;
+    }
+    this.misses++;
     this.lru.delete(key);
     return undefined;
   }

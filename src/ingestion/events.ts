@@ -106,7 +106,7 @@ export function appendInteractions(
         events.map((event) => event.itemId),
       );
     };
-  });
+  }, events.length);
 }
 
 /** Appends impressions durably, deduplicated by eventId like interactions. */
@@ -133,5 +133,5 @@ export function appendImpressions(
         events.flatMap((event) => event.itemIds),
       );
     };
-  });
+  }, events.length);
 }

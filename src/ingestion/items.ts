@@ -47,5 +47,5 @@ export function upsertItems(runtime: Runtime, tenant: TenantState, deltas: ItemU
       );
       return deltas.length;
     };
-  });
+  }, deltas.length);
 }

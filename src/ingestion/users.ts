@@ -43,7 +43,7 @@ export function upsertUsers(runtime: Runtime, tenant: TenantState, upserts: User
       for (const user of written) tenant.users.set(user.externalId, user);
       return upserts.length;
     };
-  });
+  }, upserts.length);
 }
 
 /** Stages a minimal user row unless the user exists or this flush already writes it; returns the row. */

@@ -36,6 +36,9 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
  * Builds a tenant's models from its lake and publishes them; rejects with the reason when it failed, and
  * soon after `signal` aborts (the daemon is stopping), having published nothing more.
  */
+/** One build of some of a tenant's models: its seconds, and whether its versions were published. */
+export type BuildListener = (models: readonly ModelName[], seconds: number, outcome: 'ok' | 'failed') => void;
+
 export type BuildRunner = (
   tenantId: string,
   models: readonly ModelName[],
@@ -78,6 +81,11 @@ interface Progress {
   current: number;
   built: number;
   builtAt: number;
+}
+
+/** When the tenant's loaded version of `model` was built (epoch ms; 0: none is loaded). */
+export function modelBuiltAt(tenant: TenantState, model: ModelName): number {
+  return progress(tenant, model).builtAt;
 }
 
 function progress(tenant: TenantState, model: ModelName): Progress {
@@ -191,6 +199,7 @@ export class ModelScheduler {
   private started = false;
   private readonly stopping = new AbortController();
   private log: SchedulerLog = { debug: () => undefined, error: () => undefined };
+  private buildListener: BuildListener = () => undefined;
 
   constructor(
     private readonly state: ServingState,
@@ -206,6 +215,11 @@ export class ModelScheduler {
       new Lane(this, slow, false),
       new Lane(this, ['vectors'], false),
     ];
+  }
+
+  /** Told how long each build took and how it ended (metrics); not told of builds ended by shutdown. */
+  onBuilt(listener: BuildListener): void {
+    this.buildListener = listener;
   }
 
   /** Builds every tenant's models that need it, then follows writes; only the daemon starts it. */
@@ -260,9 +274,13 @@ export class ModelScheduler {
       await this.runBuild(tenantId, models, this.stopping.signal);
       await this.loader.poll();
       this.log.debug({ tenantId, models, ms: Date.now() - started }, 'models built');
+      this.buildListener(models, (Date.now() - started) / 1000, 'ok');
     } catch (error) {
       if (this.stopping.signal.aborted) this.log.debug({ tenantId, models }, 'model build ended by shutdown');
-      else this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
+      else {
+        this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
+        this.buildListener(models, (Date.now() - started) / 1000, 'failed');
+      }
     }
   }
 }

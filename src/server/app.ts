@@ -9,8 +9,10 @@ import type { Runtime } from '../runtime.js';
 import { SWAGGER_OPTIONS } from './openapi/document.js';
 import { authPlugin } from './plugins/auth.js';
 import { connectionDrainingPlugin } from './plugins/connection-draining.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { answerClientError, errorsPlugin, frameworkErrorAnswer } from './plugins/errors.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
+import { metricsPlugin } from './plugins/metrics.js';
+import { readinessPlugin } from './plugins/readiness.js';
 import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js';
 import { RepeatedBodies } from './repeated-bodies.js';
 import { analyticsRoutes } from './routes/analytics.js';
@@ -29,6 +31,7 @@ import { scenarioRoutes } from './routes/scenarios.js';
 import { segmentationRoutes } from './routes/segmentations.js';
 import { tenantRoutes } from './routes/tenants.js';
 import { vectorRoutes } from './routes/vectors.js';
+import { serverOptions, serverTimeouts, type ServerOptions } from './options.js';
 import { zodValidatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -49,14 +52,26 @@ export interface AppOptions {
   ranker: Ranker;
   operatorKey: string;
   logLevel?: string;
+  /** Timeouts, the write queue's bound, the metrics port (default: serverOptions()). */
+  server?: ServerOptions;
+  /** The address the daemon binds, where a metrics port is bound too. */
+  host?: string;
 }
 
 /** Query values that are credentials; they never reach the logs. */
 const SECRET_QUERY = /([?&](?:publicToken|hmac_sign|apiKey|token)=)[^&]*/gi;
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const server = options.server ?? serverOptions();
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
+    // A client has this long to send its request; processing is not limited (README, "Configuration").
+    ...serverTimeouts(server),
+    // Requests Node's HTTP parser or the router refuses get the contract's error body too.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: frameworkErrorAnswer,
+    // While closing, the readiness plugin answers 503 NOT_READY in the contract's shape.
+    return503OnClosing: false,
     // Ids travel in paths (legacy routes, catalog items); the request-target limit is checked per route.
     routerOptions: { maxParamLength: 2048 },
     // Per-request lines would cost more than an ingestion batch; errors are still logged.
@@ -88,6 +103,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(connectionDrainingPlugin);
   await app.register(turnBatchedResponsesPlugin);
   await app.register(errorsPlugin);
+  options.runtime.store.writes.setLimit(server.writeQueueLimit);
+  await app.register(metricsPlugin, { port: server.metricsPort, host: options.host });
+  await app.register(readinessPlugin);
   app.decorate('repeatedBodies', new RepeatedBodies());
   await app.register(jsonBodyPlugin, { bodies: app.repeatedBodies });
   // Counting only: the auth plugin applies each tenant's budgets (README, "Rate limits").

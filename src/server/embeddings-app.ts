@@ -3,7 +3,7 @@ import { ApiError } from '../contract/errors.js';
 import { INDEX_BODY, type IndexBody } from '../contract/vectors.js';
 import type { Runtime } from '../runtime.js';
 import { secretsEqual } from '../tenants/secrets.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { answerClientError, errorsPlugin, frameworkErrorAnswer } from './plugins/errors.js';
 import { BODY_LIMIT } from './app.js';
 import { zodValidatorCompiler } from './validation.js';
 
@@ -20,7 +20,13 @@ export async function buildEmbeddingsApp(
   operatorKey: string,
   logLevel = 'info',
 ): Promise<FastifyInstance> {
-  const app = Fastify({ bodyLimit: BODY_LIMIT, logger: { level: logLevel } });
+  const app = Fastify({
+    bodyLimit: BODY_LIMIT,
+    logger: { level: logLevel },
+    // Requests Node's HTTP parser or the router refuses get the contract's error body too.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: frameworkErrorAnswer,
+  });
   app.setValidatorCompiler(zodValidatorCompiler);
   await app.register(errorsPlugin);
   const { embedder } = runtime.vectors;

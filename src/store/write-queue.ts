@@ -26,6 +26,28 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/**
+ * A bounded write refused because taking it would put the queue over its limit of records: nothing of it
+ * was queued, so it can be sent again (README, "The HTTP API", backpressure).
+ */
+export class WriteQueueFullError extends Error {
+  constructor(
+    readonly queued: number,
+    readonly limit: number,
+  ) {
+    super(`the write queue holds ${queued} records (limit ${limit})`);
+    this.name = 'WriteQueueFullError';
+  }
+}
+
+/** Told about the queue's work, for metrics. */
+export interface WriteQueueObserver {
+  /** A transaction was committed after `seconds` (from BEGIN to COMMIT), holding `jobs` jobs. */
+  committed(seconds: number, jobs: number): void;
+  /** A bounded write was refused. */
+  refused(): void;
+}
+
 /** A task that runs alone, between two flushes (see `exclusive`). */
 interface Exclusive {
   task: (connection: DuckDBConnection) => Promise<unknown>;
@@ -51,6 +73,12 @@ export class WriteQueue {
   /** The last sequence number given to an event of each table (a rolled-back one leaves a gap). */
   private readonly sequence: EventSequences;
   private committedListener: (tenantIds: Set<string>) => void = () => undefined;
+  /** Records of bounded writes queued or being committed, and the most it takes (see `submit`). */
+  private records = 0;
+  private limit = Infinity;
+  /** Jobs submitted and not yet answered. */
+  private jobs = 0;
+  private observer: WriteQueueObserver | undefined;
 
   constructor(
     private connection: DuckDBConnection,
@@ -59,11 +87,51 @@ export class WriteQueue {
     this.sequence = { ...sequences };
   }
 
-  submit<T>(job: WriteJob<T>): Promise<T> {
+  /**
+   * Queues `job`. A write of `records` records (ingestion) is bounded: when the queue already holds
+   * records and this write would take it over its limit, it is refused at once with WriteQueueFullError
+   * and nothing of it is queued. Once queued, a job is committed (or fails) like any other.
+   */
+  submit<T>(job: WriteJob<T>, records?: number): Promise<T> {
+    const counted = records ?? 0;
+    if (counted > 0 && this.records > 0 && this.records + counted > this.limit) {
+      this.observer?.refused();
+      return Promise.reject(new WriteQueueFullError(this.records, this.limit));
+    }
+    this.records += counted;
+    this.jobs++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ job, resolve: resolve as (value: unknown) => void, reject });
+      const done = () => {
+        this.records -= counted;
+        this.jobs--;
+      };
+      this.pending.push({
+        job,
+        resolve: (value) => {
+          done();
+          resolve(value as T);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
       this.startFlushing();
     });
+  }
+
+  /** The most records bounded writes may hold in the queue (at least one write is always taken). */
+  setLimit(records: number): void {
+    this.limit = records;
+  }
+
+  /** Records of bounded writes and jobs of any kind, queued or being committed. */
+  depth(): { records: number; jobs: number; limit: number } {
+    return { records: this.records, jobs: this.jobs, limit: this.limit };
+  }
+
+  observe(observer: WriteQueueObserver): void {
+    this.observer = observer;
   }
 
   /**
@@ -144,6 +212,7 @@ export class WriteQueue {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
     const appliers = jobs.map((job) => job(rows, scratch));
+    const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
     try {
       await this.writeRows(rows);
@@ -152,6 +221,7 @@ export class WriteQueue {
       await this.connection.run('ROLLBACK').catch(() => undefined);
       throw error;
     }
+    this.observer?.committed((performance.now() - started) / 1000, jobs.length);
     this.committedListener(tenantsOf(rows));
     return appliers;
   }

@@ -101,6 +101,11 @@ export class VectorIndexer {
     return this.embedder.embed([text]);
   }
 
+  /** Items waiting to be looked at, by tenant (the batch being embedded excepted). */
+  backlog(): Map<string, number> {
+    return new Map(Array.from(this.pending, ([tenantId, items]) => [tenantId, items.size]));
+  }
+
   /** Stops embedding (what is left is looked at again at the next start) and closes the embedder. */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -99,7 +99,8 @@ function errorStatuses(route: RouteFacts, doc: OperationDoc): number[] {
   if (route.access === 'tenant') statuses.add(429);
   if (route.url.includes(':')) statuses.add(404);
   if (writes) statuses.add(413);
-  if (route.method === 'POST' && route.url.startsWith('/ingestion/')) statuses.add(503);
+  // NOT_READY while built models load or the daemon stops; OVERLOADED for ingestion over the queue's bound.
+  if (route.access !== 'public') statuses.add(503);
   statuses.add(500);
   return [...statuses].sort((a, b) => a - b);
 }

@@ -1,7 +1,9 @@
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { z } from 'zod';
 import { ApiError, type ErrorCode } from '../../contract/errors.js';
+import { WriteQueueFullError } from '../../store/write-queue.js';
 import { SchemaValidationError } from '../validation.js';
 
 const INGESTION_COLLECTIONS = new Set(['items', 'users', 'interactions', 'impressions']);
@@ -76,9 +78,20 @@ function fromFastify(error: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+/** Seconds a client refused for a full write queue waits before it sends the write again. */
+export const OVERLOADED_RETRY_AFTER_S = 1;
+
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (error instanceof SchemaValidationError) return fromValidation(error);
+  if (error instanceof WriteQueueFullError) {
+    return new ApiError(
+      'OVERLOADED',
+      `too many writes waiting to be committed (${error.queued} records, limit ${error.limit}); nothing of this request was stored: send it again after Retry-After`,
+      undefined,
+      { 'retry-after': String(OVERLOADED_RETRY_AFTER_S) },
+    );
+  }
   const fastifyError = error as FastifyError;
   if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode < 500) {
     return (
@@ -108,3 +121,76 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     send(reply, new ApiError('NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`)),
   );
 });
+
+/**
+ * Errors Fastify raises before a request reaches a route (a path that does not decode, a path parameter
+ * over its length limit), in the same shape as every other error.
+ */
+export function frameworkErrorAnswer(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const known =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError('URL_TOO_LONG', 'a path parameter is over 2048 characters')
+      : error.code === 'FST_ERR_BAD_URL'
+        ? new ApiError('BAD_REQUEST', 'the request path is not valid percent-encoding')
+        : new ApiError('BAD_REQUEST', 'the request could not be routed');
+  send(reply, known);
+}
+
+/** What Node's HTTP parser reports (`clientError`), as the contract's error. */
+export function clientErrorOf(error: NodeJS.ErrnoException): ApiError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError('HEADERS_TOO_LARGE', 'the request line and headers are over the limit (16 KiB)');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError('REQUEST_TIMEOUT', 'the request was not received whole in time');
+    case 'HPE_INVALID_METHOD':
+      return new ApiError('BAD_REQUEST', 'malformed request line: unknown method');
+    case 'HPE_INVALID_URL':
+      return new ApiError('BAD_REQUEST', 'malformed request line: invalid request target');
+    case 'HPE_INVALID_VERSION':
+      return new ApiError('BAD_REQUEST', 'malformed request line: invalid HTTP version');
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return new ApiError('BAD_REQUEST', 'malformed body framing (Content-Length or chunked encoding)');
+    default:
+      return new ApiError('BAD_REQUEST', 'malformed HTTP request');
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser rejected (malformed request line or
+ * headers, headers too large, bad chunked encoding, a request not received in time) gets the contract's
+ * error body, then the connection is closed, since the rest of its bytes cannot be trusted.
+ */
+export function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || socket.destroyed) return;
+  const known = clientErrorOf(error);
+  this.log.debug({ code: error.code, reason: error.message }, 'malformed request');
+  (this as Partial<FastifyInstance>).metrics?.malformedRequest(known.code);
+  // An answer already under way on this connection (a pipelined request's) cannot be followed by ours.
+  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+  if (!socket.writable || answering) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(known.toBody());
+  const answer =
+    `HTTP/1.1 ${known.statusCode} ${known.toBody().error}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body;
+  // Closed once the answer is out, or soon whatever the client does.
+  socket.end(answer, () => socket.destroy());
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+}
+
+/** How long a connection answered for a malformed request may take to read its answer. */
+const CLIENT_ERROR_LINGER_MS = 5_000;

@@ -1,7 +1,35 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { ApiError } from '../../contract/errors.js';
 import type { RepeatedBodies } from '../repeated-bodies.js';
 import { deferParseError, holdSignedBody } from './auth.js';
+
+/**
+ * How deeply objects and arrays of a JSON body may nest, the body itself being level 1 (README, "Errors":
+ * the limits of a request).
+ */
+export const JSON_DEPTH_LIMIT = 64;
+
+/** Whether `value` nests objects and arrays deeper than `levels` (a scalar: 0 levels); never recurses further. */
+export function nestsDeeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels === 0) return true;
+  if (Array.isArray(value)) {
+    for (const element of value) {
+      if (typeof element === 'object' && element !== null && nestsDeeperThan(element, levels - 1))
+        return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const field = (value as Record<string, unknown>)[key];
+    if (typeof field === 'object' && field !== null && nestsDeeperThan(field, levels - 1)) return true;
+  }
+  return false;
+}
+
+const NOT_UTF8 = new ApiError('INVALID_BODY', 'request body is not valid UTF-8');
 
 /**
  * JSON bodies as Fastify parses them, except that an empty one is no body at all: clients commonly send
@@ -9,6 +37,8 @@ import { deferParseError, holdSignedBody } from './auth.js';
  * not fail on it. A route that needs a body still rejects the missing one through its schema. On a route
  * whose bodies repeat (`rememberBody`), a text parsed before gives the body remembered for it. A signed
  * request's text is kept for its signature check, and its parse error waits for that check (auth plugin).
+ * A body that is not UTF-8, or nests deeper than JSON_DEPTH_LIMIT, is malformed (400 INVALID_BODY): what
+ * is stored or ranked never meets either.
  */
 export const jsonBodyPlugin = fp(async (app: FastifyInstance, options: { bodies: RepeatedBodies }) => {
   const { bodies } = options;
@@ -18,10 +48,21 @@ export const jsonBodyPlugin = fp(async (app: FastifyInstance, options: { bodies:
       throw new Error(`${route.method} ${route.url}: rememberBody needs a body schema`);
     }
   });
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const defaultParser = app.getDefaultJsonParser('error', 'error');
+  const tooDeep = new ApiError(
+    'INVALID_BODY',
+    `JSON body nests objects and arrays deeper than ${JSON_DEPTH_LIMIT} levels (the limit)`,
+  );
+  const parseJson: typeof defaultParser = (request, text, done) =>
+    defaultParser(request, text, (error, value) => {
+      if (error) done(error);
+      else if (nestsDeeperThan(value, JSON_DEPTH_LIMIT)) done(tooDeep);
+      else done(null, value);
+    });
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    const text = bytes.toString('utf8');
     holdSignedBody(request, text);
     // An unknown route answers 404 whatever its body (CONTRACT.md, request order).
     if (text === '' || request.is404) {
@@ -37,6 +78,10 @@ export const jsonBodyPlugin = fp(async (app: FastifyInstance, options: { bodies:
           done(null, undefined);
         }
       : done;
+    if (!isUtf8(bytes)) {
+      parsed(NOT_UTF8);
+      return;
+    }
     if (!rememberBody) {
       parseJson(request, text, parsed);
       return;

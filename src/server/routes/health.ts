@@ -9,6 +9,12 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     // Which embedder vector search uses (README, "Vectors and search").
     embedder: { kind: app.runtime.vectors.embedder.kind, model: app.runtime.vectors.embedder.model },
   }));
+  // Readiness (README, "Health and metrics"): 200 once the state and the built models are loaded, 503
+  // NOT_READY saying what is not, until then and again while the daemon stops.
+  app.get('/health/ready', { config: { access: 'public' }, schema: { hide: true } }, async () => {
+    if (!app.readiness.ready) throw app.readiness.notReady();
+    return { status: 'ready', checks: app.readiness.report().checks };
+  });
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () =>
     app.swagger(),
   );

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Store } from '../../../src/store/database.js';
+import type { StoredInteraction } from '../../../src/store/rows.js';
+import { WriteQueueFullError, type WriteJob } from '../../../src/store/write-queue.js';
+
+let dir: string;
+let store: Store;
+
+function interaction(eventId: string): StoredInteraction {
+  return {
+    eventId,
+    userId: 'u',
+    sessionId: null,
+    itemId: 'i',
+    type: 'view',
+    weight: 1,
+    scenarioSlug: null,
+    country: null,
+    ts: 1,
+    receivedAt: 1,
+  };
+}
+
+function events(...ids: string[]): WriteJob<string[]> {
+  return (rows) => {
+    for (const id of ids) rows.interactions.push(['t', interaction(id)]);
+    return () => ids;
+  };
+}
+
+async function storedEventIds(): Promise<string[]> {
+  return store.read(async (db) =>
+    (await db.runAndReadAll('SELECT event_id FROM interactions ORDER BY event_id'))
+      .getRowsJS()
+      .map((r) => String(r[0])),
+  );
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-bound-'));
+  store = await Store.open(dir);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a bounded write queue', () => {
+  it('refuses a write that would take it over its limit, queueing nothing of it', async () => {
+    store.writes.setLimit(3);
+    const refused: string[] = [];
+    const observed = { refused: 0, commits: 0 };
+    store.writes.observe({ committed: () => observed.commits++, refused: () => observed.refused++ });
+    const first = store.writes.submit(events('a', 'b'), 2);
+    const second = store.writes.submit(events('c'), 1);
+    expect(store.writes.depth()).toEqual({ records: 3, jobs: 2, limit: 3 });
+    const third = store.writes.submit(events('d'), 1).catch((error: unknown) => {
+      expect(error).toBeInstanceOf(WriteQueueFullError);
+      expect(error).toMatchObject({ queued: 3, limit: 3 });
+      refused.push('d');
+    });
+    // Writes without a record count (configuration, tenants) are never refused.
+    const unbounded = store.writes.submit(events('e'));
+    expect(await Promise.all([first, second, third, unbounded])).toEqual([
+      ['a', 'b'],
+      ['c'],
+      undefined,
+      ['e'],
+    ]);
+    expect(refused).toEqual(['d']);
+    expect(await storedEventIds()).toEqual(['a', 'b', 'c', 'e']);
+    expect(store.writes.depth()).toEqual({ records: 0, jobs: 0, limit: 3 });
+    expect(observed).toEqual({ refused: 1, commits: 1 });
+    // Committed, the records leave room again.
+    expect(await store.writes.submit(events('f', 'g', 'h'), 3)).toEqual(['f', 'g', 'h']);
+  });
+
+  it('takes a write larger than the limit when the queue is empty', async () => {
+    store.writes.setLimit(1);
+    expect(await store.writes.submit(events('a', 'b', 'c'), 3)).toEqual(['a', 'b', 'c']);
+    expect(await storedEventIds()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('frees the records of a failed write', async () => {
+    store.writes.setLimit(1);
+    const failing: WriteJob<never> = (rows) => {
+      rows.statements.push({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] });
+      return () => {
+        throw new Error('unreachable');
+      };
+    };
+    await expect(store.writes.submit(failing, 1)).rejects.toThrow();
+    expect(store.writes.depth().records).toBe(0);
+    expect(await store.writes.submit(events('a'), 1)).toEqual(['a']);
+  });
+});
