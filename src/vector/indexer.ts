@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { LRUCache } from 'lru-cache';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Embedder } from './embedder.js';
 import { itemText, sortedTemplates } from './templates.js';
@@ -6,6 +7,8 @@ import { vectorTextHash } from './text-hash.js';
 
 /** Items embedded at a time: large enough for a model's batching, small enough to keep turns short. */
 const BATCH = 128;
+/** Search texts whose vectors are kept: a repeated search (a cached answer) is not embedded again. */
+const QUERY_VECTORS = 10_000;
 
 /** An item as the embeddings helper receives it. */
 export interface IndexedItem {
@@ -32,6 +35,7 @@ export class VectorIndexer {
   private running: Promise<void> | null = null;
   private stopped = false;
   private waiters: (() => void)[] = [];
+  private readonly queryVectors = new LRUCache<string, Float32Array>({ max: QUERY_VECTORS });
 
   constructor(
     readonly embedder: Embedder,
@@ -98,7 +102,12 @@ export class VectorIndexer {
 
   /** The vector of a query text. */
   async embedQuery(text: string): Promise<Float32Array> {
-    return this.embedder.embed([text]);
+    let vector = this.queryVectors.get(text);
+    if (vector === undefined) {
+      vector = await this.embedder.embed([text]);
+      this.queryVectors.set(text, vector);
+    }
+    return vector;
   }
 
   /** Items waiting to be looked at, by tenant (the batch being embedded excepted). */

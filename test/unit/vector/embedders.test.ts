@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTinyModel } from '../../../fixtures/tiny-model/make-tiny-model.js';
 import { VECTOR_DIMENSIONS as D, type Embedder } from '../../../src/vector/embedder.js';
 import { openEmbedder } from '../../../src/vector/embedders.js';
+import { ServingState } from '../../../src/state/tenant-state.js';
 import { HashingEmbedder } from '../../../src/vector/hashing-embedder.js';
+import { VectorIndexer } from '../../../src/vector/indexer.js';
 
 function row(vectors: Float32Array, i: number): Float32Array {
   return vectors.subarray(i * D, (i + 1) * D);
@@ -192,5 +194,23 @@ describe('TransformersEmbedder (a tiny generated model)', () => {
     await expect(openEmbedder(narrow)).rejects.toThrow(
       `the embedding model in ${narrow} is not usable: it gives vectors of 16 dimensions, not 384`,
     );
+  });
+});
+
+describe('query vectors', () => {
+  it('embeds a search text once while it is remembered, and gives the same vector again', async () => {
+    const embedder = new HashingEmbedder();
+    const texts: string[] = [];
+    const counting = Object.assign(Object.create(embedder) as HashingEmbedder, {
+      embed: (batch: string[]) => {
+        texts.push(...batch);
+        return embedder.embed(batch);
+      },
+    });
+    const indexer = new VectorIndexer(counting, new ServingState());
+    const first = await indexer.embedQuery('red running shoes');
+    expect(await indexer.embedQuery('red running shoes')).toBe(first);
+    expect(await indexer.embedQuery('blue shirt')).not.toEqual(first);
+    expect(texts).toEqual(['red running shoes', 'blue shirt']);
   });
 });
