@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../../src/server/openapi/operations.js';
 import { removeDataDir, startDaemonProcess, type DaemonProcess } from '../support/daemon-process.js';
 
 const run = promisify(execFile);
@@ -71,6 +72,11 @@ describe('the OpenAPI document', () => {
           name,
         ).toBe(true);
     }
+  });
+
+  it('has no entry for a route the daemon does not have', () => {
+    const documented = new Set(operations().map(({ name }) => name.replace(/\{(\w+)\}/g, ':$1')));
+    expect(Object.keys(OPERATIONS).filter((key) => !documented.has(key))).toEqual([]);
   });
 
   it('documents the statuses routes answer and the credentials they take', () => {

@@ -147,6 +147,13 @@ function transform(input: TransformInput): ReturnType<typeof jsonSchemaTransform
       response,
     },
   });
+  const responses = converted.schema.response as Record<number, unknown>;
+  if (doc.mediaType) {
+    responses[status] = {
+      description: SUCCESS[status],
+      content: { [doc.mediaType]: { schema: { type: 'string' } } },
+    };
+  }
   return {
     ...converted,
     schema: {

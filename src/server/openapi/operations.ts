@@ -14,6 +14,8 @@ export interface OperationDoc {
   /** The success status (default 200) and its body; `null`: no body (204). */
   status?: number;
   body?: z.ZodType | null;
+  /** The success body's media type when it is not JSON (its schema is then a string). */
+  mediaType?: string;
   /** Error statuses beyond those every route of its kind may answer (see document.ts). */
   errors?: number[];
   /** An example request body. */
@@ -135,6 +137,14 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       'Answers 200 once the state and the built models are loaded, and 503 NOT_READY saying what is not, before that and while the daemon stops.',
     body: R.READY,
     errors: [503],
+  },
+  'GET /metrics': {
+    id: 'metrics',
+    tag: 'Operations',
+    summary: 'Metrics',
+    description:
+      'Prometheus text format: requests and latency per route, cache hit ratio, write queue depth and commit latency, model build durations and ages, vector backlog, process memory. Operator key, or no credentials on `--metrics-port`.',
+    mediaType: 'text/plain; version=0.0.4',
   },
   'POST /lake/export': {
     id: 'exportLake',
