@@ -1,0 +1,230 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  removeDataDir,
+  startDaemonProcess,
+  tempDataDir,
+  type DaemonProcess,
+} from '../support/daemon-process.js';
+
+/**
+ * docs/guide.md runs as written. Every ```sh block of the guide runs, in order, in one bash session
+ * (`set -euo pipefail`, so exports carry over and the first failing command stops the run), from the
+ * repository's directory (where `npm start` runs and `nextrec/client` resolves to this package), against
+ * a daemon started as `npm start` starts it: `serve --demo`, with no NEXTREC_ADMIN_KEY, so that it
+ * writes admin.key as a first start does. Two things differ, and the script substitutes them in the
+ * guide's text and nowhere else:
+ *
+ * - the daemon listens on a free port (`--port 0`): `http://127.0.0.1:8080` becomes its URL;
+ * - its data dir is a temporary one: `./data` becomes that directory's path.
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const GUIDE = path.join(ROOT, 'docs/guide.md');
+const GUIDE_URL = 'http://127.0.0.1:8080';
+const MARKER = '@@guide-block';
+
+/** The text of every ```sh block, in order. */
+function shellBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
+}
+
+/** The JSON values a block printed one after another (curl adds no newline between answers). */
+function jsonValues(text: string): unknown[] {
+  const values: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{' || char === '[') {
+      if (depth++ === 0) start = i;
+    } else if ((char === '}' || char === ']') && --depth === 0) {
+      values.push(JSON.parse(text.slice(start, i + 1)));
+    }
+  }
+  return values;
+}
+
+function runBash(
+  script: string,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [script], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// Any item of a list may be the whole document, a projection or `{ itemId, score }`.
+type Item = { itemId: string; score?: number; category?: string; attributes?: Record<string, unknown> };
+type Answer = { items: Item[]; count: number; algorithm: string; scenario?: string; [key: string]: unknown };
+
+describe('docs/guide.md', () => {
+  const blocks = shellBlocks(readFileSync(GUIDE, 'utf8'));
+  let daemon: DaemonProcess;
+  let scratch: string;
+  /** What each block printed on stdout, by block. */
+  let printed: string[] = [];
+
+  beforeAll(async () => {
+    daemon = await startDaemonProcess({ args: ['--demo'], env: { NEXTREC_ADMIN_KEY: '' } });
+    scratch = tempDataDir();
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    if (daemon) removeDataDir(daemon.dataDir);
+    if (scratch) removeDataDir(scratch);
+  });
+
+  it('says to fail on an error answer in every curl', () => {
+    expect(blocks.length).toBeGreaterThan(20);
+    const curls = blocks.flatMap((block) => block.split('\n')).filter((line) => /\bcurl\s/.test(line));
+    expect(curls.length).toBeGreaterThan(30);
+    for (const line of curls) expect(line).toContain('curl -s --fail-with-body');
+  });
+
+  it('runs every shell block in one session, each curl answered with a 2xx', async () => {
+    const script = [
+      'set -euo pipefail',
+      ...blocks.map((block, i) => {
+        const text = block.replaceAll(GUIDE_URL, daemon.url).replace(/\.\/data\b/g, daemon.dataDir);
+        return `printf '\\n${MARKER} %d@@\\n' ${i}\n${text}`;
+      }),
+    ].join('\n');
+    const file = path.join(scratch, 'guide.sh');
+    writeFileSync(file, `${script}\n`);
+    const { code, stdout, stderr } = await runBash(file, ROOT);
+    const parts = stdout.split(new RegExp(`\\n${MARKER} (\\d+)@@\\n`));
+    const last = parts.length > 1 ? Number(parts[parts.length - 2]) : -1;
+    if (code !== 0) {
+      throw new Error(
+        `block ${last} failed (exit code ${code}):\n${blocks[last]}\nstdout:\n${parts.at(-1)}\nstderr:\n${stderr}`,
+      );
+    }
+    expect(last).toBe(blocks.length - 1);
+    printed = blocks.map((_, i) => parts[2 * i + 2] ?? '');
+  }, 120_000);
+
+  /** The JSON answers of the one block that contains `text`. */
+  function answersOf(text: string): unknown[] {
+    const matching = blocks.flatMap((block, i) => (block.includes(text) ? [i] : []));
+    expect(matching, `blocks containing ${text}`).toHaveLength(1);
+    return jsonValues(printed[matching[0]]);
+  }
+  const answerOf = (text: string) => answersOf(text).at(-1) as Answer;
+
+  it('answers what the guide says', () => {
+    expect(printed).toHaveLength(blocks.length);
+    expect(answerOf('/health')).toMatchObject({ status: 'ok' });
+    expect(answerOf('-d \'{"tenantId":"acme"}\'')).toMatchObject({
+      tenantId: 'acme',
+      apiKey: expect.any(String),
+      privateToken: expect.any(String),
+      publicToken: expect.any(String),
+    });
+    expect(answerOf('-H "X-Api-Key: $NEXTREC_OPERATOR_KEY" http://127.0.0.1:8080/tenants')).toEqual({
+      tenants: ['acme', 'demo'],
+    });
+    expect(answerOf('Authorization: Bearer $TOKEN')).toMatchObject({ items: 3000 });
+
+    // Signed requests: the private token (GET and POST) and the public token through nextrec/client.
+    expect(answerOf('TARGET="/recommendations/user-to-item/')).toMatchObject({
+      algorithm: 'weighted-history',
+      count: 3,
+    });
+    expect(answerOf('/ingestion/interactions "$TS"')).toEqual({ accepted: 1 });
+    const widget = answerOf("from 'nextrec/client'");
+    expect(widget).toMatchObject({ algorithm: 'co-occurrence', count: 3 });
+    expect(widget.items[0]).toEqual({
+      itemId: expect.any(String),
+      score: expect.any(Number),
+      attributes: { name: expect.any(String), price: expect.any(Number) },
+    });
+
+    const userToItem = answerOf('"userId": "user-00042", "count": 5, "country": "DE"');
+    expect(userToItem).toMatchObject({ algorithm: 'weighted-history', count: 5 });
+    for (const item of userToItem.items) expect(item.attributes!.price).toBeLessThan(150);
+    expect(answerOf('{"scenario":"pdp","itemId":"sku-000680","count":5')).toMatchObject({
+      scenario: 'pdp',
+      algorithm: 'co-occurrence',
+      count: 5,
+    });
+    expect(answerOf('{"scenario":"cart","itemIds"')).toMatchObject({
+      scenario: 'cart',
+      algorithm: 'multi-seed-co-occurrence',
+    });
+    expect(answerOf('"logicType":"similar-products"')).toMatchObject({ algorithm: 'vector-similarity' });
+    const recent = answerOf('"logicType":"recently-viewed"');
+    expect(recent).toMatchObject({ algorithm: 'recently-viewed', count: 5 });
+    // The signed POST above logged a view of sku-002871 just before: it is the newest.
+    expect(recent.items[0]).toEqual({ itemId: 'sku-002871' });
+    for (const route of ['user-to-item', 'item-to-item', 'similar-products', 'recently-viewed']) {
+      expect(answerOf(`${GUIDE_URL}/recommendations/${route}/`).count).toBe(5);
+    }
+    expect(answerOf('/recommendations/items-to-items?scenario=cart')).toMatchObject({ scenario: 'cart' });
+    expect(answerOf('/recommendations/search?')).toMatchObject({
+      algorithm: 'hybrid-search',
+      query: {
+        original: 'leather boots under 100',
+        semanticText: 'leather boots',
+        extractedFilters: `'category' in {"boots"} and 'price' < 100`,
+      },
+    });
+
+    // Rules, a segmentation and a scenario that uses them.
+    expect(answersOf('http://127.0.0.1:8080/rules')).toHaveLength(3);
+    expect(answerOf('/segmentations/price-band/segments')).toMatchObject({
+      data: [
+        { name: 'everyday', itemCount: expect.any(Number) },
+        { name: 'premium', itemCount: expect.any(Number) },
+      ],
+    });
+    const balanced = answerOf('"includedProperties":["category","attributes.price","attributes.stock"]');
+    expect(balanced).toMatchObject({ scenario: 'home-balanced', count: 6 });
+    const perCategory = new Map<string, number>();
+    for (const item of balanced.items) {
+      expect(item.attributes!.stock).toBeGreaterThan(0);
+      perCategory.set(item.category!, (perCategory.get(item.category!) ?? 0) + 1);
+    }
+    expect(Math.max(...perCategory.values())).toBeLessThanOrEqual(2);
+
+    expect(answerOf('/catalog/tenant-settings')).toMatchObject({
+      freshness: { keyPath: 'attributes.publishedAt' },
+      userProvisioningModes: ['on_identity_merge', 'on_first_known_interaction'],
+    });
+    expect(answerOf('/catalog/vector-defaults')).toEqual({
+      hnsw_ef: 128,
+      score_threshold: 0.2,
+      quantization: 'f32',
+    });
+    const shirts = answerOf('"scenario":"similar-shirts"');
+    expect(shirts.items.length).toBeGreaterThan(0);
+    for (const item of shirts.items) expect(item.category).toBe('shirts');
+    expect(answerOf('"scenario":"cart-hybrid"')).toMatchObject({ algorithm: 'multi-seed-hybrid' });
+
+    // The widget's round trip: its answer, then the impression and the click it logged.
+    expect(answersOf('ANSWER=$(curl').slice(-2)).toEqual([{ accepted: 1 }, { accepted: 1 }]);
+    expect(answerOf('/identity/merge')).toEqual({ merged: 2, alreadyMerged: false });
+
+    expect(answerOf('/analytics/scenario/pdp/summary')).toMatchObject({ impressions: expect.any(Number) });
+    expect(answerOf('"scenario":"pdp","itemId":"sku-000680","userId":"user-00042"')).toMatchObject({
+      experiment: { slug: 'pdp-test', variant: expect.stringMatching(/^pdp(-in-stock)?$/) },
+    });
+    expect(answerOf('/experiments/home-test/results')).toMatchObject({
+      variants: [{ scenario: 'home' }, { scenario: 'home-b' }],
+    });
+  });
+});
