@@ -39,8 +39,9 @@ function table(report: EvaluationReport): string {
 }
 
 export default class Evaluate extends Command {
+  static override summary = 'Measure the user-to-item algorithms on a dataset beside baselines';
   static override description =
-    'Measure the user-to-item algorithms on a dataset: build on a train part with the batch jobs, rank with the serving pipeline, score the held-out part beside baselines';
+    'Splits the dataset, builds the models on the train part as `nextrec build` does, ranks with the serving pipeline and scores the held-out part (NDCG, recall, hit rate, MRR, coverage).';
   static override examples = [
     '<%= config.bin %> evaluate --dataset ratings.csv --split random --seed 2020',
     `<%= config.bin %> evaluate --dataset online_retail.csv.gz --user-column CustomerID --item-column StockCode --time-column InvoiceDate --where "Quantity > 0 AND UnitPrice > 0 AND NOT starts_with(InvoiceNo, 'C')"`,

@@ -1,15 +1,19 @@
 import { availableParallelism } from 'node:os';
 import { Command, Flags } from '@oclif/core';
 import { modelDirFlag, logLevelFlag } from './flags.js';
+import { stopOnSignals } from './stop-on-signals.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { StartError, startDaemon } from '../daemon.js';
 import { DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_WRITE_QUEUE_LIMIT, serverOptions } from '../server/options.js';
 
-const SHUTDOWN_GRACE_MS = 30_000;
-
 export default class Serve extends Command {
-  static override description = 'Start the nextrec daemon (HTTP API) on the store in the data dir';
-  static override examples = ['<%= config.bin %> serve --port 8080 --data-dir ./data'];
+  static override summary = 'Start the daemon: the HTTP API on the store in the data dir';
+  static override description =
+    'Serves the HTTP API on --port and the embeddings helper on --embeddings-port, and prints "nextrec listening on <url>" once it listens. SIGTERM or Ctrl-C stops it gracefully: it takes no new requests, lets those in flight finish and closes the store.';
+  static override examples = [
+    '<%= config.bin %> serve --port 8080 --data-dir ./data',
+    '<%= config.bin %> serve --demo   # what npm start runs',
+  ];
   static override flags = {
     port: Flags.integer({ description: 'port to listen on', env: 'NEXTREC_PORT', default: 8080, min: 0 }),
     host: Flags.string({ description: 'address to bind', env: 'NEXTREC_HOST', default: '127.0.0.1' }),
@@ -19,7 +23,7 @@ export default class Serve extends Command {
       default: './data',
     }),
     demo: Flags.boolean({
-      description: 'create a demo tenant with a generated shop when the data dir is empty',
+      description: 'create a demo tenant with a generated shop when the store has no tenant',
     }),
     'ranking-thread': Flags.boolean({
       description:
@@ -86,19 +90,6 @@ export default class Serve extends Command {
       const firstItem = daemon.runtime.state.get(demo.tenantId)?.catalog.externalIds[0] ?? 'sku-000001';
       this.log(demoInstructions(demo, daemon.url, firstItem));
     }
-    const shutdown = (signal: string) => {
-      daemon.app.log.info({ signal }, 'shutting down');
-      // A client that never lets go of a request must not keep the process alive forever.
-      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-      daemon.stop().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          daemon.app.log.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.once('SIGTERM', shutdown);
-    process.once('SIGINT', shutdown);
+    stopOnSignals(() => daemon.stop(), daemon.app.log);
   }
 }

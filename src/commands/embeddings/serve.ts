@@ -4,10 +4,12 @@ import { buildEmbeddingsApp } from '../../server/embeddings-app.js';
 import { operatorKey } from '../../tenants/secrets.js';
 import { openEmbedder } from '../../vector/embedders.js';
 import { dataDirFlag, logLevelFlag, modelDirFlag } from '../flags.js';
+import { stopOnSignals } from '../stop-on-signals.js';
 
 export default class EmbeddingsServe extends Command {
+  static override summary = 'Start the embeddings helper service alone';
   static override description =
-    'Start the embeddings helper service alone (GET /health, POST /index) on the store in the data dir; `nextrec serve` runs it beside the daemon';
+    'Serves GET /health and POST /index on the store in the data dir, when no daemon runs on it: `nextrec serve` runs the helper beside the daemon. SIGTERM or Ctrl-C stops it gracefully.';
   static override examples = ['<%= config.bin %> embeddings serve --port 8081 --data-dir ./data'];
   static override flags = {
     port: Flags.integer({
@@ -44,14 +46,9 @@ export default class EmbeddingsServe extends Command {
     followWrites(runtime, app.log);
     const url = await app.listen({ host: flags.host, port: flags.port });
     this.log(`embeddings helper listening on ${url} (data dir ${dataDir})`);
-    const shutdown = () => {
-      void (async () => {
-        await app.close();
-        await closeRuntime(runtime);
-        process.exit(0);
-      })();
-    };
-    process.once('SIGTERM', shutdown);
-    process.once('SIGINT', shutdown);
+    stopOnSignals(async () => {
+      await app.close();
+      await closeRuntime(runtime);
+    }, app.log);
   }
 }

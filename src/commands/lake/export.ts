@@ -3,8 +3,10 @@ import { exportLake } from '../build/run-builds.js';
 import { dataDirFlag } from '../flags.js';
 
 export default class LakeExport extends Command {
+  static override summary = 'Export what the store committed to the lake (Parquet)';
   static override description =
-    'Export what the store committed to the lake (Parquet under <data-dir>/lake): through a running daemon, or on the store when none runs';
+    'Writes Parquet files under <data-dir>/lake (`nextrec build` exports first by itself). Works through a daemon running on the data dir, or on the store when none runs.';
+  static override examples = ['<%= config.bin %> lake export --tenant acme --data-dir ./data'];
   static override flags = {
     tenant: Flags.string({ description: 'export this tenant only (default: every tenant)' }),
     'data-dir': dataDirFlag,

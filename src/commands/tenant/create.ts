@@ -6,7 +6,10 @@ import { operatorCall } from '../daemon-client.js';
 import { dataDirFlag } from '../flags.js';
 
 export default class TenantCreate extends Command {
-  static override description = 'Create a tenant and print its credentials once (JSON)';
+  static override summary = 'Create a tenant and print its credentials once (JSON)';
+  static override description =
+    'Prints { tenantId, apiKey, privateToken, publicToken }; the secrets are not shown again. Works through a daemon running on the data dir, or on the store when none runs.';
+  static override examples = ['<%= config.bin %> tenant create acme --data-dir ./data'];
   static override args = { tenantId: Args.string({ description: 'tenant id', required: true }) };
   static override flags = { 'data-dir': dataDirFlag };
 

@@ -3,7 +3,10 @@ import { operatorCall } from '../daemon-client.js';
 import { dataDirFlag } from '../flags.js';
 
 export default class TenantList extends Command {
-  static override description = 'List tenant ids (JSON)';
+  static override summary = 'List tenant ids (JSON)';
+  static override description =
+    'Prints { "tenants": [...] }. Works through a daemon running on the data dir, or on the store when none runs.';
+  static override examples = ['<%= config.bin %> tenant list --data-dir ./data'];
   static override flags = { 'data-dir': dataDirFlag };
 
   async run(): Promise<void> {

@@ -5,7 +5,10 @@ import { operatorCall } from '../daemon-client.js';
 import { dataDirFlag } from '../flags.js';
 
 export default class TenantRotate extends Command {
-  static override description = 'Replace one credential of a tenant and print the new secret once (JSON)';
+  static override summary = 'Replace one credential of a tenant and print the new secret once (JSON)';
+  static override description =
+    'The old secret stops working at once; the new one is not shown again. Works through a daemon running on the data dir, or on the store when none runs.';
+  static override examples = ['<%= config.bin %> tenant rotate acme --key api --data-dir ./data'];
   static override args = { tenantId: Args.string({ description: 'tenant id', required: true }) };
   static override flags = {
     key: Flags.string({ description: 'which credential', options: [...CREDENTIAL_KINDS], required: true }),

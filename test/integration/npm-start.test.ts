@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { OPERATOR_KEY, removeDataDir, tempDataDir } from '../support/daemon-process.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dirs: string[] = [];
+afterAll(() => dirs.forEach(removeDataDir));
+
+/** The pids of every process below `pid`, read from /proc. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = children.get(queue.shift()!) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
+}
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`);
+
+/** `npm start` (README, "Quick start") in its own process group, on a temporary data dir and a free port. */
+async function npmStart() {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const npm = spawn('npm', ['start'], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, NEXTREC_DATA_DIR: dataDir, NEXTREC_PORT: '0', NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not listen:\n${output}`)), 60_000);
+    npm.stdout.on('data', () => {
+      if (output.includes('nextrec listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    npm.once('exit', () => reject(new Error(`npm start exited:\n${output}`)));
+  });
+  const daemonFile = path.join(dataDir, 'daemon.json');
+  const daemonPid = (JSON.parse(readFileSync(daemonFile, 'utf8')) as { pid: number }).pid;
+  return { npm: npm.pid!, daemonPid, daemonFile, exited, output: () => output };
+}
+
+describe('npm start', () => {
+  it.each([
+    ['SIGTERM to npm', (npm: number) => process.kill(npm, 'SIGTERM')],
+    ['Ctrl-C (SIGINT to its process group)', (npm: number) => process.kill(-npm, 'SIGINT')],
+  ])(
+    'stops the daemon gracefully on %s and leaves no process behind',
+    async (_, signal) => {
+      const started = await npmStart();
+      const processes = descendants(started.npm);
+      try {
+        expect(processes).toContain(started.daemonPid);
+        signal(started.npm);
+        expect(await started.exited).toBe(0);
+        expect(started.output()).toContain('"msg":"shutting down"');
+        // daemon.json names "the running daemon" (README, "Configuration"): a daemon that stopped removes it.
+        expect(existsSync(started.daemonFile)).toBe(false);
+        expect(processes.filter(alive)).toEqual([]);
+      } finally {
+        for (const pid of [started.npm, ...processes].filter(alive)) process.kill(pid, 'SIGKILL');
+      }
+    },
+    90_000,
+  );
+});
