@@ -9,6 +9,7 @@ import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from
 import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
+import { feedNetwork } from './feeds/network.js';
 import { StoreInUseError } from './store/database.js';
 import { operatorKey } from './tenants/secrets.js';
 import { openEmbedder } from './vector/embedders.js';
@@ -22,6 +23,8 @@ export interface DaemonOptions {
   rankingThread: boolean;
   /** A local transformers model directory to embed with; none: the built-in hashing embedder. */
   modelDir?: string;
+  /** Feeds may fetch from loopback and private addresses (README, "Catalog feeds"). */
+  feedPrivateNetworks?: boolean;
   /** The embeddings helper's port (default: `port` + 1, or any free port when `port` is 0); null: none. */
   embeddingsPort?: number | null;
   /** Timeouts, the write queue's bound, the metrics port (default: serverOptions()). */
@@ -108,6 +111,7 @@ async function startServing(
   const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer(), {
     embedder,
     modelDir: options.modelDir,
+    feedNetwork: feedNetwork(options.feedPrivateNetworks ?? false),
   }).catch((error: unknown) => {
     throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });

@@ -1,6 +1,7 @@
 import { AnswerLog } from './analytics/answer-log.js';
 import { modelsInUse } from './engine/algorithms/registry.js';
 import { FeedService } from './feeds/service.js';
+import { feedNetwork, type FeedNetwork } from './feeds/network.js';
 import { MODEL_NAMES } from './artifacts/layout.js';
 import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
@@ -38,6 +39,14 @@ export interface Runtime {
   readonly feeds: FeedService;
 }
 
+/** How a runtime embeds and where its feeds fetch from (defaults: the hashing embedder, public addresses). */
+export interface RuntimeOptions {
+  embedder?: Embedder;
+  /** A local transformers model directory, for the vectors builds. */
+  modelDir?: string;
+  feedNetwork?: FeedNetwork;
+}
+
 /**
  * The store, the serving state loaded from it, and what keeps the models current. `changes` records the
  * state's changes for a ranking thread's replica; `preparer` is where model versions are opened and
@@ -47,8 +56,9 @@ export async function openRuntime(
   dataDir: string,
   changes?: StateChangeLog,
   preparer?: ModelPreparer,
-  vectors: { embedder: Embedder; modelDir?: string } = { embedder: new HashingEmbedder() },
+  options: RuntimeOptions = {},
 ): Promise<Runtime> {
+  const vectors = { embedder: options.embedder ?? new HashingEmbedder(), modelDir: options.modelDir };
   const store = await Store.open(dataDir);
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
@@ -78,7 +88,7 @@ export async function openRuntime(
     models,
     vectors: indexer,
     answers: new AnswerLog(store),
-    feeds: new FeedService(store, state, lake, indexer),
+    feeds: new FeedService(store, state, lake, indexer, options.feedNetwork ?? feedNetwork(false)),
   };
 }
 

@@ -26,15 +26,18 @@ export interface BenchDaemon {
   stop(): Promise<void>;
 }
 
-/** A daemon in a process of its own on a fresh data dir (`name` names the dir), with a `bench` tenant. */
-export async function startBenchDaemon(name: string): Promise<BenchDaemon> {
+/**
+ * A daemon in a process of its own on a fresh data dir (`name` names the dir), with a `bench` tenant;
+ * `env` adds to its environment.
+ */
+export async function startBenchDaemon(name: string, env: Record<string, string> = {}): Promise<BenchDaemon> {
   const dataDir = mkdtempSync(path.join(tmpdir(), `nextrec-bench-${name}-`));
   const remove = () => rmSync(dataDir, { recursive: true, force: true });
   const daemon = await startChildServer(
     'daemon',
     [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
     /nextrec listening on (http:\/\/\S+)/,
-    { NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+    { NEXTREC_ADMIN_KEY: OPERATOR_KEY, ...env },
   ).catch((error: unknown) => {
     remove();
     throw error;

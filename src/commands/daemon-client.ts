@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import { DAEMON_FILE } from '../daemon.js';
-import { openRuntime, type Runtime } from '../runtime.js';
+import { openRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { operatorKey } from '../tenants/secrets.js';
 
 interface DaemonAddress {
@@ -29,6 +29,8 @@ export interface OperatorCall<T> {
   body?: unknown;
   /** The same operation on the store, when no daemon holds it. */
   direct: (runtime: Runtime) => Promise<T>;
+  /** How to open the store for `direct`. */
+  runtime?: RuntimeOptions;
   /** How long to wait for the daemon's answer (ms, 0: as long as it takes); undici's default otherwise. */
   timeoutMs?: number;
   /** While the daemon works on the call: GET `path` every `everyMs` and hand each answer to `seen`. */
@@ -42,7 +44,7 @@ export interface OperatorCall<T> {
 export async function operatorCall<T>(dataDir: string, call: OperatorCall<T>): Promise<T> {
   const daemon = runningDaemon(dataDir);
   if (!daemon) {
-    const runtime = await openRuntime(dataDir);
+    const runtime = await openRuntime(dataDir, undefined, undefined, call.runtime);
     try {
       return await call.direct(runtime);
     } finally {

@@ -17,3 +17,9 @@ export const logLevelFlag = Flags.string({
   default: 'info',
   options: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
 });
+
+export const feedPrivateNetworksFlag = Flags.boolean({
+  description:
+    'let catalog feeds fetch from loopback and private addresses (default: public addresses only, README "Catalog feeds")',
+  env: 'NEXTREC_FEED_PRIVATE_NETWORKS',
+});

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Command, Flags } from '@oclif/core';
-import { modelDirFlag, logLevelFlag } from './flags.js';
+import { feedPrivateNetworksFlag, modelDirFlag, logLevelFlag } from './flags.js';
 import { stopOnSignals } from './stop-on-signals.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { StartError, startDaemon } from '../daemon.js';
@@ -38,6 +38,7 @@ export default class Serve extends Command {
     }),
     'model-dir': modelDirFlag,
     'log-level': logLevelFlag,
+    'feed-private-networks': feedPrivateNetworksFlag,
     'request-timeout': Flags.integer({
       description: 'seconds a client has to send a whole request, headers and body (0: no limit)',
       env: 'NEXTREC_REQUEST_TIMEOUT',
@@ -69,6 +70,7 @@ export default class Serve extends Command {
       rankingThread: flags['ranking-thread'] ?? availableParallelism() > 1,
       modelDir: flags['model-dir'],
       embeddingsPort: flags['embeddings-port'],
+      feedPrivateNetworks: flags['feed-private-networks'],
       server: serverOptions({
         requestTimeoutS: flags['request-timeout'],
         writeQueueLimit: flags['write-queue-limit'],

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { DEFAULT_PAGE_SIZE, type FeedConfig } from '../contract/feeds.js';
 import { compilePath, type CompiledPath } from './json-path.js';
+import { refusal, type FeedNetwork } from './network.js';
 
 /**
  * Why a feed's source could not be read. Its message says which page and why, and shows of the address
@@ -61,11 +62,14 @@ export async function fetchJson(
   source: FeedSource,
   url: URL,
   page: number,
+  network: FeedNetwork,
   stop?: AbortSignal,
 ): Promise<unknown> {
   const timeout = AbortSignal.timeout(source.timeoutMs);
   const signal = stop ? AbortSignal.any([stop, timeout]) : timeout;
   const fail = (reason: string) => new FeedFetchError(`${where(page, url)}: ${reason}`);
+  const refused = refusal(network, url);
+  if (refused) throw fail(refused);
   const sendsBody = source.sourceType === 'api' && source.body !== undefined;
   let response: Awaited<ReturnType<typeof request>>;
   try {
@@ -80,6 +84,7 @@ export async function fetchJson(
       headersTimeout: source.timeoutMs,
       bodyTimeout: source.timeoutMs,
       signal,
+      ...(network.dispatcher && { dispatcher: network.dispatcher }),
     });
   } catch (error) {
     throw fail(reasonOf(error, timeout, source.timeoutMs, stop));
@@ -147,6 +152,7 @@ export function cursorOf(response: unknown, cursorPath: CompiledPath): string | 
  */
 export async function* fetchPages(
   source: FeedSource,
+  network: FeedNetwork,
   options: { stop?: AbortSignal; maxPages?: number } = {},
 ): AsyncGenerator<FetchedPage> {
   const itemsPath = compilePath(source.itemsPath);
@@ -170,7 +176,7 @@ export async function* fetchPages(
         url.searchParams.set(pagination.limitParam, String(pagination.pageSize));
       if (cursor !== undefined) url.searchParams.set(pagination.cursorParam, cursor);
     }
-    const response = await fetchJson(source, url, number, options.stop);
+    const response = await fetchJson(source, url, number, network, options.stop);
     const records = recordsOf(response, itemsPath);
     if (typeof records === 'string') throw new FeedFetchError(`${where(number, url)}: ${records}`);
     yield { number, records };

@@ -18,6 +18,7 @@ import {
 } from './feeds.js';
 import { FeedFetchError } from './fetch.js';
 import { FeedScheduler } from './scheduler.js';
+import type { FeedNetwork } from './network.js';
 import { previewFeed, syncFeedIntoStore, type SyncProgress } from './sync.js';
 
 /** Where feed work that nobody waits for reports (the daemon's logger). */
@@ -58,6 +59,8 @@ export class FeedService {
     private readonly state: ServingState,
     private readonly lake: LakeExporter,
     private readonly vectors: VectorIndexer,
+    /** Where sources may be fetched from (README, "Catalog feeds"). */
+    private readonly network: FeedNetwork,
   ) {
     this.scheduler = new FeedScheduler((tenant, feedId) =>
       this.sync(tenant, feedId).catch((error: unknown) => {
@@ -117,7 +120,7 @@ export class FeedService {
     const feed = getFeed(tenant, id);
     let result: PreviewResult;
     try {
-      result = await previewFeed(feed);
+      result = await previewFeed(feed, this.network);
     } catch (error) {
       throw this.fetchFailure(id, error);
     }
@@ -238,6 +241,7 @@ export class FeedService {
     try {
       result = await syncFeedIntoStore(
         feed,
+        this.network,
         this.store,
         tenant.tenantId,
         (items) => this.itemsChanged(tenant, items),

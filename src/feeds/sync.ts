@@ -9,6 +9,7 @@ import {
 import type { Store } from '../store/database.js';
 import type { StoredItem } from '../store/rows.js';
 import { fetchPages, type FetchedPage } from './fetch.js';
+import type { FeedNetwork } from './network.js';
 import { compileMapping, previewItem } from './mapping.js';
 import { FeedStaging, type StagedRecord } from './staging.js';
 
@@ -22,10 +23,14 @@ export interface SyncProgress {
  * The first page of the source, mapped (CONTRACT.md: a preview reads the first page only and stores
  * nothing): its first PREVIEW_ITEMS items, its record count and its mapping errors.
  */
-export async function previewFeed(feed: FeedConfig, stop?: AbortSignal): Promise<PreviewResult> {
+export async function previewFeed(
+  feed: FeedConfig,
+  network: FeedNetwork,
+  stop?: AbortSignal,
+): Promise<PreviewResult> {
   const mapper = compileMapping(feed);
   const result: PreviewResult = { items: [], total: 0, errors: [] };
-  for await (const page of fetchPages(feed, { stop, maxPages: 1 })) {
+  for await (const page of fetchPages(feed, network, { stop, maxPages: 1 })) {
     result.total = page.records.length;
     page.records.forEach((record, index) => {
       const outcome = mapper(record, index);
@@ -45,6 +50,7 @@ export async function previewFeed(feed: FeedConfig, stop?: AbortSignal): Promise
  */
 export async function syncFeedIntoStore(
   feed: FeedConfig,
+  network: FeedNetwork,
   store: Store,
   tenantId: string,
   changed: (items: StoredItem[]) => void,
@@ -56,7 +62,7 @@ export async function syncFeedIntoStore(
   const errors: RecordError[] = [];
   // Ends the fetch of a page read ahead when staging fails.
   const abandon = new AbortController();
-  const pages = fetchPages(feed, { stop: AbortSignal.any([stop, abandon.signal]) });
+  const pages = fetchPages(feed, network, { stop: AbortSignal.any([stop, abandon.signal]) });
   const staging = await FeedStaging.create(store);
   try {
     let index = 0;

@@ -42,6 +42,9 @@ const served: { path: string; query: URLSearchParams; method: string; headers: h
   [];
 let source: http.Server;
 let sourceUrl: string;
+/** The sources these tests serve are on 127.0.0.1, a private address feeds may reach only when allowed. */
+const PRIVATE_NETWORKS = { NEXTREC_FEED_PRIVATE_NETWORKS: 'true' };
+
 let daemon: DaemonProcess;
 
 const PAGE = 3;
@@ -123,7 +126,7 @@ beforeAll(async () => {
   source = http.createServer(serve);
   await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
   sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
-  daemon = await startDaemonProcess();
+  daemon = await startDaemonProcess({ env: PRIVATE_NETWORKS });
 });
 
 afterAll(async () => {
@@ -707,15 +710,42 @@ describe('feed sync', () => {
   }, 60_000);
 });
 
+describe('a daemon that keeps feeds to public addresses (the default)', () => {
+  it('answers 502 FEED_FETCH_FAILED for a source on a private address, saying how to allow it', async () => {
+    const own = await startDaemonProcess();
+    try {
+      const credentials = await createTenant(own.url, 'guarded');
+      const headers = tenantHeaders(credentials);
+      const created = await call(own.url, 'POST', '/catalog/feeds', {
+        headers,
+        body: {
+          sourceType: 'json_url',
+          url: `${sourceUrl}/none/guarded`,
+          itemsPath: '$.items',
+          itemIdPath: 'sku',
+        },
+      });
+      expect(created.status).toBe(201);
+      const preview = await call(own.url, 'POST', `/catalog/feeds/${created.body.id}/preview`, { headers });
+      expectError(preview, 502, 'FEED_FETCH_FAILED');
+      expect(preview.body.message).toContain('127.0.0.1 is a private address');
+      expect(preview.body.message).toContain('--feed-private-networks');
+    } finally {
+      await own.stop();
+      removeDataDir(own.dataDir);
+    }
+  });
+});
+
 describe('nextrec feed sync', () => {
   const run = promisify(execFile);
   const nextrec = (args: string[], dataDir: string) =>
     run(process.execPath, [BIN, ...args, '--data-dir', dataDir], {
-      env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+      env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY, ...PRIVATE_NETWORKS },
     });
 
   it("syncs the tenant's active feed through a running daemon, and on the store when none runs", async () => {
-    const own = await startDaemonProcess();
+    const own = await startDaemonProcess({ env: PRIVATE_NETWORKS });
     try {
       const credentials: TenantCredentials = await createTenant(own.url, 'cli');
       const headers = tenantHeaders(credentials);
@@ -766,7 +796,7 @@ describe('nextrec feed sync', () => {
   }, 60_000);
 
   it('stops a running sync when the daemon stops: the sync changes nothing and the daemon exits 0', async () => {
-    const own = await startDaemonProcess();
+    const own = await startDaemonProcess({ env: PRIVATE_NETWORKS });
     try {
       const headers = tenantHeaders(await createTenant(own.url, 'stopping'));
       const api = (method: string, route: string, body?: unknown) =>

@@ -5,7 +5,8 @@ import type { SyncResult } from '../../contract/feeds.js';
 import type { SyncProgress } from '../../feeds/sync.js';
 import type { SyncStatus } from '../../feeds/service.js';
 import { operatorCall } from '../daemon-client.js';
-import { dataDirFlag } from '../flags.js';
+import { feedNetwork } from '../../feeds/network.js';
+import { dataDirFlag, feedPrivateNetworksFlag } from '../flags.js';
 
 export default class FeedSync extends Command {
   static override description =
@@ -14,6 +15,7 @@ export default class FeedSync extends Command {
   static override flags = {
     tenant: Flags.string({ description: 'the tenant whose active feed syncs', required: true }),
     'data-dir': dataDirFlag,
+    'feed-private-networks': feedPrivateNetworksFlag,
   };
 
   async run(): Promise<void> {
@@ -38,6 +40,7 @@ export default class FeedSync extends Command {
       method: 'POST',
       path,
       timeoutMs: 0,
+      runtime: { feedNetwork: feedNetwork(flags['feed-private-networks']) },
       poll: { path, everyMs: 250, seen: (status) => show((status as SyncStatus).progress) },
       direct: async (runtime) => {
         const tenant = runtime.state.get(tenantId);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEED_BODY } from '../../../src/contract/feeds.js';
 import { FeedFetchError, fetchPages, type FeedSource } from '../../../src/feeds/fetch.js';
+import { feedNetwork, isPrivateAddress, OPEN_NETWORK } from '../../../src/feeds/network.js';
 
 interface Seen {
   method: string;
@@ -104,7 +105,7 @@ function source(fields: Record<string, unknown>): FeedSource {
 
 async function collect(feed: FeedSource): Promise<unknown[][]> {
   const pages: unknown[][] = [];
-  for await (const page of fetchPages(feed)) pages.push(page.records);
+  for await (const page of fetchPages(feed, OPEN_NETWORK)) pages.push(page.records);
   return pages;
 }
 
@@ -249,5 +250,54 @@ describe('feed fetch failures', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const error = await failure(source({ url: `http://127.0.0.1:${port}/feed` }));
     expect(error.message).toMatch(/^page 1 .*ECONNREFUSED/);
+  });
+});
+
+describe('the network a feed fetches on', () => {
+  it('tells private, loopback, link-local and reserved addresses from public ones', () => {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '224.0.0.1',
+    ])
+      expect(isPrivateAddress(address), address).toBe(true);
+    for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])
+      expect(isPrivateAddress(address), address).toBe(false);
+  });
+
+  it('refuses a private address by default, written as an address or as a name that resolves to one', async () => {
+    const guarded = feedNetwork(false);
+    const fetched = async (url: string) => {
+      try {
+        for await (const page of fetchPages(source({ url, itemsPath: '$' }), guarded)) void page;
+      } catch (error) {
+        return error as Error;
+      }
+      return undefined;
+    };
+    const literal = await fetched(`${base}/all`);
+    expect(literal).toBeInstanceOf(FeedFetchError);
+    expect(literal!.message).toContain('127.0.0.1 is a private address');
+    const named = await fetched(`${base.replace('127.0.0.1', 'localhost')}/all`);
+    expect(named).toBeInstanceOf(FeedFetchError);
+    expect(named!.message).toMatch(/localhost \((127\.0\.0\.1|::1)\) is a private address/);
+    expect((await fetched(`${base.replace('127.0.0.1', '[::ffff:7f00:1]')}/all`))!.message).toContain(
+      'is a private address',
+    );
+    // Allowed by the operator, the same source is read.
+    const pages: unknown[] = [];
+    for await (const page of fetchPages(source({ url: `${base}/all`, itemsPath: '$' }), feedNetwork(true)))
+      pages.push(page);
+    expect(pages).toHaveLength(1);
   });
 });
