@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { TENANT_ID } from './common.js';
 
 /** `POST /lake/export` (operator key): export one tenant's new rows to the lake now, or every tenant's. */
-export const LAKE_EXPORT_BODY = z.strictObject({ tenantId: TENANT_ID.optional() });
+/** Optional: without a body (or without `tenantId`), every tenant is exported. */
+export const LAKE_EXPORT_BODY = z.strictObject({ tenantId: TENANT_ID.optional() }).optional();
 
 export const LAKE_EXPORT_RESULT = z.object({
   exported: z.array(

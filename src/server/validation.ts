@@ -18,6 +18,7 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema 
       ? { value: result.data }
       : { error: new SchemaValidationError(result.error.issues) };
   };
+  // A POST without a body reaches validation as null: a schema with an optional body takes it as none.
   return (data: unknown) =>
-    data instanceof RememberedBody ? data.validate(schema, validate) : validate(data);
+    data instanceof RememberedBody ? data.validate(schema, validate) : validate(data ?? undefined);
 };

@@ -202,3 +202,31 @@ describe('logs', () => {
     }
   });
 });
+
+describe('requests people get wrong', () => {
+  it('issue a token and export the lake without a body, with or without a JSON content type', async () => {
+    for (const headers of [
+      tenantHeaders(acme),
+      { ...tenantHeaders(acme), 'content-type': 'application/json' },
+    ]) {
+      const token = await fetch(`${daemon.url}/auth/token`, { method: 'POST', headers });
+      expect(token.status).toBe(200);
+      expect((await token.json()) as object).toMatchObject({ token: expect.any(String) });
+    }
+    const exported = await call(daemon.url, 'POST', '/lake/export', {
+      headers: { 'x-api-key': OPERATOR_KEY },
+    });
+    expect(exported.status).toBe(200);
+    expect(exported.body.exported.map((entry: { tenantId: string }) => entry.tenantId).sort()).toEqual(
+      expect.arrayContaining(['acme', 'globex']),
+    );
+  });
+
+  it('say that the operator key is not a tenant credential on a tenant route', async () => {
+    const response = await call(daemon.url, 'GET', '/scenarios', {
+      headers: { 'x-tenant-id': 'acme', 'x-api-key': OPERATOR_KEY },
+    });
+    expectError(response, 401, 'UNAUTHORIZED');
+    expect(response.body.message).toContain('the operator key is not a tenant credential');
+  });
+});

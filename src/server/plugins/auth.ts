@@ -191,6 +191,12 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
     const apiKey = header(request, 'x-api-key');
     if (apiKey) {
       const credential = runtime.credentials.verify(apiKey);
+      if (!credential && secretsEqual(apiKey, options.operatorKey)) {
+        throw new ApiError(
+          'UNAUTHORIZED',
+          "the operator key is not a tenant credential: this route takes the tenant's API key, a signed request or a bearer token",
+        );
+      }
       if (!credential) throw new ApiError('UNAUTHORIZED', 'invalid credentials');
       if (credential.kind !== 'api') {
         throw new ApiError('UNAUTHORIZED', 'tokens are not sent as X-Api-Key: sign the request with them');

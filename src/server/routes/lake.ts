@@ -12,7 +12,7 @@ export async function lakeRoutes(app: FastifyInstance): Promise<void> {
       schema: { body: LAKE_EXPORT_BODY, response: { 200: LAKE_EXPORT_RESULT } },
     },
     async (request) => {
-      const { tenantId } = (request.body ?? {}) as z.infer<typeof LAKE_EXPORT_BODY>;
+      const { tenantId } = (request.body as z.infer<typeof LAKE_EXPORT_BODY>) ?? {};
       if (tenantId && !app.runtime.state.get(tenantId))
         throw new ApiError('NOT_FOUND', `no tenant '${tenantId}'`);
       return { exported: await exportNow(app.runtime.store, app.runtime.lake, tenantId) };
