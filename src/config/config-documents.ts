@@ -16,6 +16,8 @@ export interface ConfigDocumentsOptions<K extends string, T extends ConfigDocume
   collection: ConfigCollection;
   /** The 404 code of an unknown key (CONTRACT.md names one for scenarios); NOT_FOUND by default. */
   notFoundCode?: ErrorCode;
+  /** Checks beyond the schema, before a document is stored: throws the 400 of a document that fails. */
+  check?: (document: T) => void;
 }
 
 /**
@@ -29,6 +31,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
   readonly schema: z.ZodType<T>;
   private readonly collection: ConfigCollection;
   private readonly notFoundCode: ErrorCode;
+  private readonly check: (document: T) => void;
 
   constructor(options: ConfigDocumentsOptions<K, T>) {
     this.kind = options.kind;
@@ -36,6 +39,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     this.schema = options.schema;
     this.collection = options.collection;
     this.notFoundCode = options.notFoundCode ?? 'NOT_FOUND';
+    this.check = options.check ?? (() => undefined);
   }
 
   list(tenant: TenantState): T[] {
@@ -51,6 +55,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
   }
 
   create(runtime: Runtime, tenant: TenantState, document: T): Promise<T> {
+    this.check(document);
     const key = document[this.keyField];
     return runtime.store.writes.submit((rows, scratch) => {
       if (this.staged(tenant, scratch, key)) {
@@ -62,6 +67,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
 
   /** Whole replacement: `document` is a full parsed body, so omitted fields already hold their defaults. */
   replace(runtime: Runtime, tenant: TenantState, document: T): Promise<T> {
+    this.check(document);
     const key = document[this.keyField];
     return runtime.store.writes.submit((rows, scratch) => {
       if (!this.staged(tenant, scratch, key)) throw this.notFound(key);

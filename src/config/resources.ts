@@ -1,5 +1,7 @@
+import { ApiError } from '../contract/errors.js';
 import { EXPERIMENT, RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
 import { EMBEDDING_TEMPLATE } from '../contract/vectors.js';
+import { algorithmProblem } from '../engine/algorithms/registry.js';
 import { ConfigDocuments } from './config-documents.js';
 
 export const scenarios = new ConfigDocuments({
@@ -8,6 +10,15 @@ export const scenarios = new ConfigDocuments({
   schema: SCENARIO,
   collection: 'scenarios',
   notFoundCode: 'SCENARIO_NOT_FOUND',
+  // A named algorithm must exist and rank the scenario's logic type: never silently the default.
+  check: (scenario) => {
+    const problem = scenario.algorithm && algorithmProblem(scenario.logicType, scenario.algorithm);
+    if (problem) {
+      throw new ApiError('INVALID_BODY', `invalid body at algorithm: ${problem}`, [
+        { path: 'algorithm', message: problem, code: 'invalid_value' },
+      ]);
+    }
+  },
 });
 
 export const rules = new ConfigDocuments({

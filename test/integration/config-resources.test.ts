@@ -131,6 +131,34 @@ describe('scenarios', () => {
     expect((await send('GET', '/scenarios/x')).status).toBe(404);
   });
 
+  it('answers 400 INVALID_BODY for an algorithm that does not exist or does not rank its logic type', async () => {
+    const unknown = await send('POST', '/scenarios', {
+      slug: 'algo-1',
+      logicType: 'user-to-item',
+      algorithm: 'nope',
+    });
+    expectError(unknown, 400, 'INVALID_BODY');
+    expect(unknown.body.message).toContain("there is no algorithm 'nope'");
+    expect(unknown.body.message).toContain('weighted-history');
+    const wrong = await send('POST', '/scenarios', {
+      slug: 'algo-2',
+      logicType: 'user-to-item',
+      algorithm: 'co-occurrence',
+    });
+    expectError(wrong, 400, 'INVALID_BODY');
+    expect(wrong.body.message).toContain("'co-occurrence' does not rank user-to-item lists");
+    expect((await send('GET', '/scenarios/algo-2')).status).toBe(404);
+    const right = await send('POST', '/scenarios', {
+      slug: 'algo-3',
+      logicType: 'user-to-item',
+      algorithm: 'matrix-factorization',
+    });
+    expect(right.status).toBe(201);
+    const replaced = await send('PUT', '/scenarios/algo-3', { logicType: 'user-to-item', algorithm: 'nope' });
+    expectError(replaced, 400, 'INVALID_BODY');
+    expect((await send('DELETE', '/scenarios/algo-3')).status).toBe(204);
+  });
+
   it('answers 400 INVALID_EXPRESSION with the position of the error', async () => {
     const filter = await send('POST', '/scenarios', {
       slug: 'x',

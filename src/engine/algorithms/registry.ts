@@ -46,6 +46,15 @@ export function modelsInUse(tenant: TenantState): ModelName[] {
   return [...models];
 }
 
+/** Why `name` cannot rank lists of `logicType` (a scenario's `algorithm`), or undefined when it can. */
+export function algorithmProblem(logicType: LogicType, name: string): string | undefined {
+  const algorithm = findAlgorithm(name);
+  if (algorithm?.logicTypes.includes(logicType)) return undefined;
+  const serving = ALGORITHMS.filter((a) => a.logicTypes.includes(logicType)).map((a) => a.name);
+  const what = algorithm ? `'${name}' does not rank ${logicType} lists` : `there is no algorithm '${name}'`;
+  return `${what}; ${logicType} is ranked by ${serving.join(', ')} (GET /recommendations/algorithms/${logicType})`;
+}
+
 export function findAlgorithm(name: string): Algorithm | undefined {
   return ALGORITHMS.find((algorithm) => algorithm.name === name);
 }
