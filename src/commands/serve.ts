@@ -9,7 +9,7 @@ import { DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_WRITE_QUEUE_LIMIT, serverOptions } f
 export default class Serve extends Command {
   static override summary = 'Start the daemon: the HTTP API on the store in the data dir';
   static override description =
-    'Serves the HTTP API on --port and the embeddings helper on --embeddings-port, and prints "nextrec listening on <url>" once it listens. SIGTERM or Ctrl-C stops it gracefully: it takes no new requests, lets those in flight finish and closes the store.';
+    'Serves the HTTP API on --port and the embeddings helper on --embeddings-port (unless --no-embeddings), and prints "nextrec listening on <url>" once it listens. SIGTERM or Ctrl-C stops it gracefully: it takes no new requests, lets those in flight finish and closes the store.';
   static override examples = [
     '<%= config.bin %> serve --port 8080 --data-dir ./data',
     '<%= config.bin %> serve --demo   # what npm start runs',
@@ -30,6 +30,12 @@ export default class Serve extends Command {
         'rank recommendations in a worker thread, beside the one serving HTTP (default: when the machine has more than one core)',
       env: 'NEXTREC_RANKING_THREAD',
       allowNo: true,
+    }),
+    embeddings: Flags.boolean({
+      description: 'serve the embeddings helper beside the API (--no-embeddings: not at all)',
+      env: 'NEXTREC_EMBEDDINGS',
+      allowNo: true,
+      default: true,
     }),
     'embeddings-port': Flags.integer({
       description: 'port of the embeddings helper service (default: --port + 1)',
@@ -69,7 +75,7 @@ export default class Serve extends Command {
       logLevel: flags['log-level'],
       rankingThread: flags['ranking-thread'] ?? availableParallelism() > 1,
       modelDir: flags['model-dir'],
-      embeddingsPort: flags['embeddings-port'],
+      embeddingsPort: flags.embeddings ? flags['embeddings-port'] : null,
       feedPrivateNetworks: flags['feed-private-networks'],
       server: serverOptions({
         requestTimeoutS: flags['request-timeout'],

@@ -73,3 +73,16 @@ describe('a daemon that cannot start', () => {
     }
   });
 });
+
+describe('the embeddings helper', () => {
+  it('is not served with --no-embeddings', async () => {
+    const alone = await startDaemonProcess({ args: ['--no-embeddings'] });
+    try {
+      expect(alone.output()).not.toContain('embeddings helper listening');
+      expect((await fetch(`${alone.url}/health`)).status).toBe(200);
+    } finally {
+      await alone.stop();
+      removeDataDir(alone.dataDir);
+    }
+  });
+});
