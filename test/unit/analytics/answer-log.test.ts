@@ -1,26 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AnswerLog } from '../../../src/analytics/answer-log.js';
-import { Store } from '../../../src/store/database.js';
+import type { Store } from '../../../src/store/database.js';
+import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
 
 const DAY_MS = 86_400_000;
 const DAY = 20_000;
 const AT = DAY * DAY_MS;
 
-let dir: string;
 let store: Store;
 
+let temp: TempStore;
+
 beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-answers-'));
-  store = await Store.open(dir);
+  temp = await openTempStore('nextrec-answers-');
+  store = temp.store;
 });
 
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeTempStore(temp));
 
 function answer(itemIds: string[], algorithm: string, more = ''): string {
   return `{"items":[${itemIds.map((id) => `{"itemId":${JSON.stringify(id)},"score":1}`).join(',')}],"count":${itemIds.length},"algorithm":"${algorithm}"${more}`;

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { coveredSegments, lakeRoot, liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
@@ -7,6 +6,7 @@ import { Store } from '../../../src/store/database.js';
 import { LakeExporter, eraseFromLake, exportTenantLake } from '../../../src/store/lake-export.js';
 import { sqlString } from '../../../src/store/sql.js';
 import type { RowBuffer, StoredImpression, StoredInteraction } from '../../../src/store/rows.js';
+import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
 
 const TENANT = 'shop';
 /** The erased user, and a session of theirs that no row ties to the user id. */
@@ -122,15 +122,14 @@ function deleteFromStore(): Promise<void> {
   });
 }
 
+let temp: TempStore;
+
 beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-lake-erase-'));
-  store = await Store.open(dir);
+  temp = await openTempStore('nextrec-lake-erase-');
+  ({ dir, store } = temp);
 });
 
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeTempStore(temp));
 
 describe('eraseFromLake', () => {
   it('rewrites the files holding the identities without their rows and leaves the rest', async () => {

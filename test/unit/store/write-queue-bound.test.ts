@@ -1,53 +1,31 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Store } from '../../../src/store/database.js';
-import type { StoredInteraction } from '../../../src/store/rows.js';
+import type { Store } from '../../../src/store/database.js';
 import { WriteQueueFullError, type WriteJob } from '../../../src/store/write-queue.js';
+import {
+  closeTempStore,
+  openTempStore,
+  storedEventIds,
+  storedInteraction,
+  type TempStore,
+} from '../../support/temp-store.js';
 
-let dir: string;
 let store: Store;
-
-function interaction(eventId: string): StoredInteraction {
-  return {
-    eventId,
-    userId: 'u',
-    sessionId: null,
-    itemId: 'i',
-    type: 'view',
-    weight: 1,
-    scenarioSlug: null,
-    country: null,
-    ts: 1,
-    receivedAt: 1,
-  };
-}
 
 function events(...ids: string[]): WriteJob<string[]> {
   return (rows) => {
-    for (const id of ids) rows.interactions.push(['t', interaction(id)]);
+    for (const id of ids) rows.interactions.push(['t', storedInteraction(id)]);
     return () => ids;
   };
 }
 
-async function storedEventIds(): Promise<string[]> {
-  return store.read(async (db) =>
-    (await db.runAndReadAll('SELECT event_id FROM interactions ORDER BY event_id'))
-      .getRowsJS()
-      .map((r) => String(r[0])),
-  );
-}
+let temp: TempStore;
 
 beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-bound-'));
-  store = await Store.open(dir);
+  temp = await openTempStore('nextrec-bound-');
+  store = temp.store;
 });
 
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeTempStore(temp));
 
 describe('a bounded write queue', () => {
   it('refuses a write that would take it over its limit, queueing nothing of it', async () => {
@@ -72,7 +50,7 @@ describe('a bounded write queue', () => {
       ['e'],
     ]);
     expect(refused).toEqual(['d']);
-    expect(await storedEventIds()).toEqual(['a', 'b', 'c', 'e']);
+    expect(await storedEventIds(store)).toEqual(['a', 'b', 'c', 'e']);
     expect(store.writes.depth()).toEqual({ records: 0, jobs: 0, limit: 3 });
     expect(observed).toEqual({ refused: 1, commits: 1 });
     // Committed, the records leave room again.
@@ -82,7 +60,7 @@ describe('a bounded write queue', () => {
   it('takes a write larger than the limit when the queue is empty', async () => {
     store.writes.setLimit(1);
     expect(await store.writes.submit(events('a', 'b', 'c'), 3)).toEqual(['a', 'b', 'c']);
-    expect(await storedEventIds()).toEqual(['a', 'b', 'c']);
+    expect(await storedEventIds(store)).toEqual(['a', 'b', 'c']);
   });
 
   it('frees the records of a failed write', async () => {

@@ -1,45 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../../src/store/database.js';
-import type { StoredInteraction } from '../../../src/store/rows.js';
+import {
+  closeTempStore,
+  openTempStore,
+  storedEventIds,
+  storedInteraction,
+  type TempStore,
+} from '../../support/temp-store.js';
 
-let dir: string;
 let store: Store;
 
-function interaction(eventId: string): StoredInteraction {
-  return {
-    eventId,
-    userId: 'u',
-    sessionId: null,
-    itemId: 'i',
-    type: 'view',
-    weight: 1,
-    scenarioSlug: null,
-    country: null,
-    ts: 1,
-    receivedAt: 1,
-  };
-}
-
-async function storedEventIds(): Promise<string[]> {
-  return store.read(async (db) =>
-    (await db.runAndReadAll('SELECT event_id FROM interactions ORDER BY event_id'))
-      .getRowsJS()
-      .map((r) => String(r[0])),
-  );
-}
+let temp: TempStore;
 
 beforeEach(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'nextrec-queue-'));
-  store = await Store.open(dir);
+  temp = await openTempStore('nextrec-queue-');
+  store = temp.store;
 });
 
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => closeTempStore(temp));
 
 describe('WriteQueue', () => {
   it('commits jobs queued together in one transaction and answers each after commit', async () => {
@@ -47,7 +25,7 @@ describe('WriteQueue', () => {
     const results = await Promise.all(
       ['a', 'b', 'c'].map((id) =>
         store.writes.submit((rows) => {
-          rows.interactions.push(['t', interaction(id)]);
+          rows.interactions.push(['t', storedInteraction(id)]);
           order.push(`build ${id}`);
           return () => {
             order.push(`apply ${id}`);
@@ -59,7 +37,7 @@ describe('WriteQueue', () => {
     expect(results).toEqual(['A', 'B', 'C']);
     // All jobs were built before any was applied: they shared one commit.
     expect(order).toEqual(['build a', 'build b', 'build c', 'apply a', 'apply b', 'apply c']);
-    expect(await storedEventIds()).toEqual(['a', 'b', 'c']);
+    expect(await storedEventIds(store)).toEqual(['a', 'b', 'c']);
   });
 
   it('lets later jobs of a flush see earlier ones through the scratch space', async () => {
@@ -78,7 +56,7 @@ describe('WriteQueue', () => {
   it('fails only the job whose rows break the commit; its neighbours commit', async () => {
     const outcomes = await Promise.allSettled([
       store.writes.submit((rows) => {
-        rows.interactions.push(['t', interaction('ok-1')]);
+        rows.interactions.push(['t', storedInteraction('ok-1')]);
         return () => 'ok-1';
       }),
       store.writes.submit((rows) => {
@@ -86,15 +64,15 @@ describe('WriteQueue', () => {
         return () => 'broken';
       }),
       store.writes.submit((rows) => {
-        rows.interactions.push(['t', interaction('ok-2')]);
+        rows.interactions.push(['t', storedInteraction('ok-2')]);
         return () => 'ok-2';
       }),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(await storedEventIds()).toEqual(['ok-1', 'ok-2']);
+    expect(await storedEventIds(store)).toEqual(['ok-1', 'ok-2']);
   });
 
   it('keeps one instance per file in a process', async () => {
-    expect(await Store.open(dir)).toBe(store);
+    expect(await Store.open(temp.dir)).toBe(store);
   });
 });
