@@ -2,6 +2,7 @@
  * Tail latency (README, "Benchmarks"): uncached user-to-item requests at a paced rate (default 1,000 per
  * second) against a daemon loaded with a generated shop, and the same rate against a bare Fastify route in
  * the same run; then the daemon again while it builds its models after a burst of new interactions.
+ * Requests are sent open-loop at their due times (support/paced-load.ts), latency counted from then.
  * Prints one JSON line per case: p50, p99 and p99.9 in ms, judged against a p99 of 5 ms.
  *
  *   npm run build && node dist/bench/latency.js [--items 100000] [--interactions 2000000] [--rate 1000] [--seconds 20]
@@ -11,9 +12,9 @@ import { parseArgs } from 'node:util';
 import { Rng } from '../fixtures/prng.js';
 import { startBenchDaemon } from './support/bench-daemon.js';
 import { startChildServer } from './support/child-server.js';
-import { runLoad, type LoadFigures, type LoadSpec } from './support/http-load.js';
 import { waitForIdle } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
+import { runPaced, type PacedFigures } from './support/paced-load.js';
 import { loadShop, postJson } from './support/shop-loader.js';
 
 const P99_TARGET_MS = 5;
@@ -34,7 +35,7 @@ const interactions = positiveInteger('--interactions', values.interactions);
 const rate = positiveInteger('--rate', values.rate);
 const seconds = positiveInteger('--seconds', values.seconds);
 
-function report(name: string, figures: LoadFigures, target: boolean): boolean {
+function report(name: string, figures: PacedFigures, target: boolean): boolean {
   const met = figures.p99Ms <= P99_TARGET_MS;
   console.log(
     JSON.stringify({
@@ -53,24 +54,13 @@ function report(name: string, figures: LoadFigures, target: boolean): boolean {
   return !target || met;
 }
 
-const paced = (spec: Omit<LoadSpec, 'connections' | 'overallRate'>): LoadSpec => ({
-  ...spec,
-  connections: CONNECTIONS,
-  overallRate: rate,
-});
+const paced = (url: string, headers: Record<string, string>, paths: readonly string[]) =>
+  runPaced({ url, headers, paths, rate, seconds, connections: CONNECTIONS });
 
 let failed = false;
 const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
 try {
-  const figures = await runLoad(
-    paced({
-      url: bare.url,
-      method: 'GET',
-      headers: {},
-      requests: [{ path: '/recommendations/item-to-item/sku-1' }],
-    }),
-    seconds,
-  );
+  const figures = await paced(bare.url, {}, ['/recommendations/item-to-item/sku-1']);
   report('bare route', figures, false);
 } finally {
   await bare.stop();
@@ -90,11 +80,12 @@ try {
   await waitForIdle();
   // Known users in a shuffled order, each asked with noCache: every answer is ranked.
   const rng = new Rng(2026, 11);
-  const requests = Array.from({ length: 20_000 }, () => ({
-    path: `/recommendations/user-to-item/${encodeURIComponent(shop.userIds[rng.int(shop.userIds.length)])}?count=10&noCache=true`,
-  }));
-  const spec = paced({ url: daemon.url, method: 'GET', headers, requests });
-  if (!report('user-to-item, uncached', await runLoad(spec, seconds), true)) failed = true;
+  const paths = Array.from(
+    { length: 20_000 },
+    () =>
+      `/recommendations/user-to-item/${encodeURIComponent(shop.userIds[rng.int(shop.userIds.length)])}?count=10&noCache=true`,
+  );
+  if (!report('user-to-item, uncached', await paced(daemon.url, headers, paths), true)) failed = true;
 
   // A burst of new interactions: the daemon rebuilds its models in processes of their own meanwhile.
   const burst = Array.from({ length: 5_000 }, (_, i) => ({
@@ -111,8 +102,8 @@ try {
     );
   }
   await new Promise((resolve) => setTimeout(resolve, 1_500));
-  if (!report('user-to-item, uncached, while models build', await runLoad(spec, seconds), true))
-    failed = true;
+  const building = await paced(daemon.url, headers, paths);
+  if (!report('user-to-item, uncached, while models build', building, true)) failed = true;
 } finally {
   await stop();
 }

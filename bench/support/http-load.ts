@@ -14,15 +14,12 @@ export interface LoadSpec {
   /** The requests to send, spread over the connections. */
   requests: readonly VaryingPart[];
   connections: number;
-  /** Requests per second over all connections; unpaced when left out. */
-  overallRate?: number;
 }
 
 export interface LoadFigures {
   rps: number;
   p50Ms: number;
   p99Ms: number;
-  p999Ms: number;
   requests: number;
   /** Mean size of a response, headers included. */
   responseBytes: number;
@@ -43,7 +40,6 @@ export async function runLoad(spec: LoadSpec, durationS: number): Promise<LoadFi
     rps: result.requests.total / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    p999Ms: result.latency.p99_9,
     requests: result.requests.total,
     responseBytes: result.throughput.total / result.requests.total,
     errors: result.errors,
@@ -59,7 +55,6 @@ function cannon(spec: LoadSpec, durationS: number): Promise<autocannon.Result> {
     url: spec.url,
     connections: spec.connections,
     duration: durationS,
-    ...(spec.overallRate !== undefined && { overallRate: spec.overallRate }),
     method: spec.method,
     headers: spec.headers,
     // Each connection cycles through its own share of the requests, so that no two ask for the same seed

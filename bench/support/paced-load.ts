@@ -1,0 +1,71 @@
+import { Pool } from 'undici';
+
+/**
+ * An open-loop load at a fixed rate: request i is due at start + i / rate, and its latency counts from
+ * when it was due, so a stalled server is charged for the requests waiting behind a slow one (no
+ * coordinated omission). autocannon's `overallRate` sends each second's requests in a burst instead,
+ * which measures the burst, not the server.
+ */
+export interface PacedFigures {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function runPaced(options: {
+  url: string;
+  headers: Record<string, string>;
+  paths: readonly string[];
+  rate: number;
+  seconds: number;
+  connections: number;
+}): Promise<PacedFigures> {
+  const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
+  const total = Math.round(options.rate * options.seconds);
+  const intervalMs = 1000 / options.rate;
+  const latencies = new Float64Array(total);
+  let errors = 0;
+  let non2xx = 0;
+  const inFlight: Promise<void>[] = [];
+  const start = performance.now() + 50;
+  let sent = 0;
+  try {
+    while (sent < total) {
+      const now = performance.now();
+      // Everything due by now goes out; then wait about a millisecond for the next ones.
+      while (sent < total && start + sent * intervalMs <= now) {
+        const index = sent++;
+        const due = start + index * intervalMs;
+        inFlight.push(
+          pool
+            .request({
+              method: 'GET',
+              path: options.paths[index % options.paths.length],
+              headers: options.headers,
+            })
+            .then(async (response) => {
+              await response.body.dump();
+              if (response.statusCode < 200 || response.statusCode > 299) non2xx++;
+              latencies[index] = performance.now() - due;
+            })
+            .catch(() => {
+              errors++;
+              latencies[index] = performance.now() - due;
+            }),
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await Promise.all(inFlight);
+  } finally {
+    await pool.close();
+  }
+  const elapsedS = (performance.now() - start) / 1000;
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number) =>
+    Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2));
+  return { rps: total / elapsedS, p50Ms: at(0.5), p99Ms: at(0.99), p999Ms: at(0.999), errors, non2xx };
+}
