@@ -91,6 +91,8 @@ export default class Serve extends Command {
       if (error instanceof StartError) this.error(error.message, { exit: 1 });
       throw error;
     });
+    // Before the lines that say it listens: a signal sent once they are out stops it gracefully.
+    stopOnSignals(() => daemon.stop(), daemon.app.log);
     // The helper's line first: whoever waits for the daemon's line has both.
     if (daemon.embeddingsUrl) this.log(`embeddings helper listening on ${daemon.embeddingsUrl}`);
     this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']})`);
@@ -98,6 +100,5 @@ export default class Serve extends Command {
       const firstItem = daemon.runtime.state.get(demo.tenantId)?.catalog.externalIds[0] ?? 'sku-000001';
       this.log(demoInstructions(demo, daemon.url, firstItem));
     }
-    stopOnSignals(() => daemon.stop(), daemon.app.log);
   }
 }
