@@ -154,7 +154,7 @@ export class TenantState {
     }
     const identity = event.userId ?? event.sessionId;
     if (identity === null) return;
-    this.histories.add(identity, { item, type, ts: event.ts, weight: event.weight, country }, now);
+    this.histories.add(identity, { item, type, ts: event.ts, weight: event.weight }, now);
   }
 
   /** Records that a session's events were copied to a user (the merge ledger). */

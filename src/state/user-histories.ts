@@ -1,5 +1,4 @@
 import type { InteractionType } from '../store/rows.js';
-import { ensureCapacity } from './growable.js';
 
 export const DAY_MS = 86_400_000;
 export const HISTORY_WINDOW_MS = 30 * DAY_MS;
@@ -13,92 +12,107 @@ export interface HistoryEvent {
   type: number;
   ts: number;
   weight: number;
-  /** Index into the tenant's country table; 0 is global. */
-  country: number;
 }
 
 /**
- * One identity's events in time order, as parallel typed arrays. Only what the windows need is kept:
- * 30 days of every type and 90 days of purchases; the rest is compacted away as the arrays fill.
+ * The events of every history of a tenant, column by column: a history owns one run of slots, its
+ * events in time order at its start and room to grow after them. 17 bytes a slot.
+ */
+export interface HistoryColumns {
+  readonly items: Int32Array;
+  readonly types: Uint8Array;
+  readonly ts: Float64Array;
+  readonly weights: Float32Array;
+}
+
+/** Slots a new history gets; a full one grows by half (after dropping what left its windows). */
+const FIRST_SLOTS = 4;
+/** Once abandoned slots are this share of the slots handed out, the histories are packed anew. */
+const GARBAGE_SHARE = 0.25;
+/** Below this many slots handed out, abandoned ones are not worth packing. */
+const PACK_MIN_SLOTS = 4_096;
+
+function columnsOf(slots: number): HistoryColumns {
+  return {
+    items: new Int32Array(slots),
+    types: new Uint8Array(slots),
+    ts: new Float64Array(slots),
+    weights: new Float32Array(slots),
+  };
+}
+
+/**
+ * One identity's events in time order: slots `start` to `end` (exclusive) of its tenant's history
+ * columns. Only what the windows need is kept: 30 days of every type and 90 days of purchases; the rest
+ * is dropped when its slots fill. Indexes into the columns are absolute, and valid until the next event
+ * of any history (which may move the columns): read them, never keep them.
  */
 export class UserHistory {
+  start = 0;
   length = 0;
+  /** Slots owned from `start`. */
+  capacity = 0;
   /** Bumps on every added event, so cached recommendations of this identity can tell they are stale. */
   version = 0;
-  items = new Int32Array(8);
-  types = new Uint8Array(8);
-  ts = new Float64Array(8);
-  weights = new Float32Array(8);
-  countries = new Uint16Array(8);
 
-  add(event: HistoryEvent, now: number): void {
-    if (this.length === this.items.length) this.compact(now);
-    const needed = this.length + 1;
-    this.items = ensureCapacity(this.items, needed, Int32Array);
-    this.types = ensureCapacity(this.types, needed, Uint8Array);
-    this.ts = ensureCapacity(this.ts, needed, Float64Array);
-    this.weights = ensureCapacity(this.weights, needed, Float32Array);
-    this.countries = ensureCapacity(this.countries, needed, Uint16Array);
-    // Events mostly arrive in order; an older one is moved into place from the end.
-    let at = this.length;
-    while (at > 0 && this.ts[at - 1] > event.ts) at--;
-    if (at < this.length) {
-      this.items.copyWithin(at + 1, at, this.length);
-      this.types.copyWithin(at + 1, at, this.length);
-      this.ts.copyWithin(at + 1, at, this.length);
-      this.weights.copyWithin(at + 1, at, this.length);
-      this.countries.copyWithin(at + 1, at, this.length);
-    }
-    this.items[at] = event.item;
-    this.types[at] = event.type;
-    this.ts[at] = event.ts;
-    this.weights[at] = event.weight;
-    this.countries[at] = event.country;
-    this.length = needed;
-    this.version++;
+  constructor(private readonly owner: UserHistories) {}
+
+  /** The tenant's history columns, as they are now. */
+  get columns(): HistoryColumns {
+    return this.owner.columns;
   }
 
-  /** Drops events that left their window. */
-  compact(now: number): void {
-    let kept = 0;
-    for (let i = 0; i < this.length; i++) {
-      const age = now - this.ts[i];
-      const window = this.types[i] === PURCHASE ? PURCHASE_WINDOW_MS : HISTORY_WINDOW_MS;
-      if (age > window) continue;
-      if (kept !== i) {
-        this.items[kept] = this.items[i];
-        this.types[kept] = this.types[i];
-        this.ts[kept] = this.ts[i];
-        this.weights[kept] = this.weights[i];
-        this.countries[kept] = this.countries[i];
-      }
-      kept++;
-    }
-    this.length = kept;
+  get end(): number {
+    return this.start + this.length;
   }
 
   /** Distinct items purchased in the last 90 days. */
   purchasedItems(now: number): Set<number> {
+    const { items, types, ts } = this.owner.columns;
     const purchased = new Set<number>();
     const since = now - PURCHASE_WINDOW_MS;
-    for (let i = 0; i < this.length; i++) {
-      if (this.types[i] === PURCHASE && this.ts[i] >= since) purchased.add(this.items[i]);
+    for (let i = this.start; i < this.end; i++) {
+      if (types[i] === PURCHASE && ts[i] >= since) purchased.add(items[i]);
     }
     return purchased;
   }
 
-  /** Index of the first event inside the 30-day history window. */
+  /** Index (into the columns) of the first event inside the 30-day history window. */
   windowStart(now: number): number {
+    const { ts } = this.owner.columns;
     const since = now - HISTORY_WINDOW_MS;
-    let i = 0;
-    while (i < this.length && this.ts[i] < since) i++;
+    let i = this.start;
+    while (i < this.end && ts[i] < since) i++;
     return i;
+  }
+
+  /** The events held, oldest first (for tests and inspection). */
+  events(): HistoryEvent[] {
+    const { items, types, ts, weights } = this.owner.columns;
+    const events: HistoryEvent[] = [];
+    for (let i = this.start; i < this.end; i++) {
+      events.push({ item: items[i], type: types[i], ts: ts[i], weight: weights[i] });
+    }
+    return events;
   }
 }
 
-/** Every identity's history (key: userId, else sessionId) for one tenant. */
+/**
+ * Every identity's history (key: userId, else sessionId) for one tenant, in one set of typed columns
+ * rather than arrays of their own: a history costs its events' slots and one small object, where five
+ * typed arrays per identity cost some 700 bytes before their first event.
+ */
 export class UserHistories {
   private readonly byIdentity = new Map<string, UserHistory>();
+  columns: HistoryColumns = columnsOf(1024);
+  /** Slots handed out, from 0: every history's run lies below. */
+  private used = 0;
+  /** Slots below `used` that no history owns any more (moved or deleted histories left them). */
+  private abandoned = 0;
+  private eventCount = 0;
+
+  /** @param packMinSlots below this many slots handed out, abandoned ones are left as they are */
+  constructor(private readonly packMinSlots = PACK_MIN_SLOTS) {}
 
   get(identity: string): UserHistory | undefined {
     return this.byIdentity.get(identity);
@@ -107,18 +121,150 @@ export class UserHistories {
   add(identity: string, event: HistoryEvent, now: number): void {
     let history = this.byIdentity.get(identity);
     if (!history) {
-      history = new UserHistory();
+      history = new UserHistory(this);
       this.byIdentity.set(identity, history);
     }
-    history.add(event, now);
+    if (history.length === history.capacity) this.makeRoom(history, now);
+    const { items, types, ts, weights } = this.columns;
+    // Events mostly arrive in order; an older one is moved into place from the end.
+    const first = history.start;
+    const end = history.end;
+    let at = end;
+    while (at > first && ts[at - 1] > event.ts) at--;
+    if (at < end) {
+      items.copyWithin(at + 1, at, end);
+      types.copyWithin(at + 1, at, end);
+      ts.copyWithin(at + 1, at, end);
+      weights.copyWithin(at + 1, at, end);
+    }
+    items[at] = event.item;
+    types[at] = event.type;
+    ts[at] = event.ts;
+    weights[at] = event.weight;
+    history.length++;
+    history.version++;
+    this.eventCount++;
   }
 
   delete(identity: string): void {
+    const history = this.byIdentity.get(identity);
+    if (!history) return;
     this.byIdentity.delete(identity);
+    this.abandoned += history.capacity;
+    this.eventCount -= history.length;
   }
 
+  /** Identities with a history. */
   get size(): number {
     return this.byIdentity.size;
+  }
+
+  /** Events held over all histories. */
+  get events(): number {
+    return this.eventCount;
+  }
+
+  /** Slots handed out to histories, and of those, slots no history owns any more. */
+  get slots(): { used: number; abandoned: number } {
+    return { used: this.used, abandoned: this.abandoned };
+  }
+
+  /** Bytes of the columns (allocated, so including room not yet handed out). */
+  get bytes(): number {
+    const { items, types, ts, weights } = this.columns;
+    return items.byteLength + types.byteLength + ts.byteLength + weights.byteLength;
+  }
+
+  /** Drops the history's events that left their window; when none did, gives it more slots. */
+  private makeRoom(history: UserHistory, now: number): void {
+    if (history.length > 0) this.dropExpired(history, now);
+    if (history.length < history.capacity) return;
+    const wanted = history.capacity === 0 ? FIRST_SLOTS : history.capacity + (history.capacity >> 1);
+    if (history.capacity > 0 && history.start + history.capacity === this.used) {
+      // The last run grows where it is.
+      this.reserve(history.start + wanted);
+      this.used = history.start + wanted;
+      history.capacity = wanted;
+      return;
+    }
+    if (this.abandoned + history.capacity > GARBAGE_SHARE * this.used && this.used >= this.packMinSlots) {
+      this.pack(history, wanted);
+      return;
+    }
+    const start = this.used;
+    this.reserve(start + wanted);
+    const { items, types, ts, weights } = this.columns;
+    const from = history.start;
+    const to = history.end;
+    items.copyWithin(start, from, to);
+    types.copyWithin(start, from, to);
+    ts.copyWithin(start, from, to);
+    weights.copyWithin(start, from, to);
+    this.abandoned += history.capacity;
+    history.start = start;
+    history.capacity = wanted;
+    this.used = start + wanted;
+  }
+
+  /** Drops events that left their window (30 days, 90 for purchases), keeping the order. */
+  private dropExpired(history: UserHistory, now: number): void {
+    const { items, types, ts, weights } = this.columns;
+    let kept = history.start;
+    for (let i = history.start; i < history.end; i++) {
+      const age = now - ts[i];
+      const window = types[i] === PURCHASE ? PURCHASE_WINDOW_MS : HISTORY_WINDOW_MS;
+      if (age > window) continue;
+      if (kept !== i) {
+        items[kept] = items[i];
+        types[kept] = types[i];
+        ts[kept] = ts[i];
+        weights[kept] = weights[i];
+      }
+      kept++;
+    }
+    this.eventCount -= history.end - kept;
+    history.length = kept - history.start;
+  }
+
+  /** Makes the columns hold at least `slots` slots, growing them by half when they must grow. */
+  private reserve(slots: number): void {
+    if (slots <= this.columns.items.length) return;
+    const grown = columnsOf(Math.max(slots, Math.ceil(this.columns.items.length * 1.5)));
+    const { items, types, ts, weights } = this.columns;
+    grown.items.set(items.subarray(0, this.used));
+    grown.types.set(types.subarray(0, this.used));
+    grown.ts.set(ts.subarray(0, this.used));
+    grown.weights.set(weights.subarray(0, this.used));
+    this.columns = grown;
+  }
+
+  /**
+   * Copies every history into new columns, each run right after the one before, with a quarter of its
+   * events as room (`growing` gets `slots`): the slots abandoned by moved and deleted histories are gone.
+   */
+  private pack(growing: UserHistory, slots: number): void {
+    const histories = [...this.byIdentity.values()];
+    const roomOf = (history: UserHistory) =>
+      history === growing ? slots : Math.max(history.length + (history.length >> 2), FIRST_SLOTS);
+    let total = 0;
+    for (const history of histories) total += roomOf(history);
+    const packed = columnsOf(Math.max(1024, total + (total >> 3)));
+    const { items, types, ts, weights } = this.columns;
+    let at = 0;
+    for (const history of histories) {
+      const from = history.start;
+      const to = history.end;
+      packed.items.set(items.subarray(from, to), at);
+      packed.types.set(types.subarray(from, to), at);
+      packed.ts.set(ts.subarray(from, to), at);
+      packed.weights.set(weights.subarray(from, to), at);
+      history.start = at;
+      history.capacity = roomOf(history);
+      at += history.capacity;
+    }
+    this.columns = packed;
+    this.used = at;
+    this.abandoned = 0;
   }
 }
 

@@ -69,16 +69,17 @@ export async function loadState(
     const tenant = state.get(String(tenantId));
     if (tenant) restoreFeed(tenant, JSON.parse(String(doc)));
   }
-  for (const row of await rows(
+  // Streamed, as the larger tables below: a whole result at once would leave the heap as large as it
+  // was, long after its rows are garbage (README, "Memory").
+  await eachRow(
     db,
     `SELECT tenant_id, ${ITEM_COLUMNS} FROM items ORDER BY tenant_id, created_at, external_id`,
-  )) {
-    state.get(String(row[0]))?.upsertItem(itemFromRow(row, 1));
-  }
-  for (const row of await rows(db, `SELECT tenant_id, ${USER_COLUMNS} FROM users`)) {
+    (row) => state.get(String(row[0]))?.upsertItem(itemFromRow(row, 1)),
+  );
+  await eachRow(db, `SELECT tenant_id, ${USER_COLUMNS} FROM users`, (row) => {
     const user = userFromRow(row, 1);
     state.get(String(row[0]))?.users.set(user.externalId, user);
-  }
+  });
   for (const [tenantId, total] of await rows(
     db,
     'SELECT tenant_id, count(*) FROM interactions GROUP BY ALL',
@@ -86,18 +87,16 @@ export async function loadState(
     const tenant = state.get(String(tenantId));
     if (tenant) tenant.interactionTotal = Number(total);
   }
-  for (const [tenantId, eventId] of await rows(
+  await eachRow(
     db,
     'SELECT tenant_id, event_id FROM interactions WHERE event_id IS NOT NULL',
-  )) {
-    state.get(String(tenantId))?.interactionEventIds.add(String(eventId));
-  }
-  for (const [tenantId, eventId] of await rows(
+    ([tenantId, eventId]) => state.get(String(tenantId))?.interactionEventIds.add(String(eventId)),
+  );
+  await eachRow(
     db,
     'SELECT tenant_id, event_id FROM impressions WHERE event_id IS NOT NULL',
-  )) {
-    state.get(String(tenantId))?.impressionEventIds.add(String(eventId));
-  }
+    ([tenantId, eventId]) => state.get(String(tenantId))?.impressionEventIds.add(String(eventId)),
+  );
   await loadHistories(db, state, now);
 }
 
@@ -129,6 +128,12 @@ async function loadHistories(db: DuckDBConnection, state: ServingState, now: num
       );
     }
   }
+}
+
+/** Calls `each` with every row of the query, read a chunk at a time. */
+async function eachRow(db: DuckDBConnection, sql: string, each: (row: unknown[]) => void): Promise<void> {
+  const result = await db.stream(sql);
+  for await (const chunk of result.yieldRowsJs()) for (const row of chunk) each(row);
 }
 
 async function rows(

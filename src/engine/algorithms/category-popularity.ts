@@ -87,7 +87,7 @@ export const categoryPopularity: Algorithm = {
     if (context.seeds.length > 0) return categoryCandidates(context, context.seeds);
     const history = context.history;
     if (!history) return requestPools.take(0);
-    const recent = Array.from(history.items.subarray(history.windowStart(context.now), history.length));
+    const recent = Array.from(history.columns.items.subarray(history.windowStart(context.now), history.end));
     return categoryCandidates(context, recent);
   },
 };

@@ -19,11 +19,11 @@ export const recentlyViewed: Algorithm = {
     const pool = requestPools.take(32);
     if (!history) return pool;
     seen.begin(context.tenant.catalog.size);
+    const { items, types } = history.columns;
     const start = history.windowStart(now);
     // Scores only carry the order (newest highest); they are never shown.
-    for (let i = history.length - 1; i >= start; i--) {
-      if (history.types[i] === TYPE_CODES.view && seen.mark(history.items[i]))
-        pool.push(history.items[i], i + 1);
+    for (let i = history.end - 1; i >= start; i--) {
+      if (types[i] === TYPE_CODES.view && seen.mark(items[i])) pool.push(items[i], i - history.start + 1);
     }
     return pool;
   },

@@ -30,11 +30,13 @@ export function weighHistory(context: PipelineContext): { seeds: number[]; seedW
   const seeds: number[] = [];
   const seedWeights: number[] = [];
   if (!history) return { seeds, seedWeights };
+  const { items, ts, weights } = history.columns;
   const start = history.windowStart(now);
-  itemWeights.begin(history.length - start);
-  for (let i = start; i < history.length; i++) {
-    const recency = Math.pow(0.5, Math.max(0, now - history.ts[i]) / HALF_LIFE_MS);
-    itemWeights.add(history.items[i], history.weights[i] * recency);
+  const end = history.end;
+  itemWeights.begin(end - start);
+  for (let i = start; i < end; i++) {
+    const recency = Math.pow(0.5, Math.max(0, now - ts[i]) / HALF_LIFE_MS);
+    itemWeights.add(items[i], weights[i] * recency);
   }
   // Strongest first; equal weights by lower id.
   const strongest = requestPools.take(itemWeights.size);

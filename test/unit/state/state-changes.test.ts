@@ -26,13 +26,10 @@ function replayed(log: StateChangeLog): ServingState {
 }
 
 function historyOf(tenant: TenantState, identity: string) {
-  const history = tenant.histories.get(identity)!;
-  return Array.from({ length: history.length }, (_, i) => [
-    tenant.catalog.externalIds[history.items[i]],
-    history.types[i],
-    history.ts[i],
-    tenant.countries.nameOf(history.countries[i]),
-  ]);
+  return tenant.histories
+    .get(identity)!
+    .events()
+    .map((event) => [tenant.catalog.externalIds[event.item], event.type, event.ts]);
 }
 
 describe('state changes', () => {
@@ -93,6 +90,11 @@ describe('state changes', () => {
     expect(copy.neighbours.weights).toEqual(tenant.neighbours.weights);
     for (const identity of ['u1', 'u2'])
       expect(historyOf(copy, identity)).toEqual(historyOf(tenant, identity));
+    for (const country of ['DE', 'FR']) {
+      const code = tenant.countries.find(country);
+      expect(copy.countries.find(country)).toBe(code);
+      expect(copy.geoCounts.countryTotal(code)).toBe(tenant.geoCounts.countryTotal(code));
+    }
     const bodies: RequestBody[] = [
       { scenario: 'pdp', itemId: 'a' },
       { logicType: 'item-to-item', itemId: 'c', country: 'FR' },

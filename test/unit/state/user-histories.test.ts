@@ -1,39 +1,134 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, PURCHASE, TYPE_CODES, UserHistory } from '../../../src/state/user-histories.js';
+import {
+  DAY_MS,
+  HISTORY_WINDOW_MS,
+  PURCHASE,
+  PURCHASE_WINDOW_MS,
+  TYPE_CODES,
+  UserHistories,
+} from '../../../src/state/user-histories.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
-const event = (item: number, type: number, daysAgo: number) => ({
+const event = (item: number, type: number, daysAgo: number, weight = 1) => ({
   item,
   type,
   ts: NOW - daysAgo * DAY_MS,
-  weight: 1,
-  country: 0,
+  weight,
 });
+const itemsOf = (histories: UserHistories, identity: string) =>
+  histories
+    .get(identity)!
+    .events()
+    .map((e) => e.item);
 
-describe('UserHistory', () => {
+describe('UserHistories', () => {
   it('keeps events in time order even when they arrive out of order', () => {
-    const history = new UserHistory();
-    for (const daysAgo of [3, 1, 2, 5, 0]) history.add(event(daysAgo, TYPE_CODES.view, daysAgo), NOW);
-    expect(Array.from(history.items.subarray(0, history.length))).toEqual([5, 3, 2, 1, 0]);
+    const histories = new UserHistories();
+    for (const daysAgo of [3, 1, 2, 5, 0]) histories.add('u', event(daysAgo, TYPE_CODES.view, daysAgo), NOW);
+    expect(itemsOf(histories, 'u')).toEqual([5, 3, 2, 1, 0]);
   });
 
-  it('keeps 30 days of views and 90 days of purchases when it compacts', () => {
-    const history = new UserHistory();
-    history.add(event(1, TYPE_CODES.view, 40), NOW);
-    history.add(event(2, PURCHASE, 60), NOW);
-    history.add(event(3, PURCHASE, 100), NOW);
-    history.add(event(4, TYPE_CODES.cart, 10), NOW);
-    history.compact(NOW);
-    expect(Array.from(history.items.subarray(0, history.length)).sort()).toEqual([2, 4]);
+  it('drops what left its window (30 days, 90 for purchases) when its slots fill', () => {
+    const histories = new UserHistories();
+    histories.add('u', event(1, TYPE_CODES.view, 40), NOW);
+    histories.add('u', event(2, PURCHASE, 60), NOW);
+    histories.add('u', event(3, PURCHASE, 100), NOW);
+    histories.add('u', event(4, TYPE_CODES.cart, 10), NOW);
+    // Four slots are full: the fifth event makes room by dropping the 40-day view and 100-day purchase.
+    histories.add('u', event(5, TYPE_CODES.view, 1), NOW);
+    const history = histories.get('u')!;
+    expect(itemsOf(histories, 'u')).toEqual([2, 4, 5]);
+    expect(histories.events).toBe(3);
     expect([...history.purchasedItems(NOW)]).toEqual([2]);
-    expect(history.windowStart(NOW)).toBe(1);
+    expect(history.windowStart(NOW) - history.start).toBe(1);
   });
 
-  it('grows past its initial capacity without losing events inside the windows', () => {
-    const history = new UserHistory();
-    for (let i = 0; i < 1000; i++) history.add(event(i, TYPE_CODES.view, (i % 20) / 10), NOW);
-    expect(history.length).toBe(1000);
-    const ts = Array.from(history.ts.subarray(0, history.length));
+  it('grows past its first slots without losing events inside the windows', () => {
+    const histories = new UserHistories();
+    for (let i = 0; i < 1000; i++) histories.add('u', event(i, TYPE_CODES.view, (i % 20) / 10), NOW);
+    const ts = histories
+      .get('u')!
+      .events()
+      .map((e) => e.ts);
+    expect(ts).toHaveLength(1000);
     expect(ts).toEqual([...ts].sort((a, b) => a - b));
+  });
+
+  it('keeps every history whole while they interleave, move, pack and are deleted', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.record({
+              identity: fc.integer({ min: 0, max: 40 }),
+              item: fc.integer({ min: 0, max: 1000 }),
+              type: fc.integer({ min: 0, max: 3 }),
+              daysAgo: fc.integer({ min: 0, max: 120 }),
+              weight: fc.integer({ min: 1, max: 5 }),
+            }),
+            fc.record({ deleted: fc.integer({ min: 0, max: 40 }) }),
+          ),
+          { maxLength: 3000 },
+        ),
+        (steps) => {
+          // Packing from 16 slots on, so that short runs pack too.
+          const histories = new UserHistories(16);
+          const model = new Map<string, { item: number; type: number; ts: number; weight: number }[]>();
+          for (const step of steps) {
+            if ('deleted' in step) {
+              histories.delete(`u${step.deleted}`);
+              model.delete(`u${step.deleted}`);
+              continue;
+            }
+            const e = event(step.item, step.type, step.daysAgo, step.weight);
+            const identity = `u${step.identity}`;
+            histories.add(identity, e, NOW);
+            const events = model.get(identity) ?? [];
+            // Stable: an event goes after those at the same time, as the history inserts it.
+            const at = events.findLastIndex((other) => other.ts <= e.ts) + 1;
+            events.splice(at, 0, e);
+            model.set(identity, events);
+          }
+          expect(histories.size).toBe(model.size);
+          let total = 0;
+          for (const [identity, events] of model) {
+            const history = histories.get(identity)!;
+            const held = history.events();
+            total += held.length;
+            // What the history still holds are the model's events, minus some of those outside the windows.
+            const inside = (e: { type: number; ts: number }) =>
+              NOW - e.ts <= (e.type === PURCHASE ? PURCHASE_WINDOW_MS : HISTORY_WINDOW_MS);
+            expect(held.filter(inside)).toEqual(events.filter(inside));
+            const start = history.windowStart(NOW);
+            const { items } = history.columns;
+            expect(Array.from(items.subarray(start, history.end))).toEqual(
+              events.filter((e) => NOW - e.ts <= HISTORY_WINDOW_MS).map((e) => e.item),
+            );
+          }
+          expect(histories.events).toBe(total);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('packs the slots that moved and deleted histories left', () => {
+    const histories = new UserHistories();
+    // Interleaved events make every history move as it grows, leaving its old slots behind.
+    for (let round = 0; round < 200; round++) {
+      for (let user = 0; user < 100; user++) histories.add(`u${user}`, event(round, 0, 1), NOW);
+    }
+    for (let user = 0; user < 50; user++) histories.delete(`u${user}`);
+    for (let round = 200; round < 300; round++) {
+      for (let user = 50; user < 100; user++) histories.add(`u${user}`, event(round, 0, 0), NOW);
+    }
+    expect(histories.events).toBe(50 * 300);
+    const { used, abandoned } = histories.slots;
+    expect(abandoned).toBeLessThanOrEqual(used / 4);
+    // Room to grow: at most half again the events per history, and the columns half again the slots.
+    expect(used - abandoned).toBeLessThanOrEqual(1.5 * histories.events + 4 * histories.size);
+    expect(itemsOf(histories, 'u99').slice(0, 3)).toEqual([0, 1, 2]);
+    expect(itemsOf(histories, 'u50').slice(-2)).toEqual([298, 299]);
   });
 });

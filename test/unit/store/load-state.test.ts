@@ -52,17 +52,19 @@ describe('serving state rebuilt from the store', () => {
       expect(restored.settings.userProvisioningModes).toEqual(['on_identity_merge']);
       expect(restored.interactionEventIds.has('e1')).toBe(true);
 
-      const history = restored.histories.get('u1')!;
-      const kept = Array.from({ length: history.length }, (_, i) => [
-        restored.catalog.externalIds[history.items[i]],
-        history.types[i],
-        restored.countries.nameOf(history.countries[i]),
-      ]);
+      const kept = restored.histories
+        .get('u1')!
+        .events()
+        .map((event) => [restored.catalog.externalIds[event.item], event.type]);
       // The 45-day view and the 120-day purchase fell out of their windows.
       expect(kept).toEqual([
-        ['b', TYPE_CODES.purchase, null],
-        ['a', TYPE_CODES.view, 'DE'],
+        ['b', TYPE_CODES.purchase],
+        ['a', TYPE_CODES.view],
       ]);
+      // The view from DE counts in the geo counters of the last 7 days.
+      const de = restored.countries.find('DE');
+      expect(de).not.toBe(0);
+      expect(restored.geoCounts.countryCount(de, restored.catalog.idOf('a'))).toBe(1);
       // An item known only from events gets an id but is not in the catalog.
       const ghost = restored.catalog.idOf('ghost');
       expect(ghost).toBeGreaterThanOrEqual(0);
