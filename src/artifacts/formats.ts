@@ -2,7 +2,7 @@ import { arrowToColumns, columnsToArrow, sharedCopy } from './columns.js';
 import { ArtifactError } from './errors.js';
 import path from 'node:path';
 import { QUANTIZATIONS, type Quantization } from '../contract/vectors.js';
-import type { VerifiedArtifact } from './open.js';
+import { readChunks, type VerifiedArtifact } from './open.js';
 
 /**
  * The file formats of models. A job encodes what it built; a loader decodes a verified artifact into
@@ -151,7 +151,15 @@ export interface ItemVectors {
    * similarities in `scores`. Absent in versions built without them.
    */
   lists?: { offsets: Int32Array; rows: Int32Array; scores: Float32Array };
+  /**
+   * decode for serving (`decodeItemVectors(artifact, 'file')`) of a version with HNSW indexes: the file
+   * its rows are read from, one at a time, as ranking needs them; `matrix` is then empty. Such a version
+   * is never searched exactly, so nothing needs all of its rows in memory.
+   */
+  matrixFile?: string;
 }
+
+const MATRIX_FILE = 'vectors.f32';
 
 function indexFileName(quantization: Quantization): string {
   return `index-${quantization}.usearch`;
@@ -164,7 +172,7 @@ export const VECTORS: ModelFormat<ItemVectors> = {
         external_id: model.items,
         text_hash: new Int32Array(model.hashes.buffer, model.hashes.byteOffset, model.hashes.length),
       }),
-      'vectors.f32': new Uint8Array(model.matrix.buffer, model.matrix.byteOffset, model.matrix.byteLength),
+      [MATRIX_FILE]: new Uint8Array(model.matrix.buffer, model.matrix.byteOffset, model.matrix.byteLength),
     };
     for (const [quantization, bytes] of Object.entries(model.indexes)) {
       if (bytes instanceof Uint8Array) files[indexFileName(quantization as Quantization)] = bytes;
@@ -176,65 +184,86 @@ export const VECTORS: ModelFormat<ItemVectors> = {
     return { files, shape: { items: model.items.length, dimensions: model.dimensions } };
   },
   decode(artifact) {
-    const { external_id: items, text_hash: hashes } = arrowToColumns(
-      artifact.file('items.arrow'),
-      { external_id: 'text', text_hash: 'int32' },
-      'items.arrow',
-    );
-    const dimensions = artifact.manifest.shape?.dimensions;
-    if (!Number.isInteger(dimensions) || dimensions < 1)
-      throw new ArtifactError(`dimensions is ${dimensions}`);
-    checkShape(artifact, 'items', items.length);
-    checkIds(items, 'item');
-    const bytes = artifact.file('vectors.f32');
-    if (bytes.byteLength !== items.length * dimensions * 4)
-      throw new ArtifactError('vectors.f32 does not match the items');
-    // In shared memory: the ranking thread searches the same rows without a copy of its own.
-    const matrix = new Float32Array(new SharedArrayBuffer(bytes.byteLength));
-    new Uint8Array(matrix.buffer).set(bytes);
-    checkFinite(matrix, 'vectors');
-    const indexes: ItemVectors['indexes'] = {};
-    for (const quantization of QUANTIZATIONS) {
-      const name = indexFileName(quantization);
-      if (!(name in artifact.manifest.files)) continue;
-      if (artifact.dir === undefined) throw new ArtifactError(`${name} has no folder to be opened from`);
-      indexes[quantization] = path.join(artifact.dir, name);
-    }
-    let lists: ItemVectors['lists'];
-    if ('lists.arrow' in artifact.manifest.files) {
-      const { offset: offsets } = arrowToColumns(
-        artifact.file('list-offsets.arrow'),
-        { offset: 'int32' },
-        'list-offsets.arrow',
-      );
-      const { row: rows, score: scores } = arrowToColumns(
-        artifact.file('lists.arrow'),
-        { row: 'int32', score: 'float32' },
-        'lists.arrow',
-      );
-      if (offsets.length !== items.length + 1 || offsets[0] !== 0 || offsets[items.length] !== rows.length)
-        throw new ArtifactError('list offsets do not span the lists');
-      for (let i = 0; i < items.length; i++) {
-        if (offsets[i + 1] < offsets[i]) throw new ArtifactError(`list offsets decrease at row ${i}`);
-      }
-      for (let k = 0; k < rows.length; k++) {
-        if (rows[k] < 0 || rows[k] >= items.length) throw new ArtifactError(`list entry ${k} names no row`);
-      }
-      checkFinite(scores, 'list scores');
-      lists = { offsets: sharedCopy(offsets), rows: sharedCopy(rows), scores: sharedCopy(scores) };
-    }
-    const model = artifact.manifest.parameters.model;
-    return {
-      lists,
-      model: typeof model === 'string' ? model : '',
-      dimensions,
-      items,
-      hashes: new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length),
-      matrix,
-      indexes,
-    };
+    return decodeItemVectors(artifact, 'memory');
   },
 };
+
+/**
+ * A vectors version, its rows in (shared) memory, or, with `rows: 'file'`, left in their file when the
+ * version has HNSW indexes (see ItemVectors.matrixFile); either way every row is checked to be finite.
+ */
+export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | 'file'): ItemVectors {
+  const { external_id: items, text_hash: hashes } = arrowToColumns(
+    artifact.file('items.arrow'),
+    { external_id: 'text', text_hash: 'int32' },
+    'items.arrow',
+  );
+  const dimensions = artifact.manifest.shape?.dimensions;
+  if (!Number.isInteger(dimensions) || dimensions < 1) throw new ArtifactError(`dimensions is ${dimensions}`);
+  checkShape(artifact, 'items', items.length);
+  checkIds(items, 'item');
+  const matrixBytes = items.length * dimensions * 4;
+  const mismatch = () => new ArtifactError('vectors.f32 does not match the items');
+  const hnsw = QUANTIZATIONS.some((quantization) => indexFileName(quantization) in artifact.manifest.files);
+  let matrix: Float32Array = new Float32Array(0);
+  let matrixFile: string | undefined;
+  if (rows === 'file' && hnsw && artifact.path) {
+    if (artifact.manifest.files[MATRIX_FILE]?.bytes !== matrixBytes) throw mismatch();
+    matrixFile = artifact.path(MATRIX_FILE);
+    // Whole numbers per chunk: the chunks are a multiple of 4 bytes long and start aligned.
+    readChunks(matrixFile, (chunk) =>
+      checkFinite(new Float32Array(chunk.buffer, chunk.byteOffset, chunk.byteLength >> 2), 'vectors'),
+    );
+  } else {
+    const bytes = artifact.file(MATRIX_FILE);
+    if (bytes.byteLength !== matrixBytes) throw mismatch();
+    // In shared memory: the ranking thread searches the same rows without a copy of its own.
+    matrix = new Float32Array(new SharedArrayBuffer(bytes.byteLength));
+    new Uint8Array(matrix.buffer).set(bytes);
+    checkFinite(matrix, 'vectors');
+  }
+  const indexes: ItemVectors['indexes'] = {};
+  for (const quantization of QUANTIZATIONS) {
+    const name = indexFileName(quantization);
+    if (!(name in artifact.manifest.files)) continue;
+    if (artifact.dir === undefined) throw new ArtifactError(`${name} has no folder to be opened from`);
+    indexes[quantization] = path.join(artifact.dir, name);
+  }
+  let lists: ItemVectors['lists'];
+  if ('lists.arrow' in artifact.manifest.files) {
+    const { offset: offsets } = arrowToColumns(
+      artifact.file('list-offsets.arrow'),
+      { offset: 'int32' },
+      'list-offsets.arrow',
+    );
+    const { row: rows, score: scores } = arrowToColumns(
+      artifact.file('lists.arrow'),
+      { row: 'int32', score: 'float32' },
+      'lists.arrow',
+    );
+    if (offsets.length !== items.length + 1 || offsets[0] !== 0 || offsets[items.length] !== rows.length)
+      throw new ArtifactError('list offsets do not span the lists');
+    for (let i = 0; i < items.length; i++) {
+      if (offsets[i + 1] < offsets[i]) throw new ArtifactError(`list offsets decrease at row ${i}`);
+    }
+    for (let k = 0; k < rows.length; k++) {
+      if (rows[k] < 0 || rows[k] >= items.length) throw new ArtifactError(`list entry ${k} names no row`);
+    }
+    checkFinite(scores, 'list scores');
+    lists = { offsets: sharedCopy(offsets), rows: sharedCopy(rows), scores: sharedCopy(scores) };
+  }
+  const model = artifact.manifest.parameters.model;
+  return {
+    lists,
+    model: typeof model === 'string' ? model : '',
+    dimensions,
+    items,
+    hashes: new Uint32Array(hashes.buffer, hashes.byteOffset, hashes.length),
+    matrix,
+    indexes,
+    ...(matrixFile !== undefined && { matrixFile }),
+  };
+}
 
 /** Each model's file format: the jobs write it, the loader reads it. */
 export const MODEL_FORMATS = {

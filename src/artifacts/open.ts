@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { ArtifactError } from './errors.js';
 import {
@@ -18,6 +19,44 @@ export interface VerifiedArtifact {
   dir?: string;
   /** The bytes of one of the manifest's files. */
   file(name: string): Uint8Array;
+  /**
+   * Where one of the manifest's files is, for what reads it in parts or by path (a file of a version
+   * opened from its folder; undefined otherwise).
+   */
+  path?(name: string): string;
+}
+
+/**
+ * Files larger than this are checked in chunks and read again when asked for, rather than held from
+ * the check on: a vectors version's matrix and HNSW indexes are hundreds of MB, which the loader would
+ * otherwise hold all at once, and its rows are read from the file as ranking needs them.
+ */
+const HELD_BYTES = 16 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Calls `each` with the file's bytes in order, a chunk at a time (the same buffer each time): every chunk
+ * but the last is CHUNK_BYTES long. Resolves to the file's size.
+ */
+export function readChunks(file: string, each: (chunk: Uint8Array) => void): number {
+  const fd = openSync(file, 'r');
+  const buffer = new Uint8Array(CHUNK_BYTES);
+  let total = 0;
+  try {
+    for (;;) {
+      let filled = 0;
+      while (filled < buffer.byteLength) {
+        const read = readSync(fd, buffer, filled, buffer.byteLength - filled, null);
+        if (read === 0) break;
+        filled += read;
+      }
+      if (filled > 0) each(buffer.subarray(0, filled));
+      total += filled;
+      if (filled < buffer.byteLength) return total;
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function readManifest(dir: string, model: ModelName, version: number): Manifest {
@@ -49,26 +88,49 @@ export function openVersion(
   const dir = path.join(modelDir(dataDir, tenantId, model), versionName(version));
   const manifest = readManifest(dir, model, version);
   if (manifest.tenantId !== tenantId) throw new ArtifactError(`manifest is of tenant '${manifest.tenantId}'`);
-  const contents = new Map<string, Uint8Array>();
+  const contents = new Map<string, Uint8Array | undefined>();
+  const fileOf = (name: string) => path.join(dir, path.basename(name));
   for (const [name, expected] of Object.entries(manifest.files)) {
-    let bytes: Uint8Array;
+    let bytes: Uint8Array | undefined;
+    let size: number;
+    let digest: string;
     try {
-      bytes = readFileSync(path.join(dir, path.basename(name)));
+      if (expected.bytes > HELD_BYTES) {
+        const hash = createHash('sha256');
+        size = readChunks(fileOf(name), (chunk) => hash.update(chunk));
+        digest = hash.digest('hex');
+      } else {
+        bytes = readFileSync(fileOf(name));
+        size = bytes.byteLength;
+        digest = sha256(bytes);
+      }
     } catch (error) {
       throw new ArtifactError(`${name} cannot be read: ${(error as Error).message}`);
     }
-    if (bytes.byteLength !== expected.bytes)
-      throw new ArtifactError(`${name} has ${bytes.byteLength} bytes, the manifest says ${expected.bytes}`);
-    if (sha256(bytes) !== expected.sha256) throw new ArtifactError(`${name} does not match its checksum`);
+    if (size !== expected.bytes)
+      throw new ArtifactError(`${name} has ${size} bytes, the manifest says ${expected.bytes}`);
+    if (digest !== expected.sha256) throw new ArtifactError(`${name} does not match its checksum`);
     contents.set(name, bytes);
   }
+  const listed = (name: string) => {
+    if (!contents.has(name)) throw new ArtifactError(`the manifest lists no file ${name}`);
+  };
   return {
     manifest,
     dir,
     file(name) {
-      const bytes = contents.get(name);
-      if (!bytes) throw new ArtifactError(`the manifest lists no file ${name}`);
+      listed(name);
+      const held = contents.get(name);
+      if (held) return held;
+      // Checked above; read again now that it is wanted whole.
+      const bytes = readFileSync(fileOf(name));
+      if (bytes.byteLength !== manifest.files[name].bytes)
+        throw new ArtifactError(`${name} changed since it was checked`);
       return bytes;
+    },
+    path(name) {
+      listed(name);
+      return fileOf(name);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { MODEL_FORMATS } from '../artifacts/formats.js';
+import { MODEL_FORMATS, decodeItemVectors } from '../artifacts/formats.js';
 import type { ModelName } from '../artifacts/layout.js';
 import type { Manifest } from '../artifacts/manifest.js';
 import { openVersion } from '../artifacts/open.js';
@@ -51,7 +51,8 @@ export function prepareModel(
     };
   }
   if (model === 'vectors') {
-    const vectors = MODEL_FORMATS.vectors.decode(artifact);
+    // Rows searched through HNSW stay in their file (README, "Memory").
+    const vectors = decodeItemVectors(artifact, 'file');
     const base: VectorBase = {
       version,
       builtAt,
@@ -59,6 +60,7 @@ export function prepareModel(
       externalIds: vectors.items,
       hashes: vectors.hashes,
       matrix: vectors.matrix,
+      ...(vectors.matrixFile !== undefined && { matrixFile: vectors.matrixFile }),
       indexFiles: vectors.indexes as VectorBase['indexFiles'],
       lists: vectors.lists,
     };

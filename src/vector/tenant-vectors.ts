@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { dotAt } from '../linalg/vectors.js';
 import { Index, MetricKind, exactSearch, type Matches } from 'usearch';
 import type { Quantization } from '../contract/vectors.js';
@@ -19,8 +20,14 @@ export interface VectorBase {
   externalIds: string[];
   /** Row → the hash of the text the row was embedded from (see `textHash`). */
   hashes: Uint32Array;
-  /** rows × VECTOR_DIMENSIONS; in shared memory when threads share it. */
+  /** rows × VECTOR_DIMENSIONS; in shared memory when threads share it. Empty with `matrixFile`. */
   matrix: Float32Array;
+  /**
+   * Where the rows are, when they are not in `matrix`: a base searched through HNSW reads the few rows a
+   * request needs (its seeds', the candidates it rescores) from the artifact's file, rather than holding
+   * rows × 1.5 KB in memory (README, "Memory"). Each thread opens it for itself.
+   */
+  matrixFile?: string;
   /** HNSW index files over the rows, keyed by row, per quantization; none: searched exactly. */
   indexFiles: Partial<Record<Quantization, string>>;
   /** Each row's nearest rows, best first (see ItemVectors in the artifact formats); absent: none built. */
@@ -83,6 +90,8 @@ export class TenantVectors {
   private baseItem = new Int32Array(0);
   /** The base matrix copied out of shared memory, for exact search (see exactBase). */
   private ownBase: Float32Array | undefined;
+  /** The open `matrixFile` of the base, when its rows are read from there. */
+  private rowsFile: number | undefined;
   /** Per quantization, the base's HNSW index; opened on first use. */
   private readonly indexes = new Map<Quantization, Index>();
   private delta = new Float32Array(0);
@@ -117,6 +126,26 @@ export class TenantVectors {
     return this.base.model;
   }
 
+  /**
+   * Bytes of its arrays: the base's (matrix, text hashes, lists; shared with the ranking thread when it
+   * has one) and this thread's own (the delta, the item numbering, a copy of the base for exact search).
+   */
+  get bytes(): { base: number; own: number } {
+    const { matrix, hashes, lists } = this.base;
+    // A matrix left in its file is in the page cache, not here.
+    const listBytes = lists ? lists.offsets.byteLength + lists.rows.byteLength + lists.scores.byteLength : 0;
+    return {
+      base: matrix.byteLength + hashes.byteLength + listBytes,
+      own:
+        this.delta.byteLength +
+        this.deltaItem.byteLength +
+        this.deltaHashes.byteLength +
+        this.itemRow.byteLength +
+        this.baseItem.byteLength +
+        (this.ownBase?.byteLength ?? 0),
+    };
+  }
+
   /** Whether searches of the base use an HNSW index. */
   get approximate(): boolean {
     return Object.keys(this.base.indexFiles).length > 0;
@@ -127,6 +156,10 @@ export class TenantVectors {
    * `idOf` gives an external id its dense id (the catalog's, creating one when needed).
    */
   replaceBase(base: VectorBase, idOf: (externalId: string) => number): void {
+    // First, so that a file that cannot be opened leaves everything as it was.
+    const rowsFile = base.matrixFile === undefined ? undefined : openSync(base.matrixFile, 'r');
+    if (this.rowsFile !== undefined) closeSync(this.rowsFile);
+    this.rowsFile = rowsFile;
     this.indexes.clear();
     this.ownBase = undefined;
     const keptItems: number[] = [];
@@ -151,16 +184,20 @@ export class TenantVectors {
       if (this.itemRow[item] === 0) this.liveCount++;
       this.itemRow[item] = row + 1;
     });
-    this.delta = new Float32Array(Math.max(keptRows.length, 16) * D);
-    this.deltaItem = new Int32Array(Math.max(keptRows.length, 16));
-    this.deltaHashes = new Uint32Array(Math.max(keptRows.length, 16));
-    this.deltaRows = 0;
-    keptRows.forEach((row, i) => {
-      const item = keptItems[i];
-      const baseRow = this.itemRow[item];
-      if (baseRow > 0 && base.hashes[baseRow - 1] === oldHashes[row]) return;
-      this.append(item, oldDelta.subarray(row * D, row * D + D), oldHashes[row]);
+    // Rows whose text the base has the same go; the delta is sized for those that stay, not for all.
+    const staying = keptRows.flatMap((row, i) => {
+      const baseRow = this.itemRow[keptItems[i]];
+      return baseRow > 0 && base.hashes[baseRow - 1] === oldHashes[row] ? [] : [i];
     });
+    const room = Math.max(staying.length, 16);
+    this.delta = new Float32Array(room * D);
+    this.deltaItem = new Int32Array(room);
+    this.deltaHashes = new Uint32Array(room);
+    this.deltaRows = 0;
+    for (const i of staying) {
+      const row = keptRows[i];
+      this.append(keptItems[i], oldDelta.subarray(row * D, row * D + D), oldHashes[row]);
+    }
     this.version++;
   }
 
@@ -175,9 +212,18 @@ export class TenantVectors {
   /** The item's vector (a view: copy it to keep it), or undefined when it has none. */
   vectorOf(item: number): Float32Array | undefined {
     const row = item < this.itemRow.length ? this.itemRow[item] : 0;
-    if (row > 0) return this.base.matrix.subarray((row - 1) * D, row * D);
+    if (row > 0) return this.baseRow(row - 1);
     if (row < 0) return this.delta.subarray((-row - 1) * D, -row * D);
     return undefined;
+  }
+
+  /** A row of the base: a view of the matrix, or read from the file into `into` (a new array by default). */
+  private baseRow(row: number, into?: Float32Array): Float32Array {
+    if (this.rowsFile === undefined) return this.base.matrix.subarray(row * D, row * D + D);
+    const vector = into ?? new Float32Array(D);
+    const read = readSync(this.rowsFile, vector, 0, D * 4, row * D * 4);
+    if (read !== D * 4) throw new Error(`row ${row} of ${this.base.matrixFile} is cut short`);
+    return vector;
   }
 
   /** Sets the vectors of items (rows of `vectors`), embedded from texts with the given hashes. */
@@ -244,7 +290,7 @@ export class TenantVectors {
     const baseRows = this.base.externalIds.length;
     if (baseRows > 0) {
       const chosen = this.index(options.quantization);
-      const matrix = this.base.matrix;
+      const scratch = new Float32Array(D);
       this.collect(
         found,
         want,
@@ -256,7 +302,12 @@ export class TenantVectors {
             : (exactSearch(this.exactBase(), own, D, k, MetricKind.IP, 1) as Matches),
         (row) => (this.itemRow[this.baseItem[row]] === row + 1 ? this.baseItem[row] : -1),
         chosen !== undefined,
-        chosen && chosen.quantization !== 'f32' ? (row) => dotAt(matrix, row * D, own, 0, D) : undefined,
+        chosen && chosen.quantization !== 'f32'
+          ? (row) =>
+              this.rowsFile === undefined
+                ? dotAt(this.base.matrix, row * D, own, 0, D)
+                : dotAt(this.baseRow(row, scratch), 0, own, 0, D)
+          : undefined,
       );
     }
     this.searchDelta(found, own, want, options);
@@ -335,6 +386,8 @@ export class TenantVectors {
    * shared memory. Only a base without HNSW indexes is searched exactly, and such a base is small.
    */
   private exactBase(): Float32Array {
+    // Only a base with HNSW indexes leaves its rows in their file, and such a base is never searched exactly.
+    if (this.rowsFile !== undefined) throw new Error('a base read from its file has no exact search');
     const matrix = this.base.matrix;
     if (!(matrix.buffer instanceof SharedArrayBuffer)) return matrix;
     return (this.ownBase ??= new Float32Array(matrix));

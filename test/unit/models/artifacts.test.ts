@@ -125,6 +125,39 @@ describe('publishing', () => {
   });
 });
 
+describe('opening a version', () => {
+  it('checks a large file in chunks, reads it again when asked for, and refuses one that changed', () => {
+    // Past the size held from the check on (16 MiB), with a pattern that moving a chunk would break.
+    const big = new Uint8Array(17 * 1024 * 1024 + 5);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7 + (i >> 20)) & 0xff;
+    const small = Uint8Array.from([1, 2, 3]);
+    const { version } = publishModel(
+      dataDir,
+      'shop',
+      'factors',
+      {
+        files: { 'big.bin': big, 'small.bin': small },
+        parameters: {},
+        source: { interactions: 1, users: 1, items: 1 },
+        shape: {},
+      },
+      1,
+    );
+    const opened = openVersion(dataDir, 'shop', 'factors', version);
+    expect(Buffer.compare(opened.file('big.bin'), big)).toBe(0);
+    expect(Buffer.compare(opened.file('small.bin'), small)).toBe(0);
+    expect(opened.path?.('big.bin')).toBe(
+      path.join(modelDir(dataDir, 'shop', 'factors'), versionName(version), 'big.bin'),
+    );
+    expect(() => opened.file('other.bin')).toThrow(/lists no file/);
+    const file = opened.path!('big.bin');
+    const bytes = readFileSync(file);
+    bytes[9 * 1024 * 1024] ^= 0xff;
+    writeFileSync(file, bytes);
+    expect(() => openVersion(dataDir, 'shop', 'factors', version)).toThrow(/checksum/);
+  });
+});
+
 describe('neighbour lists', () => {
   it('refuses a neighbour that names no item, and offsets that do not span the lists', () => {
     const bad = lists();

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LakeDb } from '../../../jobs/lake/lake-db.js';
 import { nearestLists, vectorsJob, type VectorsParameters } from '../../../jobs/vectors/vectors-job.js';
+import { modelDir, versionName } from '../../../src/artifacts/layout.js';
 import { publishModel } from '../../../src/artifacts/publish.js';
 import { recommendList } from '../../../src/engine/pipeline.js';
 import { loadModel } from '../../../src/models/model-loader.js';
@@ -13,7 +14,7 @@ import { VECTOR_DIMENSIONS } from '../../../src/vector/embedder.js';
 import { HashingEmbedder } from '../../../src/vector/hashing-embedder.js';
 import { VectorIndexer } from '../../../src/vector/indexer.js';
 import { renderTemplate, sortedTemplates, templateFor } from '../../../src/vector/templates.js';
-import { TenantVectors } from '../../../src/vector/tenant-vectors.js';
+import { TenantVectors, type VectorBase } from '../../../src/vector/tenant-vectors.js';
 import { buildTenant, item } from '../../support/tenant-fixture.js';
 
 const D = VECTOR_DIMENSIONS;
@@ -205,6 +206,35 @@ describe('the vectors job and the vector index it publishes', () => {
     );
     expect(list.ids.map((id) => tenant.catalog.externalIds[id])).toEqual(['i3']);
     expect(list.algorithm).toBe('vector-similarity');
+    // The rows of a base searched through HNSW stay in their file: read one at a time, as they are there.
+    expect(tenant.vectors.bytes.base).toBeLessThan(6 * D * 4);
+    const file = readFileSync(
+      path.join(modelDir(dataDir, 't1', 'vectors'), versionName(manifest.version), 'vectors.f32'),
+    );
+    const matrix = new Float32Array(file.buffer, file.byteOffset, file.byteLength / 4);
+    const row = tenant.vectors.vectorOf(tenant.catalog.idOf('i2'))!;
+    expect(Array.from(row)).toEqual(Array.from(matrix.subarray(2 * D, 3 * D)));
+  });
+
+  it('refuses a base whose rows file cannot be opened, and keeps the one it has', async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-vectors-'));
+    const { manifest } = await build(NAMES, { exactLimit: 2 });
+    const tenant = servingTenant();
+    loadModel(dataDir, tenant, 'vectors', manifest.version);
+    const query = tenant.vectors.vectorOf(tenant.catalog.idOf('i2'))!.slice();
+    const before = tenant.vectors.search(query, 3, everything);
+    const gone: VectorBase = {
+      version: manifest.version + 1,
+      builtAt: Date.now(),
+      model: 'm',
+      externalIds: ['i0'],
+      hashes: Uint32Array.of(1),
+      matrix: new Float32Array(0),
+      matrixFile: path.join(dataDir, 'missing.f32'),
+      indexFiles: {},
+    };
+    expect(() => tenant.replaceVectorBase(gone)).toThrow(/ENOENT/);
+    expect(tenant.vectors.search(query, 3, everything)).toEqual(before);
   });
 
   it('reuses the rows of unchanged texts, and embeds only what changed', async () => {
