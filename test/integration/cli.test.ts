@@ -16,10 +16,22 @@ const run = promisify(execFile);
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeDataDir));
 
+/** Runs the CLI; its output is compared without colours (oclif colours warnings when the environment asks it to). */
 async function nextrec(args: string[], dataDir?: string) {
-  return run(process.execPath, [BIN, ...args, ...(dataDir ? ['--data-dir', dataDir] : [])], {
-    env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY },
-  });
+  const plain = <T extends { stdout?: unknown; stderr?: unknown }>(r: T): T => {
+    if (typeof r.stdout === 'string') r.stdout = stripVTControlCharacters(r.stdout);
+    if (typeof r.stderr === 'string') r.stderr = stripVTControlCharacters(r.stderr);
+    return r;
+  };
+  try {
+    return plain(
+      await run(process.execPath, [BIN, ...args, ...(dataDir ? ['--data-dir', dataDir] : [])], {
+        env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY },
+      }),
+    );
+  } catch (error) {
+    throw plain(error as { stdout?: unknown; stderr?: unknown });
+  }
 }
 
 describe('nextrec CLI', () => {

@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { Metrics, type MetricSources } from '../../../src/server/metrics.js';
 
 function sources(overrides: Partial<MetricSources> = {}): MetricSources {
+  const builtAt = Date.now() - 90_000;
   return {
     writeQueue: () => ({ records: 12, jobs: 3, limit: 100 }),
     resultCache: () => ({ hits: 3, misses: 1 }),
     vectorBacklog: () => new Map([['acme', 7]]),
     modelBuilds: () => [
-      { tenantId: 'acme', model: 'cooccurrence', builtAt: Date.now() - 90_000 },
+      { tenantId: 'acme', model: 'cooccurrence', builtAt },
       { tenantId: 'acme', model: 'factors', builtAt: 0 },
     ],
     ...overrides,
