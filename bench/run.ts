@@ -9,6 +9,7 @@ const BENCHMARKS = [
   'nextql',
   'serve',
   'latency',
+  'memory',
   'signed',
   'vectors',
   'analytics',

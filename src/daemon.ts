@@ -11,6 +11,7 @@ import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
 import { feedNetwork } from './feeds/network.js';
 import { StoreInUseError } from './store/database.js';
+import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { operatorKey } from './tenants/secrets.js';
 import { openEmbedder } from './vector/embedders.js';
 
@@ -29,6 +30,8 @@ export interface DaemonOptions {
   embeddingsPort?: number | null;
   /** Timeouts, the write queue's bound, the metrics port (default: serverOptions()). */
   server?: ServerOptions;
+  /** The store's DuckDB limits (default: from the environment, README "Memory"). */
+  duckdb?: DuckDbSettings;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
   /** Where to say things a person starting the daemon must see once (generated operator key). */
@@ -112,6 +115,7 @@ async function startServing(
     embedder,
     modelDir: options.modelDir,
     feedNetwork: feedNetwork(options.feedPrivateNetworks ?? false),
+    duckdb: options.duckdb,
   }).catch((error: unknown) => {
     throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });

@@ -7,6 +7,7 @@ import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
 import { LakeExporter } from './store/lake-export.js';
 import { Store } from './store/database.js';
+import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { loadState } from './store/load-state.js';
 import type { StateChangeLog } from './state/state-changes.js';
 import { ServingState } from './state/tenant-state.js';
@@ -45,6 +46,8 @@ export interface RuntimeOptions {
   /** A local transformers model directory, for the vectors builds. */
   modelDir?: string;
   feedNetwork?: FeedNetwork;
+  /** The store's DuckDB limits (default: from the environment, README "Memory"). */
+  duckdb?: DuckDbSettings;
 }
 
 /**
@@ -59,7 +62,7 @@ export async function openRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const vectors = { embedder: options.embedder ?? new HashingEmbedder(), modelDir: options.modelDir };
-  const store = await Store.open(dataDir);
+  const store = await Store.open(dataDir, options.duckdb);
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
   try {

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from './child-server.js';
 import { postJson } from './shop-loader.js';
 
-const BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url));
-const OPERATOR_KEY = 'bench-operator-key-0123456789';
+export const BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url));
+export const OPERATOR_KEY = 'bench-operator-key-0123456789';
 
 /** A tenant's credentials, as `POST /tenants` answers them. */
 export interface BenchCredentials {
@@ -18,6 +18,8 @@ export interface BenchCredentials {
 
 export interface BenchDaemon {
   daemon: ChildServer;
+  /** Its data dir, removed by `stop`. */
+  dataDir: string;
   /** The `bench` tenant, created on start. */
   credentials: BenchCredentials;
   /** X-Tenant-Id and X-Api-Key of the `bench` tenant. */
@@ -54,7 +56,7 @@ export async function startBenchDaemon(name: string, env: Record<string, string>
       201,
     )) as BenchCredentials;
     const headers = { 'x-tenant-id': 'bench', 'x-api-key': credentials.apiKey };
-    return { daemon, credentials, headers, stop };
+    return { daemon, dataDir, credentials, headers, stop };
   } catch (error) {
     await stop();
     throw error;

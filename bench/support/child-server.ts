@@ -27,6 +27,8 @@ export async function startChildServer(
   args: string[],
   listening: RegExp,
   env: Record<string, string> = {},
+  /** A daemon restarted on a large store loads its state before it listens. */
+  startTimeoutMs = START_TIMEOUT_MS,
 ): Promise<ChildServer> {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
@@ -45,7 +47,7 @@ export async function startChildServer(
 
   const failure = (reason: string) => new Error(`${name} ${reason}; its output:\n${output}`);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(failure('did not start in time')), START_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(failure('did not start in time')), startTimeoutMs);
     child.stdout.on('data', () => {
       const match = listening.exec(output);
       if (!match) return;

@@ -27,6 +27,12 @@ export async function loadShop(
   headers: Record<string, string>,
   size: ShopSize,
 ): Promise<LoadedShop> {
+  await loadItems(url, headers, size);
+  return loadInteractions(url, headers, size);
+}
+
+/** Posts the generated catalog through `/ingestion/items` of `url`. */
+export async function loadItems(url: string, headers: Record<string, string>, size: ShopSize): Promise<void> {
   const { items } = generateShop({ ...size, interactions: 0 });
   for (let start = 0; start < items.length; start += BATCH_SIZE) {
     const batch = items.slice(start, start + BATCH_SIZE);
@@ -35,7 +41,14 @@ export async function loadShop(
       throw new Error(`items upsert answered ${JSON.stringify(answer)} for ${batch.length} items`);
     }
   }
+}
 
+/** Posts the generated interactions through `/ingestion/interactions` of `url`. */
+export async function loadInteractions(
+  url: string,
+  headers: Record<string, string>,
+  size: ShopSize,
+): Promise<LoadedShop> {
   // In time order, as a live stream or an exported backfill arrives: the generator interleaves sessions
   // from the whole window, and the daemon's windowed counters insert an out-of-order event by walking
   // back from the newest, which is quadratic over millions of shuffled events.

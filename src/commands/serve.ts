@@ -4,6 +4,11 @@ import { feedPrivateNetworksFlag, modelDirFlag, logLevelFlag } from './flags.js'
 import { stopOnSignals } from './stop-on-signals.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { StartError, startDaemon } from '../daemon.js';
+import {
+  DEFAULT_DUCKDB_MEMORY_LIMIT,
+  defaultDuckDbThreads,
+  memoryLimitOf,
+} from '../store/duckdb-settings.js';
 import { DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_WRITE_QUEUE_LIMIT, serverOptions } from '../server/options.js';
 
 export default class Serve extends Command {
@@ -57,6 +62,17 @@ export default class Serve extends Command {
       default: DEFAULT_WRITE_QUEUE_LIMIT,
       min: 1,
     }),
+    'duckdb-memory-limit': Flags.string({
+      description: "memory the store's DuckDB may take, its page cache and its queries' (256MB, 1GB, ...)",
+      env: 'NEXTREC_DUCKDB_MEMORY_LIMIT',
+      default: DEFAULT_DUCKDB_MEMORY_LIMIT,
+      parse: async (input) => memoryLimitOf(input),
+    }),
+    'duckdb-threads': Flags.integer({
+      description: "threads a query of the store's DuckDB may run on (default: 2, or 1 on one core)",
+      env: 'NEXTREC_DUCKDB_THREADS',
+      min: 1,
+    }),
     'metrics-port': Flags.integer({
       description: 'also serve GET /metrics without credentials on this port of --host (default: off)',
       env: 'NEXTREC_METRICS_PORT',
@@ -77,6 +93,10 @@ export default class Serve extends Command {
       modelDir: flags['model-dir'],
       embeddingsPort: flags.embeddings ? flags['embeddings-port'] : null,
       feedPrivateNetworks: flags['feed-private-networks'],
+      duckdb: {
+        memoryLimit: flags['duckdb-memory-limit'],
+        threads: flags['duckdb-threads'] ?? defaultDuckDbThreads(),
+      },
       server: serverOptions({
         requestTimeoutS: flags['request-timeout'],
         writeQueueLimit: flags['write-queue-limit'],

@@ -1,3 +1,4 @@
+import type { HeapFigures } from '../state/memory.js';
 import type { StateChangeLog } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { recommendResolved, startRequest } from './pipeline.js';
@@ -24,6 +25,8 @@ export interface Ranker {
   /** Where the serving state records its changes, when ranking reads a replica of it. */
   readonly changes?: StateChangeLog;
   readonly rank: Rank;
+  /** The heap of the thread that ranks, when that is a thread of its own (README, "Memory"). */
+  threadHeap?(): Promise<HeapFigures | undefined>;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ApiError, type ErrorCode } from '../contract/errors.js';
+import type { HeapFigures } from '../state/memory.js';
 import { StateChangeLog, type StateChange } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { ResolvedProjection } from './projection.js';
@@ -25,6 +26,8 @@ export interface RankingJob {
 export interface RankingBatch {
   changes: StateChange[];
   jobs: RankingJob[];
+  /** Asks the thread for its heap figures, which it sends after the batch's answers. */
+  heap?: boolean;
 }
 
 /** Why a job has no list: an ApiError's parts, or another error's message and stack. */
@@ -44,6 +47,11 @@ export interface RankedBatch {
   bodies: string[];
   /** null where the job has its body. */
   failures: (RankingFailure | null)[];
+}
+
+/** The thread's heap, as a batch that asked for it wanted. */
+export interface HeapReport {
+  heap: HeapFigures;
 }
 
 interface Job {
@@ -83,12 +91,16 @@ export class WorkerRanker implements Ranker {
   private fallback?: LocalRanker;
   private failure?: Error;
   private failureListener?: (error: Error) => void;
+  /** Callers waiting for the thread's heap figures. */
+  private heapWaiters: ((heap: HeapFigures | undefined) => void)[] = [];
 
   /** @param script the thread's module (tests start the compiled one) */
   constructor(script: URL = WORKER_SCRIPT) {
     this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
     this.worker = new Worker(script);
-    this.worker.on('message', (batch: RankedBatch) => this.answered(batch));
+    this.worker.on('message', (message: RankedBatch | HeapReport) =>
+      'heap' in message ? this.heapReported(message.heap) : this.answered(message),
+    );
     // An answer that can't be read would leave the answers after it to the wrong requests.
     this.worker.on('messageerror', (error) => this.failOver(error));
     this.worker.on('error', (error) => this.failOver(error));
@@ -106,6 +118,27 @@ export class WorkerRanker implements Ranker {
   whenFailed(listener: (error: Error) => void): void {
     this.failureListener = listener;
     if (this.failure) listener(this.failure);
+  }
+
+  /** The ranking thread's heap; undefined once ranking went back to this thread. */
+  threadHeap(): Promise<HeapFigures | undefined> {
+    if (this.fallback) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.heapWaiters.push(resolve);
+      if (this.heapWaiters.length > 1) return;
+      const batch: RankingBatch = { changes: [], jobs: [], heap: true };
+      try {
+        this.worker.postMessage(batch);
+      } catch (error) {
+        this.failOver(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+
+  private heapReported(heap: HeapFigures | undefined): void {
+    const waiters = this.heapWaiters;
+    this.heapWaiters = [];
+    for (const resolve of waiters) resolve(heap);
   }
 
   /** Ends the thread; requests still waiting for it, and any that come later, are ranked here. */
@@ -158,6 +191,7 @@ export class WorkerRanker implements Ranker {
     this.failure = error;
     this.failureListener?.(error);
     void this.worker.terminate();
+    this.heapReported(undefined);
     this.rankHere();
   }
 

@@ -25,6 +25,7 @@ import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identity.js';
 import { ingestionRoutes } from './routes/ingestion.js';
 import { lakeRoutes } from './routes/lake.js';
+import { memoryRoutes } from './routes/memory.js';
 import { recommendationRoutes } from './routes/recommendations.js';
 import { ruleRoutes } from './routes/rules.js';
 import { scenarioRoutes } from './routes/scenarios.js';
@@ -114,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes);
   await app.register(tenantRoutes);
   await app.register(lakeRoutes);
+  await app.register(memoryRoutes, { ranker: options.ranker });
   await app.register(ingestionRoutes);
   await app.register(catalogRoutes);
   await app.register(feedRoutes);

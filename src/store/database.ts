@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
+import { duckDbSettings, instanceOptions, type DuckDbSettings } from './duckdb-settings.js';
 import { migrate } from './migrations.js';
 import { sqlIdentifier, sqlString } from './sql.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
@@ -55,6 +56,8 @@ export class Store {
 
   private constructor(
     readonly file: string,
+    /** The DuckDB limits it was opened with (README, "Memory"). */
+    readonly settings: DuckDbSettings,
     private instance: DuckDBInstance,
     private writer: DuckDBConnection,
     sequences: EventSequences,
@@ -62,20 +65,21 @@ export class Store {
     this.writes = new WriteQueue(writer, sequences);
   }
 
-  static async open(dataDir: string): Promise<Store> {
+  /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */
+  static async open(dataDir: string, settings: DuckDbSettings = duckDbSettings()): Promise<Store> {
     mkdirSync(dataDir, { recursive: true });
     const file = path.resolve(dataDir, STORE_FILE);
     // DuckDB silently diverges when one process opens a file twice: share one instance per file.
     const existing = openStores.get(file);
     if (existing) return existing;
-    const opening = Store.create(file);
+    const opening = Store.create(file, settings);
     openStores.set(file, opening);
     opening.catch(() => openStores.delete(file));
     return opening;
   }
 
-  private static async create(file: string): Promise<Store> {
-    const instance = await DuckDBInstance.create(file).catch((error: unknown) => {
+  private static async create(file: string, settings: DuckDbSettings): Promise<Store> {
+    const instance = await DuckDBInstance.create(file, instanceOptions(settings)).catch((error: unknown) => {
       throw StoreInUseError.from(error, path.dirname(file)) ?? error;
     });
     // Only now, holding the file's lock, is no other process scrubbing it: a copy left here is a dead one's.
@@ -95,7 +99,7 @@ export class Store {
       instance.closeSync();
       throw error;
     }
-    return new Store(file, instance, writer, sequences);
+    return new Store(file, settings, instance, writer, sequences);
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
@@ -177,7 +181,7 @@ export class Store {
 
   /** Opens the store file again after a swap and hands the new writer to the write queue. */
   private async reopen(): Promise<void> {
-    this.instance = await DuckDBInstance.create(this.file);
+    this.instance = await DuckDBInstance.create(this.file, instanceOptions(this.settings));
     this.writer = await this.instance.connect();
     await this.writer.run(STAGING_TABLES);
     this.writes.replaceConnection(this.writer);

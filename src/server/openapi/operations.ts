@@ -146,6 +146,14 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       'Prometheus text format: requests and latency per route, cache hit ratio, write queue depth and commit latency, model build durations and ages, vector backlog, process memory. Operator key, or no credentials on `--metrics-port`.',
     mediaType: 'text/plain; version=0.0.4',
   },
+  'GET /debug/memory': {
+    id: 'memory',
+    tag: 'Operations',
+    summary: 'Where the memory goes',
+    description:
+      "The process's resident memory and V8 heaps (the event-loop thread's and the ranking thread's), what the store's DuckDB holds against its limit, and per tenant what the serving state holds: items, identities, history events, the bytes of its arrays per thread and of the models the threads share. Operator key.",
+    body: R.MEMORY,
+  },
   'POST /lake/export': {
     id: 'exportLake',
     tag: 'Operations',

@@ -171,3 +171,25 @@ export const FEED_SYNC = z.looseObject({
 
 export const HEALTH = z.looseObject({ status: z.string(), version: z.string(), uptimeS: MS });
 export const READY = z.looseObject({});
+
+const BYTES = z.number().int().nonnegative();
+const HEAP = z.looseObject({ used: BYTES, total: BYTES, physical: BYTES, external: BYTES });
+export const MEMORY = z.looseObject({
+  process: z.looseObject({
+    rss: BYTES,
+    heapTotal: BYTES,
+    heapUsed: BYTES,
+    external: BYTES,
+    arrayBuffers: BYTES,
+  }),
+  heaps: z.looseObject({ eventLoop: HEAP, rankingThread: HEAP.nullable() }),
+  duckdb: z.looseObject({
+    memoryLimit: z.string(),
+    threads: z.number().int().positive(),
+    memory: z.record(z.string(), BYTES),
+    temporary: BYTES,
+    fileBytes: BYTES,
+    walBytes: BYTES,
+  }),
+  tenants: z.record(z.string(), z.looseObject({ items: COUNT, identities: COUNT, historyEvents: COUNT })),
+});

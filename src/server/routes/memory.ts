@@ -1,0 +1,29 @@
+import { memoryUsage } from 'node:process';
+import type { FastifyInstance } from 'fastify';
+import type { Ranker } from '../../engine/ranker.js';
+import { heapFigures, stateFootprint } from '../../state/memory.js';
+import { storeMemory } from '../../store/store-memory.js';
+
+export interface MemoryRouteOptions {
+  ranker: Ranker;
+}
+
+/**
+ * `GET /debug/memory` (operator key; README, "Memory"): where the daemon's memory is, for sizing and
+ * for bench/memory. Its fields beyond the documented ones follow the implementation.
+ */
+export async function memoryRoutes(app: FastifyInstance, options: MemoryRouteOptions): Promise<void> {
+  app.get('/debug/memory', { config: { access: 'operator' }, schema: { hide: true } }, async () => {
+    const { rss, heapTotal, heapUsed, external, arrayBuffers } = memoryUsage();
+    const [rankingThread, duckdb] = await Promise.all([
+      options.ranker.threadHeap?.() ?? Promise.resolve(undefined),
+      storeMemory(app.runtime.store),
+    ]);
+    return {
+      process: { rss, heapTotal, heapUsed, external, arrayBuffers },
+      heaps: { eventLoop: heapFigures(), rankingThread: rankingThread ?? null },
+      duckdb,
+      tenants: stateFootprint(app.runtime.state),
+    };
+  });
+}

@@ -1,0 +1,107 @@
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import type { ItemNeighbours } from '../models/item-neighbours.js';
+import type { ServingState, TenantState } from './tenant-state.js';
+
+/** One thread's V8 heap, in bytes. */
+export interface HeapFigures {
+  used: number;
+  total: number;
+  /** Of `total`, what is resident. */
+  physical: number;
+  /** Memory of the thread's ArrayBuffers and native objects outside the heap (shared memory included). */
+  external: number;
+  /** By space (old, new, code, large objects, ...): used, and resident. */
+  spaces: Record<string, { used: number; physical: number }>;
+}
+
+export function heapFigures(): HeapFigures {
+  const heap = getHeapStatistics();
+  const spaces = Object.fromEntries(
+    getHeapSpaceStatistics().map((space) => [
+      space.space_name,
+      { used: space.space_used_size, physical: space.physical_space_size },
+    ]),
+  );
+  return {
+    used: heap.used_heap_size,
+    total: heap.total_heap_size,
+    physical: heap.total_physical_size,
+    external: heap.external_memory,
+    spaces,
+  };
+}
+
+/**
+ * What a tenant's serving state holds (README, "Memory"): counts, and the bytes of its typed arrays.
+ * `perThread` is held by the event-loop thread and again by the ranking thread's replica; `shared` (the
+ * loaded models) once, in memory both threads read. Objects (item attributes, ids) are not counted here:
+ * they are in the threads' heaps.
+ */
+export interface TenantFootprint {
+  items: number;
+  /** Dense item ids: the catalog's items and the items only events named. */
+  itemIds: number;
+  identities: number;
+  historyEvents: number;
+  /** Events in the 30-day popularity window and in the 7-day geo window. */
+  counterEvents: { recent: number; geo: number };
+  eventIds: number;
+  /** Items whose API form is kept, items rendered under the last projection, attribute columns built. */
+  cached: { documents: number; rendered: number; attributeColumns: number };
+  perThread: { histories: number; counters: number; catalogColumns: number; vectorDelta: number };
+  /** The loaded models: when each was built, and from how many interactions (vectors: items). */
+  models: Record<'cooccurrence' | 'ease' | 'factors' | 'vectors', { builtAt: number; source: number }>;
+  shared: { cooccurrence: number; ease: number; factors: number; vectors: number };
+}
+
+function neighbourBytes(model: ItemNeighbours): number {
+  const compact = model.compact;
+  return (
+    model.offsets.byteLength +
+    model.neighbours.byteLength +
+    model.weights.byteLength +
+    (compact ? compact.local.byteLength + compact.members.byteLength + compact.localOf.byteLength : 0)
+  );
+}
+
+function modelOf(model: { builtAt: number; interactionCount: number }): { builtAt: number; source: number } {
+  return { builtAt: model.builtAt, source: model.interactionCount };
+}
+
+export function tenantFootprint(tenant: TenantState): TenantFootprint {
+  const { catalog, histories, recentCounts, geoCounts, factors, vectors } = tenant;
+  const vectorBytes = vectors.bytes;
+  return {
+    items: catalog.itemCount,
+    itemIds: catalog.size,
+    identities: histories.size,
+    historyEvents: histories.events,
+    counterEvents: { recent: recentCounts.events, geo: geoCounts.events },
+    eventIds: tenant.interactionEventIds.size + tenant.impressionEventIds.size,
+    cached: catalog.cached,
+    perThread: {
+      histories: histories.bytes,
+      counters: recentCounts.bytes + geoCounts.bytes,
+      catalogColumns: catalog.columnBytes,
+      vectorDelta: vectorBytes.own,
+    },
+    models: {
+      cooccurrence: modelOf(tenant.neighbourModel('cooccurrence')),
+      ease: modelOf(tenant.neighbourModel('ease')),
+      factors: factors ? modelOf(factors) : { builtAt: 0, source: 0 },
+      vectors: { builtAt: vectors.builtAt, source: vectors.baseRows },
+    },
+    shared: {
+      cooccurrence: neighbourBytes(tenant.neighbourModel('cooccurrence')),
+      ease: neighbourBytes(tenant.neighbourModel('ease')),
+      factors: factors
+        ? factors.itemFactors.byteLength + factors.known.byteLength + factors.itemGram.byteLength
+        : 0,
+      vectors: vectorBytes.base,
+    },
+  };
+}
+
+export function stateFootprint(state: ServingState): Record<string, TenantFootprint> {
+  return Object.fromEntries(state.ids().map((id) => [id, tenantFootprint(state.get(id)!)]));
+}

@@ -1,0 +1,49 @@
+import { statSync } from 'node:fs';
+import type { Store } from './database.js';
+
+/** What the store's DuckDB holds (README, "Memory"), in bytes. */
+export interface StoreMemory {
+  memoryLimit: string;
+  threads: number;
+  /** DuckDB's own count (`duckdb_memory()`): the buffer pool's memory by what it holds, the total first. */
+  memory: Record<string, number>;
+  /** Spilled to disk beyond the limit. */
+  temporary: number;
+  /** The store file and its write-ahead log, on disk. */
+  fileBytes: number;
+  walBytes: number;
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+export async function storeMemory(store: Store): Promise<StoreMemory> {
+  const rows = await store.read(async (db) =>
+    (
+      await db.runAndReadAll(
+        'SELECT tag, memory_usage_bytes, temporary_storage_bytes FROM duckdb_memory() ORDER BY tag',
+      )
+    ).getRowsJS(),
+  );
+  const memory: Record<string, number> = { total: 0 };
+  let temporary = 0;
+  for (const [tag, used, spilled] of rows) {
+    const bytes = Number(used);
+    memory.total += bytes;
+    if (bytes > 0) memory[String(tag)] = bytes;
+    temporary += Number(spilled);
+  }
+  return {
+    memoryLimit: store.settings.memoryLimit,
+    threads: store.settings.threads,
+    memory,
+    temporary,
+    fileBytes: sizeOf(store.file),
+    walBytes: sizeOf(`${store.file}.wal`),
+  };
+}

@@ -1,0 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BIN,
+  OPERATOR_KEY,
+  call,
+  createTenant,
+  expectError,
+  removeDataDir,
+  startDaemonProcess,
+  tempDataDir,
+  tenantHeaders,
+  type DaemonProcess,
+} from '../support/daemon-process.js';
+
+let daemon: DaemonProcess;
+let headers: Record<string, string>;
+
+beforeAll(async () => {
+  daemon = await startDaemonProcess({
+    args: ['--ranking-thread', '--duckdb-memory-limit', '64MB'],
+    env: { NEXTREC_DUCKDB_THREADS: '1' },
+  });
+  headers = tenantHeaders(await createTenant(daemon.url, 'shop'));
+  const items = ['a', 'b', 'c'].map((externalId) => ({
+    externalId,
+    category: 'c',
+    attributes: { price: 1 },
+  }));
+  expect((await call(daemon.url, 'POST', '/ingestion/items', { headers, body: { items } })).status).toBe(200);
+  const interactions = [
+    { userId: 'u1', itemId: 'a', type: 'view' },
+    { userId: 'u1', itemId: 'b', type: 'purchase' },
+    { sessionId: 's1', itemId: 'c', type: 'view', country: 'DE' },
+  ];
+  const stored = await call(daemon.url, 'POST', '/ingestion/interactions', {
+    headers,
+    body: { interactions },
+  });
+  expect(stored.status).toBe(200);
+}, 60_000);
+
+afterAll(async () => {
+  await daemon.stop();
+  removeDataDir(daemon.dataDir);
+});
+
+describe('GET /debug/memory', () => {
+  it('takes the operator key only', async () => {
+    expectError(await call(daemon.url, 'GET', '/debug/memory'), 401, 'UNAUTHORIZED');
+    expectError(await call(daemon.url, 'GET', '/debug/memory', { headers }), 403, 'FORBIDDEN_SCOPE');
+  });
+
+  it("says where the memory is: the process, both threads' heaps, DuckDB against its limit, each tenant", async () => {
+    const { status, body } = await call(daemon.url, 'GET', '/debug/memory', {
+      headers: { 'x-api-key': OPERATOR_KEY },
+    });
+    expect(status).toBe(200);
+    expect(body.process.rss).toBeGreaterThan(body.process.heapUsed);
+    expect(body.heaps.eventLoop.used).toBeGreaterThan(0);
+    expect(body.heaps.rankingThread.used).toBeGreaterThan(0);
+    // The flag and the environment set the store's DuckDB.
+    expect(body.duckdb).toMatchObject({ memoryLimit: '64MB', threads: 1 });
+    expect(body.duckdb.memory.total).toBeGreaterThan(0);
+    expect(body.tenants.shop).toMatchObject({
+      items: 3,
+      identities: 2,
+      historyEvents: 3,
+      counterEvents: { recent: 3, geo: 3 },
+    });
+    expect(body.tenants.shop.perThread.histories).toBeGreaterThan(0);
+  });
+});
+
+describe('the DuckDB flags', () => {
+  it('refuse a memory limit without a unit, saying what one looks like', () => {
+    const dataDir = tempDataDir();
+    try {
+      const run = spawnSync(
+        process.execPath,
+        [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--duckdb-memory-limit', '512'],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
+      expect(run.status).not.toBe(0);
+      expect(run.stderr).toMatch(/a DuckDB memory limit is a number and a unit/);
+    } finally {
+      removeDataDir(dataDir);
+    }
+  });
+});
