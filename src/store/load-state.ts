@@ -21,6 +21,7 @@ export async function loadState(
   state: ServingState,
   credentials: CredentialRegistry,
   now = Date.now(),
+  rowsPerHistoryQuery = ROWS_PER_HISTORY_QUERY,
 ): Promise<void> {
   for (const [tenantId] of await rows(db, 'SELECT tenant_id FROM tenants ORDER BY tenant_id')) {
     state.add(String(tenantId));
@@ -97,16 +98,55 @@ export async function loadState(
     'SELECT tenant_id, event_id FROM impressions WHERE event_id IS NOT NULL',
     ([tenantId, eventId]) => state.get(String(tenantId))?.impressionEventIds.add(String(eventId)),
   );
-  await loadHistories(db, state, now);
+  await loadHistories(db, state, now, rowsPerHistoryQuery);
 }
 
+/** Interactions sorted by one history query at most (about 16 MB of DuckDB's memory for the sort). */
+const ROWS_PER_HISTORY_QUERY = 100_000;
+const DAY_MS = 86_400_000;
 /** Only events still inside a window are read: 30 days of everything, 90 days of purchases. */
-async function loadHistories(db: DuckDBConnection, state: ServingState, now: number): Promise<void> {
+const IN_WINDOW = `(ts >= $1 OR (type = 'purchase' AND ts >= $2))`;
+
+/**
+ * The histories, in time order, a run of days at a time: one sort of every event would leave the
+ * process holding what DuckDB allocated for it (hundreds of MB at millions of events) long after the
+ * sort freed it (README, "Memory").
+ */
+async function loadHistories(
+  db: DuckDBConnection,
+  state: ServingState,
+  now: number,
+  rowsPerQuery: number,
+): Promise<void> {
+  const window = [now - HISTORY_WINDOW_MS, now - PURCHASE_WINDOW_MS];
+  const days = await rows(
+    db,
+    `SELECT ts // ${DAY_MS} AS day, count(*) FROM interactions WHERE ${IN_WINDOW} GROUP BY day ORDER BY day`,
+    window,
+  );
+  for (let first = 0; first < days.length;) {
+    let last = first;
+    let count = Number(days[first][1]);
+    while (last + 1 < days.length && count + Number(days[last + 1][1]) <= rowsPerQuery)
+      count += Number(days[++last][1]);
+    const from = Number(days[first][0]) * DAY_MS;
+    const to = (Number(days[last][0]) + 1) * DAY_MS;
+    await loadHistoryRun(db, state, now, [...window, from, to]);
+    first = last + 1;
+  }
+}
+
+async function loadHistoryRun(
+  db: DuckDBConnection,
+  state: ServingState,
+  now: number,
+  params: number[],
+): Promise<void> {
   const result = await db.stream(
     `SELECT tenant_id, user_id, session_id, item_id, type, weight, country, ts, merged FROM interactions
-      WHERE ts >= $1 OR (type = 'purchase' AND ts >= $2)
+      WHERE ${IN_WINDOW} AND ts >= $3 AND ts < $4
       ORDER BY ts`,
-    [now - HISTORY_WINDOW_MS, now - PURCHASE_WINDOW_MS],
+    params,
   );
   for await (const chunk of result.yieldRowsJs()) {
     for (const [tenantId, userId, sessionId, itemId, type, weight, country, ts, merged] of chunk) {

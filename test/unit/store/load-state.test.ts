@@ -6,6 +6,9 @@ import { appendInteractions } from '../../../src/ingestion/events.js';
 import { upsertItems } from '../../../src/ingestion/items.js';
 import { upsertUsers } from '../../../src/ingestion/users.js';
 import { openRuntime } from '../../../src/runtime.js';
+import { ServingState } from '../../../src/state/tenant-state.js';
+import { loadState } from '../../../src/store/load-state.js';
+import { CredentialRegistry } from '../../../src/tenants/credentials.js';
 import { DAY_MS, TYPE_CODES } from '../../../src/state/user-histories.js';
 import { updateTenantSettings } from '../../../src/tenants/settings-service.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
@@ -72,6 +75,50 @@ describe('serving state rebuilt from the store', () => {
       expect(restored.histories.get('sess_1')?.length).toBe(1);
     } finally {
       await second.store.close();
+    }
+  });
+});
+
+describe('histories loaded a run of days at a time', () => {
+  it('are the same, in time order, however few rows one query sorts', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-load-runs-'));
+    dirs.push(dir);
+    const runtime = await openRuntime(dir);
+    try {
+      const tenant = runtime.state.get((await createTenant(runtime, 'shop')).tenantId)!;
+      const at = (days: number, hour: number) => Date.now() - days * DAY_MS - hour * 3_600_000;
+      // Sent out of time order, over five days, some days with several events.
+      await appendInteractions(runtime, tenant, [
+        { userId: 'u1', itemId: 'c', type: 'view', timestamp: at(1, 2) },
+        { userId: 'u1', itemId: 'a', type: 'view', timestamp: at(5, 1) },
+        { userId: 'u2', itemId: 'b', type: 'cart', timestamp: at(3, 4) },
+        { userId: 'u1', itemId: 'b', type: 'view', timestamp: at(3, 1) },
+        { userId: 'u1', itemId: 'd', type: 'purchase', timestamp: at(40, 0) },
+        { userId: 'u2', itemId: 'a', type: 'view', timestamp: at(1, 5) },
+        { userId: 'u1', itemId: 'e', type: 'view', timestamp: at(3, 6) },
+      ]);
+      const histories = async (rowsPerQuery: number) => {
+        const state = new ServingState();
+        await runtime.store.read((db) =>
+          loadState(db, state, new CredentialRegistry(), Date.now(), rowsPerQuery),
+        );
+        const shop = state.get('shop')!;
+        return ['u1', 'u2'].map((user) =>
+          shop.histories
+            .get(user)!
+            .events()
+            .map((event) => shop.catalog.externalIds[event.item]),
+        );
+      };
+      const expected = [
+        ['d', 'a', 'e', 'b', 'c'],
+        ['b', 'a'],
+      ];
+      expect(await histories(1)).toEqual(expected);
+      expect(await histories(3)).toEqual(expected);
+      expect(await histories(100_000)).toEqual(expected);
+    } finally {
+      await runtime.store.close();
     }
   });
 });
