@@ -47,18 +47,35 @@ export const inThisThread: ModelPreparer = {
 
 const LOAD_WORKER = new URL('./model-load-worker.js', import.meta.url);
 
-/** Prepares in a thread of its own (model-load-worker.ts), started at the first version to load. */
+/**
+ * How long the loading thread waits for another version before it ends. An idle thread never collects
+ * what its last load left in its heap (the files it read, the catalog's ids): ending it gives that back
+ * (README, "Memory").
+ */
+const IDLE_MS = 2_000;
+
+/** Prepares in a thread of its own (model-load-worker.ts), started when a version is to load. */
 export class ThreadPreparer implements ModelPreparer {
   private worker: Worker | undefined;
+  private idle: NodeJS.Timeout | undefined;
   private readonly waiting = new Map<
     number,
     { resolve: (p: PreparedModel) => void; reject: (e: Error) => void }
   >();
   private next = 0;
 
-  constructor(private readonly script: URL = LOAD_WORKER) {}
+  constructor(
+    private readonly script: URL = LOAD_WORKER,
+    private readonly idleMs = IDLE_MS,
+  ) {}
+
+  /** Whether a loading thread is running now (tests). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
 
   prepare(dataDir: string, tenant: TenantState, model: ModelName, version: number): Promise<PreparedModel> {
+    clearTimeout(this.idle);
     const worker = (this.worker ??= this.start());
     const request: LoadRequest = {
       id: ++this.next,
@@ -82,9 +99,11 @@ export class ThreadPreparer implements ModelPreparer {
       this.waiting.delete(answer.id);
       if ('prepared' in answer) waiting?.resolve(answer.prepared);
       else waiting?.reject(new Error(answer.failure));
+      if (this.waiting.size === 0) this.endWhenIdle(worker);
     });
     // A thread that failed takes its requests with it; the next version to load starts another.
     const failed = (error: Error) => {
+      if (this.worker !== worker) return;
       this.worker = undefined;
       for (const waiting of this.waiting.values()) waiting.reject(error);
       this.waiting.clear();
@@ -94,10 +113,23 @@ export class ThreadPreparer implements ModelPreparer {
     return worker;
   }
 
+  private endWhenIdle(worker: Worker): void {
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      if (this.worker !== worker || this.waiting.size > 0) return;
+      this.worker = undefined;
+      void worker.terminate();
+    }, this.idleMs);
+    this.idle.unref();
+  }
+
   async close(): Promise<void> {
+    clearTimeout(this.idle);
     const worker = this.worker;
     this.worker = undefined;
     await worker?.terminate();
+    for (const waiting of this.waiting.values()) waiting.reject(new Error('the model loading thread closed'));
+    this.waiting.clear();
   }
 }
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ArtifactError } from '../../../src/artifacts/errors.js';
 import { MODEL_FORMATS, type Factors, type NeighbourLists } from '../../../src/artifacts/formats.js';
 import {
@@ -279,5 +279,27 @@ describe('ThreadPreparer', () => {
     } finally {
       await preparer.close();
     }
+  });
+  it('ends its thread once idle, and starts another for the next version', async () => {
+    const state = new ServingState();
+    const tenant = state.add('shop');
+    for (const externalId of ['c', 'b', 'a']) tenant.catalog.ensureId(externalId);
+    const preparer = new ThreadPreparer(
+      new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
+      50,
+    );
+    try {
+      expect(preparer.running).toBe(false);
+      const version = publish('ease', lists(0.5));
+      await preparer.prepare(dataDir, tenant, 'ease', version);
+      expect(preparer.running).toBe(true);
+      await vi.waitFor(() => expect(preparer.running).toBe(false), { timeout: 5_000 });
+      const again = await preparer.prepare(dataDir, tenant, 'ease', version);
+      if (!('neighbours' in again)) throw new Error('expected neighbour lists');
+      expect(Array.from(again.neighbours.neighbours)).toEqual([2, 1, 0]);
+    } finally {
+      await preparer.close();
+    }
+    expect(preparer.running).toBe(false);
   });
 });
