@@ -46,12 +46,12 @@ describe("the store's DuckDB limits", () => {
       const settings = await store.read(async (db) =>
         (
           await db.runAndReadAll(
-            "SELECT current_setting('memory_limit'), current_setting('threads'), current_setting('enable_external_file_cache')",
+            "SELECT current_setting('memory_limit'), current_setting('threads'), current_setting('enable_external_file_cache'), current_setting('allocator_flush_threshold'), current_setting('allocator_background_threads')",
           )
         ).getRowsJS(),
       );
       // DuckDB counts in MiB: 64 MB is 61 MiB.
-      expect(settings[0]).toEqual(['61.0 MiB', 1n, false]);
+      expect(settings[0]).toEqual(['61.0 MiB', 1n, false, '15.2 MiB', true]);
       const memory = await storeMemory(store);
       expect(memory).toMatchObject({ memoryLimit: '64MB', threads: 1, temporary: 0 });
       expect(memory.memory.total).toBeGreaterThanOrEqual(0);
