@@ -1,0 +1,94 @@
+import { MAX_BATCH, parseIsoTimestamp } from './common.js';
+import { INTERACTION_TYPES, type Interaction } from './ingestion.js';
+
+/**
+ * A hand-written check of the interactions body, the hottest body the daemon validates. INTERACTIONS_BODY
+ * (zod) stays the definition: this accepts only bodies the schema accepts, and answers what the schema
+ * would make of them. Anything it is not sure of (a bad field, a field of a kind JSON never sends) makes
+ * it give up, and the schema then decides and words the error, so that error bodies cannot differ.
+ */
+
+const TYPES: ReadonlySet<unknown> = new Set(INTERACTION_TYPES);
+
+/** Each field's longest length (in UTF-16 units, as zod counts them) and whether it may be empty or null. */
+interface StringRule {
+  min: number;
+  max: number;
+  nullable: boolean;
+}
+
+const ID: StringRule = { min: 1, max: 512, nullable: false };
+const STRING_RULES: Readonly<Record<string, StringRule>> = {
+  userId: ID,
+  sessionId: ID,
+  itemId: ID,
+  scenarioSlug: { min: 1, max: 128, nullable: true },
+  country: { min: 0, max: 16, nullable: true },
+  eventId: { min: 1, max: 256, nullable: false },
+  recommId: { min: 0, max: 256, nullable: false },
+};
+
+function passesRule(value: unknown, rule: StringRule): boolean {
+  if (value === null) return rule.nullable;
+  return typeof value === 'string' && value.length >= rule.min && value.length <= rule.max;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks one event without changing it; returns its timestamp in epoch ms, undefined when it has none,
+ * or NaN when the schema must decide.
+ */
+function checkEvent(event: unknown): number | undefined {
+  if (!isRecord(event)) return NaN;
+  let timestamp: number | undefined;
+  let hasItem = false;
+  let hasType = false;
+  let hasIdentity = false;
+  for (const key in event) {
+    const value = event[key];
+    if (key === 'type') {
+      if (!TYPES.has(value)) return NaN;
+      hasType = true;
+    } else if (key === 'weight') {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return NaN;
+    } else if (key === 'timestamp') {
+      if (typeof value !== 'string') return NaN;
+      timestamp = parseIsoTimestamp(value);
+      if (Number.isNaN(timestamp)) return NaN;
+    } else {
+      const rule = Object.hasOwn(STRING_RULES, key) ? STRING_RULES[key] : undefined;
+      if (rule === undefined || !passesRule(value, rule)) return NaN;
+      if (key === 'itemId') hasItem = true;
+      else if (key === 'userId' || key === 'sessionId') hasIdentity = true;
+    }
+  }
+  return hasItem && hasType && hasIdentity ? timestamp : NaN;
+}
+
+/**
+ * The interactions of a body INTERACTIONS_BODY accepts, as it would return them (timestamps as epoch ms),
+ * or undefined when the schema must decide. The events of an accepted body are the parsed ones, changed
+ * in place only once all of them passed (the schema must see a refused body as it came).
+ */
+export function checkInteractionsBody(body: unknown): { interactions: Interaction[] } | undefined {
+  if (!isRecord(body)) return undefined;
+  for (const key in body) if (key !== 'interactions') return undefined;
+  const events = body.interactions;
+  if (!Array.isArray(events) || events.length > MAX_BATCH) return undefined;
+  let timestamps: (number | undefined)[] | undefined;
+  for (let i = 0; i < events.length; i++) {
+    const timestamp = checkEvent(events[i]);
+    if (timestamp === undefined) continue;
+    if (Number.isNaN(timestamp)) return undefined;
+    (timestamps ??= [])[i] = timestamp;
+  }
+  if (timestamps) {
+    for (let i = 0; i < timestamps.length; i++) {
+      if (timestamps[i] !== undefined) (events[i] as Record<string, unknown>).timestamp = timestamps[i];
+    }
+  }
+  return body as { interactions: Interaction[] };
+}
