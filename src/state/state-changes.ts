@@ -3,7 +3,7 @@ import { ItemNeighbours, type CompactNumbering } from '../models/item-neighbours
 import { ServingFactors } from '../models/factor-model.js';
 import type { StoredInteraction, StoredItem } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
-import type { NeighbourModel, ServingState } from './tenant-state.js';
+import type { NeighbourModel, ServingState, TenantState } from './tenant-state.js';
 import type { VectorBase } from '../vector/tenant-vectors.js';
 
 /** An item-neighbour model as plain data: a message between threads carries no classes. */
@@ -35,13 +35,34 @@ export type StateChange =
       document?: ConfigDocument;
     }
   | { kind: 'items'; tenantId: string; items: StoredItem[] }
-  | { kind: 'interactions'; tenantId: string; now: number; events: StoredInteraction[] }
+  | { kind: 'interactions'; tenantId: string; now: number; rows: HistoryRows }
   | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays }
   | { kind: 'factors'; tenantId: string; model: FactorArrays }
   | { kind: 'forget'; tenantId: string; identities: string[] }
   | { kind: 'vector-base'; tenantId: string; base: VectorBase }
   | { kind: 'vectors'; tenantId: string; externalIds: string[]; vectors: Float32Array; hashes: Uint32Array }
   | { kind: 'vector-removals'; tenantId: string; items: number[] };
+
+/**
+ * Interactions as a history reads them, column by column: copying a message costs per object and per
+ * key, and a batch of events as objects was among the most expensive parts of ingestion (bench/ingest).
+ */
+export interface HistoryRows {
+  itemIds: string[];
+  /** The userId, else the sessionId; null for neither. */
+  identities: (string | null)[];
+  countries: (string | null)[];
+  /** TYPE_CODES. */
+  types: number[];
+  ts: number[];
+  weights: number[];
+  /** 1 for a copy made by an identity merge. */
+  merged: number[];
+}
+
+function historyRows(): HistoryRows {
+  return { itemIds: [], identities: [], countries: [], types: [], ts: [], weights: [], merged: [] };
+}
 
 /** A factor model as plain data, for the same reason. */
 export type FactorArrays = { [K in keyof ServingFactors]: ServingFactors[K] };
@@ -75,11 +96,19 @@ export class StateChangeLog {
     this.counted();
   }
 
-  interactionRecorded(tenantId: string, event: StoredInteraction, now: number): void {
+  /** An interaction of type `type` (TYPE_CODES) joined the histories and counters. */
+  interactionRecorded(tenantId: string, event: StoredInteraction, type: number, now: number): void {
     const last = this.changes.at(-1);
-    if (last?.kind === 'interactions' && last.tenantId === tenantId && last.now === now)
-      last.events.push(event);
-    else this.record({ kind: 'interactions', tenantId, now, events: [event] });
+    let rows: HistoryRows;
+    if (last?.kind === 'interactions' && last.tenantId === tenantId && last.now === now) rows = last.rows;
+    else this.record({ kind: 'interactions', tenantId, now, rows: (rows = historyRows()) });
+    rows.itemIds.push(event.itemId);
+    rows.identities.push(event.userId ?? event.sessionId);
+    rows.countries.push(event.country);
+    rows.types.push(type);
+    rows.ts.push(event.ts);
+    rows.weights.push(event.weight);
+    rows.merged.push(event.merged === true ? 1 : 0);
     this.counted();
   }
 
@@ -144,7 +173,7 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       for (const item of change.items) tenant.upsertItem(item);
       break;
     case 'interactions':
-      for (const event of change.events) tenant.recordHistory(event, change.now);
+      applyHistoryRows(tenant, change.rows, change.now);
       break;
     case 'neighbours':
       tenant.replaceNeighbours(itemNeighboursOf(change.model), change.name);
@@ -164,5 +193,21 @@ export function applyStateChange(state: ServingState, change: StateChange): void
     case 'vector-removals':
       tenant.removeVectors(change.items);
       break;
+  }
+}
+
+function applyHistoryRows(tenant: TenantState, rows: HistoryRows, now: number): void {
+  const { itemIds, identities, countries, types, ts, weights, merged } = rows;
+  for (let i = 0; i < itemIds.length; i++) {
+    tenant.addToHistory(
+      itemIds[i],
+      identities[i],
+      countries[i],
+      types[i],
+      ts[i],
+      weights[i],
+      merged[i] === 1,
+      now,
+    );
   }
 }

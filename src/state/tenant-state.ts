@@ -139,22 +139,46 @@ export class TenantState {
   }
 
   /**
-   * The part of `recordInteraction` that ranking reads (a replica of the state applies only this). A copy
-   * made by an identity merge joins its user's history but not the counters, which counted the original.
+   * The part of `recordInteraction` that ranking reads (a replica of the state applies it through
+   * `addToHistory`). A copy made by an identity merge joins its user's history but not the counters, which
+   * counted the original.
    */
   recordHistory(event: StoredInteraction, now: number): void {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
-    this.changes?.interactionRecorded(this.tenantId, event, now);
-    const item = this.catalog.ensureId(event.itemId);
-    const country = this.countries.codeOf(event.country);
-    if (!event.merged) {
-      this.geoCounts.add(item, country, event.ts, now);
-      this.recentCounts.add(item, country, event.ts, now);
-    }
+    this.changes?.interactionRecorded(this.tenantId, event, type, now);
     const identity = event.userId ?? event.sessionId;
+    this.addToHistory(
+      event.itemId,
+      identity,
+      event.country,
+      type,
+      event.ts,
+      event.weight,
+      event.merged === true,
+      now,
+    );
+  }
+
+  /** An interaction inside its window (`recordHistory`), field by field, as a replica is told of it. */
+  addToHistory(
+    itemId: string,
+    identity: string | null,
+    countryName: string | null,
+    type: number,
+    ts: number,
+    weight: number,
+    merged: boolean,
+    now: number,
+  ): void {
+    const item = this.catalog.ensureId(itemId);
+    const country = this.countries.codeOf(countryName);
+    if (!merged) {
+      this.geoCounts.add(item, country, ts, now);
+      this.recentCounts.add(item, country, ts, now);
+    }
     if (identity === null) return;
-    this.histories.add(identity, { item, type, ts: event.ts, weight: event.weight }, now);
+    this.histories.add(identity, { item, type, ts, weight }, now);
   }
 
   /** Records that a session's events were copied to a user (the merge ledger). */

@@ -121,7 +121,7 @@ describe('state changes', () => {
     expect(
       log.take().map((change) => {
         if (change.kind === 'items') return [change.kind, change.tenantId, change.items.length];
-        if (change.kind === 'interactions') return [change.kind, change.tenantId, change.events.length];
+        if (change.kind === 'interactions') return [change.kind, change.tenantId, change.rows.itemIds.length];
         return [change.kind, change.tenantId];
       }),
     ).toEqual([
