@@ -79,6 +79,12 @@ export class WriteQueue {
   /** Jobs submitted and not yet answered. */
   private jobs = 0;
   private observer: WriteQueueObserver | undefined;
+  /**
+   * Appenders by table, kept from one commit to the next while the flush loop runs (creating one costs
+   * about as much as appending a few hundred rows); closed when the queue runs dry, before an exclusive
+   * task and after a failed commit.
+   */
+  private readonly appenders = new Map<string, DuckDBAppender>();
 
   constructor(
     private connection: DuckDBConnection,
@@ -158,6 +164,7 @@ export class WriteQueue {
 
   /** Writes go through `connection` from now on; call it only from an exclusive task. */
   replaceConnection(connection: DuckDBConnection): void {
+    this.closeAppenders();
     this.connection = connection;
   }
 
@@ -182,6 +189,7 @@ export class WriteQueue {
       const first = this.pending[0];
       if (isExclusive(first)) {
         this.pending.shift();
+        this.closeAppenders();
         await runExclusive(first, this.connection);
         continue;
       }
@@ -191,6 +199,7 @@ export class WriteQueue {
       this.pending = end < 0 ? [] : this.pending.slice(end);
       await this.commitBatch(batch);
     }
+    this.closeAppenders();
     this.flushing = null;
   }
 
@@ -218,6 +227,8 @@ export class WriteQueue {
       await this.writeRows(rows);
       await this.connection.run('COMMIT');
     } catch (error) {
+      // Rows an appender still holds belong to the failed transaction: dropped, never flushed on their own.
+      this.closeAppenders(true);
       await this.connection.run('ROLLBACK').catch(() => undefined);
       throw error;
     }
@@ -258,16 +269,30 @@ export class WriteQueue {
     appendRow: (appender: DuckDBAppender, tenantId: string, row: R) => void,
     catalog?: string,
   ): Promise<void> {
-    const appender = await this.connection.createAppender(table, 'main', catalog);
-    try {
-      for (const [tenantId, row] of rows) {
-        appendRow(appender, tenantId, row);
-        appender.endRow();
-      }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
+    const key = `${catalog ?? ''}.${table}`;
+    let appender = this.appenders.get(key);
+    if (!appender) {
+      appender = await this.connection.createAppender(table, 'main', catalog);
+      this.appenders.set(key, appender);
     }
+    for (const [tenantId, row] of rows) {
+      appendRow(appender, tenantId, row);
+      appender.endRow();
+    }
+    appender.flushSync();
+  }
+
+  /** Closes the appenders kept; `discard`: first drop the rows they hold (their transaction failed). */
+  private closeAppenders(discard = false): void {
+    for (const appender of this.appenders.values()) {
+      try {
+        if (discard) appender.clear();
+        appender.closeSync();
+      } catch {
+        // An appender whose flush failed may refuse to close; it holds nothing that must be kept.
+      }
+    }
+    this.appenders.clear();
   }
 }
 

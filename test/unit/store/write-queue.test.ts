@@ -72,6 +72,33 @@ describe('WriteQueue', () => {
     expect(await storedEventIds(store)).toEqual(['ok-1', 'ok-2']);
   });
 
+  it('drops the rows of a job that breaks the appender half-way; later commits store none of them', async () => {
+    const outcomes = await Promise.allSettled([
+      store.writes.submit((rows) => {
+        rows.interactions.push(['t', storedInteraction('ok-1')]);
+        return () => 'ok-1';
+      }),
+      store.writes.submit((rows) => {
+        // The second row breaks at its first column, after a whole row was appended.
+        rows.interactions.push(
+          ['t', storedInteraction('half-1')],
+          [null as unknown as string, storedInteraction('x')],
+        );
+        return () => 'broken';
+      }),
+      store.writes.submit((rows) => {
+        rows.interactions.push(['t', storedInteraction('ok-2')]);
+        return () => 'ok-2';
+      }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    await store.writes.submit((rows) => {
+      rows.interactions.push(['t', storedInteraction('ok-3')]);
+      return () => undefined;
+    });
+    expect(await storedEventIds(store)).toEqual(['ok-1', 'ok-2', 'ok-3']);
+  });
+
   it('keeps one instance per file in a process', async () => {
     expect(await Store.open(temp.dir)).toBe(store);
   });
