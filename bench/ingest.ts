@@ -18,7 +18,7 @@ const PROFILE_DIR = path.join(ROOT, '.bench');
 const PROFILE_NAME = 'ingest-daemon.cpuprofile';
 
 const BATCH_SIZE = 500;
-const TARGET_RATIO = 0.1;
+const TARGET_RATIO = 0.2;
 const ROUTE = '/ingestion/interactions';
 const TENANT_ID = 'bench';
 /** Untimed batches sent first, so that both servers are measured with their hot paths compiled. */

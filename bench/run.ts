@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 /** Run in this order, each in its own process, with the arguments given to `npm run bench --`. */
 const BENCHMARKS = [
   'ingest',
+  'ingest-latency',
   'feeds',
   'nextql',
   'serve',

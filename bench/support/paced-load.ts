@@ -19,10 +19,13 @@ export async function runPaced(options: {
   url: string;
   headers: Record<string, string>;
   paths: readonly string[];
+  /** When given, request i POSTs bodies[i % length] to its path; else requests are GETs. */
+  bodies?: readonly Buffer[];
   rate: number;
   seconds: number;
   connections: number;
 }): Promise<PacedFigures> {
+  const { bodies } = options;
   const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
   const total = Math.round(options.rate * options.seconds);
   const intervalMs = 1000 / options.rate;
@@ -42,9 +45,10 @@ export async function runPaced(options: {
         inFlight.push(
           pool
             .request({
-              method: 'GET',
+              method: bodies ? 'POST' : 'GET',
               path: options.paths[index % options.paths.length],
               headers: options.headers,
+              body: bodies?.[index % bodies.length],
             })
             .then(async (response) => {
               await response.body.dump();
