@@ -10,6 +10,7 @@ import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
 import { feedNetwork } from './feeds/network.js';
+import { IdleCollector } from './server/idle-collector.js';
 import { StoreInUseError } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { operatorKey } from './tenants/secrets.js';
@@ -185,6 +186,9 @@ function serving(
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
   followWrites(runtime, app.log);
+  const collector = new IdleCollector();
+  app.server.on('request', () => collector.requested());
+  collector.start();
   let stopping: Promise<void> | undefined;
   return {
     app,
@@ -194,6 +198,7 @@ function serving(
     stop() {
       // Stop accepting, let in-flight requests (and so their writes) finish, then close the store.
       stopping ??= (async () => {
+        collector.stop();
         await app.close();
         await helper.app?.close();
         await closeRuntime(runtime, () => ranker.close());

@@ -1,0 +1,74 @@
+import { getHeapStatistics } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { IdleCollector, fullCollection, heapSize } from '../../../src/server/idle-collector.js';
+
+const MB = 1024 * 1024;
+const OPTIONS = { checkMs: 1_000, quietMs: 3_000, growthBytes: 32 * MB };
+
+/** A collector over a heap and a clock the test moves; a collection shrinks the heap to `live`. */
+function rig() {
+  const heap = { size: 100 * MB, live: 100 * MB };
+  const clock = { now: 0 };
+  const collector = new IdleCollector(
+    () => {
+      heap.size = heap.live;
+    },
+    () => heap.size,
+    OPTIONS,
+    () => clock.now,
+  );
+  return { heap, clock, collector };
+}
+
+describe('IdleCollector', () => {
+  it('collects once the heap grew and no request came for a while, and not again until it grows again', () => {
+    const { heap, clock, collector } = rig();
+    heap.size += 200 * MB;
+    collector.requested();
+    clock.now = 2_999;
+    expect(collector.check()).toBe(false);
+    clock.now = 3_000;
+    expect(collector.check()).toBe(true);
+    expect(heap.size).toBe(100 * MB);
+    expect(collector.check()).toBe(false);
+    heap.size += 31 * MB;
+    expect(collector.check()).toBe(false);
+    heap.size += 1 * MB;
+    expect(collector.check()).toBe(true);
+    expect(collector.collections).toBe(2);
+  });
+
+  it('leaves a daemon under traffic to V8 however its heap grows', () => {
+    const { heap, clock, collector } = rig();
+    heap.size += 500 * MB;
+    for (clock.now = 0; clock.now < 60_000; clock.now += 1_000) {
+      collector.requested();
+      expect(collector.check()).toBe(false);
+    }
+    expect(collector.collections).toBe(0);
+  });
+
+  it('takes a heap V8 shrank by itself as its new base', () => {
+    const { heap, clock, collector } = rig();
+    clock.now = 10_000;
+    heap.size = 60 * MB;
+    expect(collector.check()).toBe(false);
+    heap.size = 93 * MB;
+    expect(collector.check()).toBe(true);
+  });
+
+  it("runs V8's full collection without --expose-gc, which frees a load's garbage", () => {
+    const used = () => getHeapStatistics().used_heap_size;
+    const collect = fullCollection();
+    collect();
+    const before = used();
+    let garbage: number[][] | undefined = Array.from({ length: 200_000 }, (_, i) => [i, i + 0.5, i + 0.25]);
+    expect(garbage.length).toBe(200_000);
+    expect(used()).toBeGreaterThan(before + 8 * MB);
+    garbage = undefined;
+    expect(garbage).toBeUndefined();
+    collect();
+    expect(used()).toBeLessThan(before + 4 * MB);
+    expect(heapSize()).toBeGreaterThan(0);
+  });
+});
