@@ -186,7 +186,7 @@ function serving(
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
   followWrites(runtime, app.log);
-  const collector = new IdleCollector();
+  const collector = new IdleCollector({ alsoCollect: () => ranker.collectGarbage?.() });
   app.server.on('request', () => collector.requested());
   collector.start();
   let stopping: Promise<void> | undefined;

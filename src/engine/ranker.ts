@@ -27,6 +27,8 @@ export interface Ranker {
   readonly rank: Rank;
   /** The heap of the thread that ranks, when that is a thread of its own (README, "Memory"). */
   threadHeap?(): Promise<HeapFigures | undefined>;
+  /** Has the thread that ranks, when it is a thread of its own, collect its garbage (README, "Memory"). */
+  collectGarbage?(): void;
   close(): Promise<void>;
 }
 

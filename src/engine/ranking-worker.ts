@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../contract/errors.js';
-import { heapFigures } from '../state/memory.js';
+import { fullCollection, heapFigures } from '../state/memory.js';
 import { applyStateChange } from '../state/state-changes.js';
 import { ServingState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
@@ -42,10 +42,13 @@ function send(outcomes: RankingOutcome[]): void {
 
 // A change that does not apply means the replica no longer equals the original: the error ends the
 // thread, and the original ranks from then on.
-parentPort!.on('message', ({ changes, jobs, heap }: RankingBatch) => {
+const collect = fullCollection();
+
+parentPort!.on('message', ({ changes, jobs, heap, collect: collecting }: RankingBatch) => {
   for (const change of changes) applyStateChange(state, change);
   for (let start = 0; start < jobs.length; start += ANSWERS_PER_MESSAGE) {
     send(jobs.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
   }
   if (heap) parentPort!.postMessage({ heap: heapFigures() } satisfies HeapReport);
+  if (collecting) collect();
 });

@@ -28,6 +28,8 @@ export interface RankingBatch {
   jobs: RankingJob[];
   /** Asks the thread for its heap figures, which it sends after the batch's answers. */
   heap?: boolean;
+  /** Asks the thread for a full garbage collection after the batch (README, "Memory"). */
+  collect?: boolean;
 }
 
 /** Why a job has no list: an ApiError's parts, or another error's message and stack. */
@@ -133,6 +135,17 @@ export class WorkerRanker implements Ranker {
         this.failOver(error instanceof Error ? error : new Error(String(error)));
       }
     });
+  }
+
+  /** Has the thread collect its garbage (the daemon is idle: see server/idle-collector.ts). */
+  collectGarbage(): void {
+    if (this.fallback) return;
+    const batch: RankingBatch = { changes: [], jobs: [], collect: true };
+    try {
+      this.worker.postMessage(batch);
+    } catch (error) {
+      this.failOver(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   private heapReported(heap: HeapFigures | undefined): void {

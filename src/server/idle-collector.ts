@@ -1,5 +1,5 @@
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapStatistics } from 'node:v8';
+import { fullCollection } from '../state/memory.js';
 
 /**
  * V8 collects garbage when a thread allocates: once a load ends (a backfill through the ingestion
@@ -22,19 +22,6 @@ export const IDLE_COLLECTOR: IdleCollectorOptions = Object.freeze({
   growthBytes: 32 * 1024 * 1024,
 });
 
-/**
- * V8's full collection, callable without starting Node with --expose-gc: the flag set at run time
- * exposes `gc` to contexts created after it.
- */
-export function fullCollection(): () => void {
-  const exposed = (globalThis as { gc?: () => void }).gc;
-  if (typeof exposed === 'function') return exposed;
-  setFlagsFromString('--expose-gc');
-  const gc: unknown = runInNewContext('gc');
-  if (typeof gc !== 'function') throw new Error('V8 did not expose its garbage collection');
-  return gc as () => void;
-}
-
 /** The size of this thread's heap, in bytes (what is resident of it). */
 export function heapSize(): number {
   return getHeapStatistics().total_physical_size;
@@ -42,18 +29,34 @@ export function heapSize(): number {
 
 export class IdleCollector {
   private lastRequest = -Infinity;
-  private sizeAfter: number;
+  /** The heap's size after the last collection: none yet, so the first quiet moment collects what the
+   * start-up load left. */
+  private sizeAfter = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Collections run so far. */
   collections = 0;
 
+  private readonly collect: () => void;
+  private readonly size: () => number;
+  private readonly options: IdleCollectorOptions;
+  private readonly now: () => number;
+  private readonly alsoCollect?: () => void;
+
   constructor(
-    private readonly collect: () => void = fullCollection(),
-    private readonly size: () => number = heapSize,
-    private readonly options: IdleCollectorOptions = IDLE_COLLECTOR,
-    private readonly now: () => number = () => performance.now(),
+    parts: {
+      collect?: () => void;
+      size?: () => number;
+      options?: IdleCollectorOptions;
+      now?: () => number;
+      /** Asks other threads to collect too (the ranking thread, whose replica a load grew as well). */
+      alsoCollect?: () => void;
+    } = {},
   ) {
-    this.sizeAfter = size();
+    this.collect = parts.collect ?? fullCollection();
+    this.size = parts.size ?? heapSize;
+    this.options = parts.options ?? IDLE_COLLECTOR;
+    this.now = parts.now ?? (() => performance.now());
+    this.alsoCollect = parts.alsoCollect;
   }
 
   /** A request arrived. */
@@ -69,6 +72,7 @@ export class IdleCollector {
     this.sizeAfter = Math.min(this.sizeAfter, size);
     if (size - this.sizeAfter < this.options.growthBytes) return false;
     this.collect();
+    this.alsoCollect?.();
     this.collections++;
     this.sizeAfter = this.size();
     return true;

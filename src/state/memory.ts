@@ -1,4 +1,5 @@
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { ItemNeighbours } from '../models/item-neighbours.js';
 import type { ServingState, TenantState } from './tenant-state.js';
 
@@ -29,6 +30,19 @@ export function heapFigures(): HeapFigures {
     external: heap.external_memory,
     spaces,
   };
+}
+
+/**
+ * V8's full collection, callable without starting Node with --expose-gc: the flag set at run time
+ * exposes `gc` to contexts created after it.
+ */
+export function fullCollection(): () => void {
+  const exposed = (globalThis as { gc?: () => void }).gc;
+  if (typeof exposed === 'function') return exposed;
+  setFlagsFromString('--expose-gc');
+  const gc: unknown = runInNewContext('gc');
+  if (typeof gc !== 'function') throw new Error('V8 did not expose its garbage collection');
+  return gc as () => void;
 }
 
 /**

@@ -117,6 +117,17 @@ describe('WorkerRanker', () => {
     expect(idsOf(afterWrite)).not.toContain('b');
   });
 
+  it('collects its garbage when asked, its heap smaller after and its replica whole', async () => {
+    const ranker = startedSound();
+    const tenant = shopFor(ranker);
+    const before = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
+    const grown = (await ranker.threadHeap())!;
+    ranker.collectGarbage();
+    const after = (await ranker.threadHeap())!;
+    expect(after.used).toBeLessThanOrEqual(grown.used);
+    expect(await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)))).toEqual(before);
+  });
+
   it("answers a request's error as the ApiError it is", async () => {
     const ranker = startedSound();
     const tenant = shopFor(ranker);
