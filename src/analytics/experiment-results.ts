@@ -31,7 +31,7 @@ export async function experimentResults(
     [experiment.slug],
   );
   const impressions = await read(
-    (list) => `SELECT scenario_slug, sum(len(item_ids)) FROM ${IMPRESSIONS} AND scenario_slug IN (${list})
+    (list) => `SELECT scenario_slug, sum(len(item_keys)) FROM ${IMPRESSIONS} AND scenario_slug IN (${list})
       GROUP BY scenario_slug`,
     [],
   );

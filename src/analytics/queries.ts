@@ -1,13 +1,15 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { INTERACTION_TYPES as TYPE_NAMES } from '../contract/ingestion.js';
 import { algorithmCode } from '../engine/recomm-id.js';
-import { ANSWER_DAYS, DAY_MS, IMPRESSIONS, INTERACTIONS, windowParams } from './sql.js';
+import { ANSWER_DAYS, DAY_MS, IMPRESSIONS, INTERACTIONS, WITH_ITEM_IDS, windowParams } from './sql.js';
 import { rate, type Window } from './window.js';
 
 /**
  * The analytics of a tenant over a window of UTC days (README, "Analytics"), each one DuckDB query over
  * the store. Clicks are views that carry a scenarioSlug; an impression counts once per item it showed.
- * Copies of session events made by identity merges are left out: their originals count.
+ * Copies of session events made by identity merges are left out: their originals count. Events are
+ * grouped by their items' integer keys; only the rows a top list may answer with are joined to item ids,
+ * which order ties.
  */
 
 type Row = unknown[];
@@ -38,7 +40,7 @@ export async function summary(db: DuckDBConnection, tenantId: string, window: Wi
   );
   const [[impressions]] = await rows(
     db,
-    `SELECT sum(len(item_ids)) FROM ${IMPRESSIONS}`,
+    `SELECT sum(len(item_keys)) FROM ${IMPRESSIONS}`,
     windowParams(tenantId, window),
   );
   return {
@@ -70,10 +72,14 @@ export async function interactionsByType(db: DuckDBConnection, tenantId: string,
 }
 
 export async function topItems(db: DuckDBConnection, tenantId: string, window: Window, limit: number) {
+  // Items with as many interactions as the `limit`-th most or more are the only ones that can make it.
   const found = await rows(
     db,
-    `SELECT item_id, count(*) AS count FROM ${INTERACTIONS}
-      GROUP BY item_id ORDER BY count DESC, item_id LIMIT $4`,
+    `WITH counted AS (SELECT item_key, count(*) AS count FROM ${INTERACTIONS} GROUP BY item_key),
+      cut AS (SELECT min(count) AS least FROM (SELECT count FROM counted ORDER BY count DESC LIMIT $4))
+     SELECT item_id, count FROM ${WITH_ITEM_IDS('counted')}
+      WHERE count >= (SELECT least FROM cut)
+      ORDER BY count DESC, item_id LIMIT $4`,
     windowParams(tenantId, window, limit),
   );
   return { data: found.map(([itemId, count]) => ({ itemId: String(itemId), count: n(count) })) };
@@ -110,26 +116,28 @@ async function funnelByItem(
   return rows(
     db,
     `WITH shown AS (
-        SELECT item_id, count(*) AS impressions
-          FROM (SELECT unnest(item_ids) AS item_id FROM ${IMPRESSIONS} AND ${slug})
-         GROUP BY item_id),
+        SELECT item_key, count(*) AS impressions
+          FROM (SELECT unnest(item_keys) AS item_key FROM ${IMPRESSIONS} AND ${slug})
+         GROUP BY item_key),
       cut AS (
         SELECT min(impressions) AS least, count(*) AS listed
           FROM (SELECT impressions FROM shown ORDER BY impressions DESC LIMIT $4)),
       candidates AS (
         SELECT * FROM shown WHERE (SELECT listed FROM cut) < $4 OR impressions >= (SELECT least FROM cut)),
       acted AS (
-        SELECT item_id,
+        SELECT item_key,
                count(*) FILTER (WHERE type = 'view') AS clicks,
                count(*) FILTER (WHERE type = 'cart') AS carts,
                count(*) FILTER (WHERE type = 'purchase') AS purchases
           FROM ${INTERACTIONS} AND ${slug}
-           AND ((SELECT listed FROM cut) < $4 OR item_id IN (SELECT item_id FROM candidates))
-         GROUP BY item_id)
-     SELECT item_id, coalesce(impressions, 0) AS impressions, coalesce(clicks, 0) AS clicks,
-            coalesce(carts, 0) AS carts, coalesce(purchases, 0) AS purchases
-       FROM candidates FULL OUTER JOIN acted USING (item_id)
-      WHERE coalesce(impressions, 0) + coalesce(clicks, 0) + coalesce(carts, 0) + coalesce(purchases, 0) > 0
+           AND ((SELECT listed FROM cut) < $4 OR item_key IN (SELECT item_key FROM candidates))
+         GROUP BY item_key),
+      funnel AS (
+        SELECT item_key, coalesce(impressions, 0) AS impressions, coalesce(clicks, 0) AS clicks,
+               coalesce(carts, 0) AS carts, coalesce(purchases, 0) AS purchases
+          FROM candidates FULL OUTER JOIN acted USING (item_key))
+     SELECT item_id, impressions, clicks, carts, purchases FROM ${WITH_ITEM_IDS('funnel')}
+      WHERE impressions + clicks + carts + purchases > 0
       ORDER BY impressions DESC, clicks DESC, purchases DESC, item_id
       LIMIT $4`,
     scenario === undefined
@@ -175,7 +183,7 @@ async function scenarioDays(db: DuckDBConnection, tenantId: string, window: Wind
   return rows(
     db,
     `WITH shown AS (
-        SELECT ts // ${DAY_MS} AS day, sum(len(item_ids)) AS impressions
+        SELECT ts // ${DAY_MS} AS day, sum(len(item_keys)) AS impressions
           FROM ${IMPRESSIONS} AND scenario_slug = $4 GROUP BY day),
       acted AS (
         SELECT ts // ${DAY_MS} AS day,
@@ -241,7 +249,7 @@ export async function algorithms(db: DuckDBConnection, tenantId: string, window:
       (await rows(db, sql, windowParams(tenantId, window))).map(([code, count]) => [String(code), n(count)]),
     );
   const shown = await byCode(
-    `SELECT left(recomm_id, 4) AS code, sum(len(item_ids)) FROM ${IMPRESSIONS} AND recomm_id IS NOT NULL
+    `SELECT left(recomm_id, 4) AS code, sum(len(item_keys)) FROM ${IMPRESSIONS} AND recomm_id IS NOT NULL
       GROUP BY code`,
   );
   const clicked = await byCode(

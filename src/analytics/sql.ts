@@ -16,6 +16,13 @@ export const IMPRESSIONS = 'impressions WHERE tenant_id = $1 AND ts >= $2 AND ts
 export const ANSWER_DAYS = (table: string) =>
   `${table} WHERE tenant_id = $1 AND day BETWEEN $2 // ${DAY_MS} AND ($3 - 1) // ${DAY_MS}`;
 
+/**
+ * The item ids of `rows`' item keys (see src/store/item-keys.ts): analytics group events by key, and
+ * join the few rows they answer with to the ids.
+ */
+export const WITH_ITEM_IDS = (rows: string) =>
+  `${rows} JOIN item_keys ON item_keys.tenant_id = $1 AND item_keys.item_key = ${rows}.item_key`;
+
 /** The parameters of these fragments, then `more` from `$4` on. */
 export function windowParams(
   tenantId: string,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
 import { duckDbSettings, instanceOptions, type DuckDbSettings } from './duckdb-settings.js';
+import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
 import { sqlIdentifier, sqlString } from './sql.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
@@ -61,8 +62,9 @@ export class Store {
     private instance: DuckDBInstance,
     private writer: DuckDBConnection,
     sequences: EventSequences,
+    itemKeys: ItemKeys,
   ) {
-    this.writes = new WriteQueue(writer, sequences);
+    this.writes = new WriteQueue(writer, sequences, itemKeys);
   }
 
   /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */
@@ -86,6 +88,7 @@ export class Store {
     removeScrubCopy(file);
     const writer = await instance.connect();
     let sequences: EventSequences;
+    let itemKeys: ItemKeys;
     try {
       await migrate(writer);
       await writer.run(STAGING_TABLES);
@@ -94,12 +97,13 @@ export class Store {
       );
       const [interactions, impressions] = last.getRows()[0].map(Number);
       sequences = { interactions, impressions };
+      itemKeys = await ItemKeys.load(writer);
     } catch (error) {
       writer.closeSync();
       instance.closeSync();
       throw error;
     }
-    return new Store(file, settings, instance, writer, sequences);
+    return new Store(file, settings, instance, writer, sequences, itemKeys);
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {

@@ -1,9 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { keyItemsOfEvents } from './item-keys-migration.js';
 
 export interface Migration {
   version: number;
   description: string;
-  statements: string[];
+  /** SQL, or steps that need more than one statement's logic; run in order, in one transaction. */
+  statements: (string | ((connection: DuckDBConnection) => Promise<void>))[];
 }
 
 /**
@@ -170,6 +172,12 @@ export const MIGRATIONS: readonly Migration[] = [
       'DROP TABLE answers',
     ],
   },
+  {
+    version: 7,
+    description: 'integer keys of items in events',
+    // Analytics group events by item keys rather than ids (README, "Analytics"); see item-keys.ts.
+    statements: [keyItemsOfEvents],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
@@ -207,7 +215,10 @@ export async function migrate(
     if (migration.version <= from) continue;
     await connection.run('BEGIN TRANSACTION');
     try {
-      for (const statement of migration.statements) await connection.run(statement);
+      for (const statement of migration.statements) {
+        if (typeof statement === 'string') await connection.run(statement);
+        else await statement(connection);
+      }
       await connection.run('INSERT INTO schema_migrations VALUES ($1, $2, $3)', [
         migration.version,
         migration.description,

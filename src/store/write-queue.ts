@@ -1,4 +1,5 @@
-import { LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { ItemKeys } from './item-keys.js';
 import {
   RowBuffer,
   type StoredImpression,
@@ -89,6 +90,8 @@ export class WriteQueue {
   constructor(
     private connection: DuckDBConnection,
     sequences: EventSequences = { interactions: 0, impressions: 0 },
+    /** The items' keys the store holds (see item-keys.ts). */
+    private readonly itemKeys = new ItemKeys(),
   ) {
     this.sequence = { ...sequences };
   }
@@ -230,8 +233,10 @@ export class WriteQueue {
       // Rows an appender still holds belong to the failed transaction: dropped, never flushed on their own.
       this.closeAppenders(true);
       await this.connection.run('ROLLBACK').catch(() => undefined);
+      this.itemKeys.rolledBack();
       throw error;
     }
+    this.itemKeys.committed();
     this.observer?.committed((performance.now() - started) / 1000, jobs.length);
     this.committedListener(tenantsOf(rows));
     return appliers;
@@ -254,18 +259,31 @@ export class WriteQueue {
         a.appendBigInt(BigInt(++this.sequence.interactions));
         a.appendBoolean(event.merged === true);
         appendNullable(a, event.recommId ?? null);
+        a.appendInteger(this.itemKeys.keyOf(tenantId, event.itemId));
       });
     if (rows.impressions.length)
       await this.append('impressions', rows.impressions, (a, tenantId, event) => {
         appendImpression(a, tenantId, event);
         a.appendBigInt(BigInt(++this.sequence.impressions));
+        const keys = event.itemIds.map((itemId) => this.itemKeys.keyOf(tenantId, itemId));
+        a.appendList(keys, INTEGER_LIST);
+      });
+    // The keys these events were the first to name, durable with them.
+    const fresh = this.itemKeys.uncommitted.map(
+      ([tenantId, itemId, key]) => [tenantId, { itemId, key }] as const,
+    );
+    if (fresh.length)
+      await this.append('item_keys', fresh, (a, tenantId, { itemId, key }) => {
+        a.appendVarchar(tenantId);
+        a.appendVarchar(itemId);
+        a.appendInteger(key);
       });
     for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
   }
 
   private async append<R>(
     table: string,
-    rows: Iterable<[string, R]>,
+    rows: Iterable<readonly [string, R]>,
     appendRow: (appender: DuckDBAppender, tenantId: string, row: R) => void,
     catalog?: string,
   ): Promise<void> {
@@ -363,6 +381,7 @@ function appendInteraction(a: DuckDBAppender, tenantId: string, e: StoredInterac
 }
 
 const VARCHAR_LIST = LIST(VARCHAR);
+const INTEGER_LIST = LIST(INTEGER);
 
 function appendImpression(a: DuckDBAppender, tenantId: string, e: StoredImpression): void {
   a.appendVarchar(tenantId);

@@ -91,6 +91,48 @@ describe('migrate', () => {
     expect(left).toEqual([['0']]);
   });
 
+  it('keys the items of stored events, keeping the events and their order (version 7)', async () => {
+    await migrate(
+      db,
+      MIGRATIONS.filter((m) => m.version <= 6),
+    );
+    // Sequence numbers out of id order, an impression without items, two tenants.
+    await db.run(`INSERT INTO interactions (tenant_id, event_id, item_id, type, weight, ts, received_at, seq, merged)
+      VALUES ('t', 'e1', 'b', 'view', 1, 10, 10, 1, false), ('u', 'e2', 'a', 'cart', 2, 11, 11, 2, NULL),
+             ('t', 'e3', 'a', 'view', 1, 12, 12, 3, true)`);
+    await db.run(`INSERT INTO impressions (tenant_id, user_id, item_ids, scenario_slug, ts, received_at, seq)
+      VALUES ('t', 'x', ['c', 'a', 'b'], 'home', 20, 20, 1), ('t', 'y', [], NULL, 21, 21, 2),
+             ('u', 'z', ['z', 'a'], NULL, 22, 22, 3)`);
+    await migrate(db);
+    const rows = async (sql: string) => (await db.runAndReadAll(sql)).getRowsJS();
+    expect(await rows('SELECT * FROM item_keys ORDER BY ALL')).toEqual([
+      ['t', 'a', 0],
+      ['t', 'b', 1],
+      ['t', 'c', 2],
+      ['u', 'a', 0],
+      ['u', 'z', 1],
+    ]);
+    expect(
+      await rows('SELECT event_id, item_id, item_key, type, weight, ts, seq, merged FROM interactions'),
+    ).toEqual([
+      ['e1', 'b', 1, 'view', 1, 10n, 1n, false],
+      ['e2', 'a', 0, 'cart', 2, 11n, 2n, null],
+      ['e3', 'a', 0, 'view', 1, 12n, 3n, true],
+    ]);
+    expect(await rows('SELECT user_id, item_ids, item_keys, scenario_slug, seq FROM impressions')).toEqual([
+      ['x', ['c', 'a', 'b'], [2, 0, 1], 'home', 1n],
+      ['y', [], [], null, 2n],
+      ['z', ['z', 'a'], [1, 0], null, 3n],
+    ]);
+    // The copies kept the tables' constraints and defaults.
+    await expect(db.run(`INSERT INTO interactions (tenant_id, item_id) VALUES ('t', 'a')`)).rejects.toThrow(
+      /NOT NULL/,
+    );
+    await db.run(`INSERT INTO interactions (tenant_id, item_id, type, weight, ts, received_at, item_key)
+      VALUES ('t', 'a', 'view', 1, 1, 1, 0)`);
+    expect(await rows('SELECT merged FROM interactions WHERE seq IS NULL')).toEqual([[false]]);
+  });
+
   it('refuses a file written by a newer binary, with a message that says what to do', async () => {
     await migrate(db);
     await db.run('INSERT INTO schema_migrations VALUES (999, $1, 0)', ['from the future']);

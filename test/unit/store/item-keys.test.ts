@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Store } from '../../../src/store/database.js';
+import type { StoredImpression } from '../../../src/store/rows.js';
+import {
+  closeTempStore,
+  openTempStore,
+  storedInteraction,
+  type TempStore,
+} from '../../support/temp-store.js';
+
+let temp: TempStore;
+
+beforeEach(async () => {
+  temp = await openTempStore('nextrec-item-keys-');
+});
+
+afterEach(() => closeTempStore(temp));
+
+function impression(itemIds: string[]): StoredImpression {
+  return {
+    eventId: null,
+    userId: 'u',
+    itemIds,
+    scenarioSlug: 'home',
+    country: null,
+    recommId: null,
+    ts: 1,
+    receivedAt: 1,
+  };
+}
+
+/** Writes interactions of `items` and one impression of `shown` for `tenantId` in one commit. */
+function write(store: Store, tenantId: string, items: string[], shown: string[] = []) {
+  return store.writes.submit((rows) => {
+    items.forEach((itemId, i) =>
+      rows.interactions.push([tenantId, storedInteraction(`${itemId}${i}`, { itemId })]),
+    );
+    if (shown.length) rows.impressions.push([tenantId, impression(shown)]);
+    return () => undefined;
+  });
+}
+
+async function query(store: Store, sql: string): Promise<unknown[][]> {
+  return store.read(async (db) => (await db.runAndReadAll(sql)).getRowsJS());
+}
+
+describe('item keys', () => {
+  it('are given per tenant as events first name items, and stored with them', async () => {
+    await write(temp.store, 't', ['a', 'b', 'a'], ['c', 'b']);
+    await write(temp.store, 'other', ['b']);
+    expect(
+      await query(temp.store, 'SELECT tenant_id, item_id, item_key FROM item_keys ORDER BY ALL'),
+    ).toEqual([
+      ['other', 'b', 0],
+      ['t', 'a', 0],
+      ['t', 'b', 1],
+      ['t', 'c', 2],
+    ]);
+    expect(await query(temp.store, 'SELECT item_id, item_key FROM interactions ORDER BY seq')).toEqual([
+      ['a', 0],
+      ['b', 1],
+      ['a', 0],
+      ['b', 0],
+    ]);
+    expect(await query(temp.store, 'SELECT item_ids, item_keys FROM impressions')).toEqual([
+      [
+        ['c', 'b'],
+        [2, 1],
+      ],
+    ]);
+  });
+
+  it('are read back when the store opens again, and new items continue from them', async () => {
+    await write(temp.store, 't', ['a', 'b']);
+    await temp.store.close();
+    temp.store = await Store.open(temp.dir);
+    await write(temp.store, 't', ['b', 'c']);
+    expect(await query(temp.store, 'SELECT item_id, item_key FROM item_keys ORDER BY item_key')).toEqual([
+      ['a', 0],
+      ['b', 1],
+      ['c', 2],
+    ]);
+  });
+
+  it('given in a transaction that rolled back are given again', async () => {
+    const broken = temp.store.writes.submit((rows) => {
+      rows.interactions.push(['t', storedInteraction('lost', { itemId: 'lost' })]);
+      rows.statements.push({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] });
+      return () => undefined;
+    });
+    await expect(broken).rejects.toThrow();
+    await write(temp.store, 't', ['kept']);
+    expect(await query(temp.store, 'SELECT item_id, item_key FROM item_keys')).toEqual([['kept', 0]]);
+    expect(await query(temp.store, 'SELECT item_id, item_key FROM interactions')).toEqual([['kept', 0]]);
+  });
+});
