@@ -31,11 +31,11 @@ function series<T>(window: Window, found: Row[], make: (values: number[]) => T):
 
 export async function summary(db: DuckDBConnection, tenantId: string, window: Window, items: number) {
   // Three statements: counting by type groups faster than a filtered count per type, and identities are
-  // told apart by a 64-bit hash, which groups faster than their text.
+  // told apart by the 64-bit hash each interaction stores (src/store/identity-hash.ts).
   const byType = await interactionsByType(db, tenantId, window);
   const [[users]] = await rows(
     db,
-    `SELECT count(DISTINCT hash(coalesce(user_id, session_id))) FROM ${INTERACTIONS}`,
+    `SELECT count(DISTINCT identity_hash) FROM ${INTERACTIONS}`,
     windowParams(tenantId, window),
   );
   const [[impressions]] = await rows(

@@ -1,9 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { identityHash } from './identity-hash.js';
 
 /**
- * Schema version 7 (see item-keys.ts): the items events named so far get keys in id order, and both
- * event tables are copied, in their stored order, into tables that hold each event's item keys beside its
- * ids. A copy rather than ALTER and UPDATE: DuckDB holds a whole-table UPDATE in memory, and rewrites
+ * Schema version 7 (see item-keys.ts and identity-hash.ts): the items events named so far get keys in id
+ * order, and both event tables are copied, in their stored order, into tables that hold each event's item
+ * keys beside its ids, and each interaction's identity hash. A copy rather than ALTER and UPDATE: DuckDB holds a whole-table UPDATE in memory, and rewrites
  * the rows of a list column it updates at the table's end, in no particular order. The copy goes a range
  * of sequence numbers at a time, so that its memory stays within the store's limit (README, "Memory").
  */
@@ -26,7 +27,8 @@ const INTERACTIONS = `
   seq BIGINT,
   merged BOOLEAN DEFAULT false,
   recomm_id VARCHAR,
-  item_key INTEGER NOT NULL`;
+  item_key INTEGER NOT NULL,
+  identity_hash BIGINT NOT NULL`;
 
 const IMPRESSIONS = `
   tenant_id VARCHAR NOT NULL,
@@ -44,8 +46,9 @@ const IMPRESSIONS = `
 /** The rows of each copy, from the events in `events` (a filter of the old table). */
 const COPIES = {
   interactions: (events: string) => `
-    SELECT e.*, k.item_key FROM (SELECT * FROM interactions WHERE ${events}) e
+    SELECT e.*, k.item_key, h.identity_hash FROM (SELECT * FROM interactions WHERE ${events}) e
       JOIN item_keys k USING (tenant_id, item_id)
+      JOIN temp.identity_hashes h ON h.identity = coalesce(e.user_id, e.session_id, '')
      ORDER BY e.seq`,
   impressions: (events: string) => `
     WITH shown AS (
@@ -72,6 +75,29 @@ export async function keyItemsOfEvents(connection: DuckDBConnection): Promise<vo
   await copyKeyed(connection, 'impressions', IMPRESSIONS);
 }
 
+/** Fills temp.identity_hashes with the hashes of the identities of the interactions in `events`. */
+async function hashIdentities(connection: DuckDBConnection, events: string): Promise<void> {
+  await connection.run(
+    'CREATE OR REPLACE TEMP TABLE identity_hashes (identity VARCHAR NOT NULL, identity_hash BIGINT NOT NULL)',
+  );
+  const identities = await connection.stream(
+    `SELECT DISTINCT coalesce(user_id, session_id, '') FROM interactions WHERE ${events}`,
+  );
+  const appender = await connection.createAppender('identity_hashes', 'main', 'temp');
+  try {
+    for await (const chunk of identities.yieldRowsJs()) {
+      for (const [identity] of chunk) {
+        appender.appendVarchar(String(identity));
+        appender.appendBigInt(identityHash(String(identity)));
+        appender.endRow();
+      }
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
+
 async function copyKeyed(
   connection: DuckDBConnection,
   table: 'interactions' | 'impressions',
@@ -83,9 +109,9 @@ async function copyKeyed(
   const [low, high] = bounds.getRowsJS()[0];
   if (low !== null && high !== null) {
     for (let from = Number(low); from <= Number(high); from += CHUNK) {
-      await connection.run(
-        `INSERT INTO ${copy} ${COPIES[table](`seq >= ${from} AND seq < ${from + CHUNK}`)}`,
-      );
+      const events = `seq >= ${from} AND seq < ${from + CHUNK}`;
+      if (table === 'interactions') await hashIdentities(connection, events);
+      await connection.run(`INSERT INTO ${copy} ${COPIES[table](events)}`);
     }
   }
   // Every event has had a sequence number since version 2: the copy holds them all.

@@ -174,8 +174,9 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
-    description: 'integer keys of items in events',
-    // Analytics group events by item keys rather than ids (README, "Analytics"); see item-keys.ts.
+    description: 'integer keys of items, and hashes of identities, in events',
+    // Analytics group events by item keys rather than ids, and count identities by their hashes (README,
+    // "Analytics"); see item-keys.ts and identity-hash.ts.
     statements: [keyItemsOfEvents],
   },
 ];

@@ -1,4 +1,5 @@
 import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { identityHash, identityOf } from './identity-hash.js';
 import { ItemKeys } from './item-keys.js';
 import {
   RowBuffer,
@@ -260,6 +261,7 @@ export class WriteQueue {
         a.appendBoolean(event.merged === true);
         appendNullable(a, event.recommId ?? null);
         a.appendInteger(this.itemKeys.keyOf(tenantId, event.itemId));
+        a.appendBigInt(identityHash(identityOf(event)));
       });
     if (rows.impressions.length)
       await this.append('impressions', rows.impressions, (a, tenantId, event) => {

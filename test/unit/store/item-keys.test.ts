@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../../src/store/database.js';
+import { identityHash } from '../../../src/store/identity-hash.js';
 import type { StoredImpression } from '../../../src/store/rows.js';
 import {
   closeTempStore,
@@ -56,11 +57,13 @@ describe('item keys', () => {
       ['t', 'b', 1],
       ['t', 'c', 2],
     ]);
-    expect(await query(temp.store, 'SELECT item_id, item_key FROM interactions ORDER BY seq')).toEqual([
-      ['a', 0],
-      ['b', 1],
-      ['a', 0],
-      ['b', 0],
+    expect(
+      await query(temp.store, 'SELECT item_id, item_key, identity_hash FROM interactions ORDER BY seq'),
+    ).toEqual([
+      ['a', 0, identityHash('u')],
+      ['b', 1, identityHash('u')],
+      ['a', 0, identityHash('u')],
+      ['b', 0, identityHash('u')],
     ]);
     expect(await query(temp.store, 'SELECT item_ids, item_keys FROM impressions')).toEqual([
       [

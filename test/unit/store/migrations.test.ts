@@ -7,6 +7,7 @@ import {
   migrate,
   type Migration,
 } from '../../../src/store/migrations.js';
+import { identityHash } from '../../../src/store/identity-hash.js';
 
 let instance: DuckDBInstance;
 let db: DuckDBConnection;
@@ -91,15 +92,17 @@ describe('migrate', () => {
     expect(left).toEqual([['0']]);
   });
 
-  it('keys the items of stored events, keeping the events and their order (version 7)', async () => {
+  it('keys the items of stored events and hashes their identities, keeping events and order (version 7)', async () => {
     await migrate(
       db,
       MIGRATIONS.filter((m) => m.version <= 6),
     );
     // Sequence numbers out of id order, an impression without items, two tenants.
-    await db.run(`INSERT INTO interactions (tenant_id, event_id, item_id, type, weight, ts, received_at, seq, merged)
-      VALUES ('t', 'e1', 'b', 'view', 1, 10, 10, 1, false), ('u', 'e2', 'a', 'cart', 2, 11, 11, 2, NULL),
-             ('t', 'e3', 'a', 'view', 1, 12, 12, 3, true)`);
+    await db.run(`INSERT INTO interactions
+        (tenant_id, event_id, user_id, session_id, item_id, type, weight, ts, received_at, seq, merged)
+      VALUES ('t', 'e1', 'u1', NULL, 'b', 'view', 1, 10, 10, 1, false),
+             ('u', 'e2', NULL, 's1', 'a', 'cart', 2, 11, 11, 2, NULL),
+             ('t', 'e3', 'u1', 's1', 'a', 'view', 1, 12, 12, 3, true)`);
     await db.run(`INSERT INTO impressions (tenant_id, user_id, item_ids, scenario_slug, ts, received_at, seq)
       VALUES ('t', 'x', ['c', 'a', 'b'], 'home', 20, 20, 1), ('t', 'y', [], NULL, 21, 21, 2),
              ('u', 'z', ['z', 'a'], NULL, 22, 22, 3)`);
@@ -113,11 +116,13 @@ describe('migrate', () => {
       ['u', 'z', 1],
     ]);
     expect(
-      await rows('SELECT event_id, item_id, item_key, type, weight, ts, seq, merged FROM interactions'),
+      await rows(
+        'SELECT event_id, item_id, item_key, type, weight, ts, seq, merged, identity_hash FROM interactions',
+      ),
     ).toEqual([
-      ['e1', 'b', 1, 'view', 1, 10n, 1n, false],
-      ['e2', 'a', 0, 'cart', 2, 11n, 2n, null],
-      ['e3', 'a', 0, 'view', 1, 12n, 3n, true],
+      ['e1', 'b', 1, 'view', 1, 10n, 1n, false, identityHash('u1')],
+      ['e2', 'a', 0, 'cart', 2, 11n, 2n, null, identityHash('s1')],
+      ['e3', 'a', 0, 'view', 1, 12n, 3n, true, identityHash('u1')],
     ]);
     expect(await rows('SELECT user_id, item_ids, item_keys, scenario_slug, seq FROM impressions')).toEqual([
       ['x', ['c', 'a', 'b'], [2, 0, 1], 'home', 1n],
@@ -128,8 +133,8 @@ describe('migrate', () => {
     await expect(db.run(`INSERT INTO interactions (tenant_id, item_id) VALUES ('t', 'a')`)).rejects.toThrow(
       /NOT NULL/,
     );
-    await db.run(`INSERT INTO interactions (tenant_id, item_id, type, weight, ts, received_at, item_key)
-      VALUES ('t', 'a', 'view', 1, 1, 1, 0)`);
+    await db.run(`INSERT INTO interactions (tenant_id, item_id, type, weight, ts, received_at, item_key, identity_hash)
+      VALUES ('t', 'a', 'view', 1, 1, 1, 0, 0)`);
     expect(await rows('SELECT merged FROM interactions WHERE seq IS NULL')).toEqual([[false]]);
   });
 
