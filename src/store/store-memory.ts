@@ -12,6 +12,8 @@ export interface StoreMemory {
   /** The store file and its write-ahead log, on disk. */
   fileBytes: number;
   walBytes: number;
+  /** Item ids whose keys the write queue keeps in the event loop's heap (see item-keys.ts). */
+  itemKeys: number;
 }
 
 function sizeOf(file: string): number {
@@ -45,5 +47,6 @@ export async function storeMemory(store: Store): Promise<StoreMemory> {
     temporary,
     fileBytes: sizeOf(store.file),
     walBytes: sizeOf(`${store.file}.wal`),
+    itemKeys: store.writes.itemKeyCount,
   };
 }

@@ -140,6 +140,11 @@ export class WriteQueue {
     return { records: this.records, jobs: this.jobs, limit: this.limit };
   }
 
+  /** Item ids it keeps a key of, over all tenants (see item-keys.ts). */
+  get itemKeyCount(): number {
+    return this.itemKeys.size;
+  }
+
   observe(observer: WriteQueueObserver): void {
     this.observer = observer;
   }

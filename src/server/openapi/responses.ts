@@ -190,6 +190,7 @@ export const MEMORY = z.looseObject({
     temporary: BYTES,
     fileBytes: BYTES,
     walBytes: BYTES,
+    itemKeys: COUNT,
   }),
   tenants: z.record(z.string(), z.looseObject({ items: COUNT, identities: COUNT, historyEvents: COUNT })),
 });

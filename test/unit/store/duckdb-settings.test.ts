@@ -56,6 +56,7 @@ describe("the store's DuckDB limits", () => {
       expect(memory).toMatchObject({ memoryLimit: '64MB', threads: 1, temporary: 0 });
       expect(memory.memory.total).toBeGreaterThanOrEqual(0);
       expect(memory.fileBytes).toBeGreaterThan(0);
+      expect(memory.itemKeys).toBe(0);
     } finally {
       await store.close();
     }
