@@ -106,4 +106,25 @@ describe('the answer record', () => {
     expect(await query('SELECT count(*) FROM answer_items')).toEqual([['0']]);
     expect(await query('SELECT count(*) FROM answer_days')).toEqual([['0']]);
   });
+  it('reads a second of answers a hundred at a time, letting requests in between, and leaves out users deleted meanwhile', async () => {
+    const log = new AnswerLog(store);
+    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
+    for (let i = 0; i < 1_000; i++)
+      log.record('t1', `u${i}`, answer([`i${i % 50}`], 'popularity', experiment), AT);
+    let turns = 0;
+    const counting = setInterval(() => turns++, 0);
+    const written = log.flush(AT);
+    // Deleted while the write reads its answers: their rows are not written.
+    await new Promise((resolve) => setImmediate(resolve));
+    log.forget('t1', ['u999', 'u0']);
+    await written;
+    clearInterval(counting);
+    expect(turns).toBeGreaterThan(2);
+    expect(await query('SELECT answers FROM answer_days')).toEqual([['1000']]);
+    expect(await query('SELECT count(*) FROM answer_items')).toEqual([['50']]);
+    const users = await query('SELECT user_id FROM experiment_users');
+    expect(users).toHaveLength(998);
+    expect(users.flat()).not.toContain('u999');
+    expect(users.flat()).not.toContain('u0');
+  });
 });
