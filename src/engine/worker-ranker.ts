@@ -127,24 +127,23 @@ export class WorkerRanker implements Ranker {
     if (this.fallback) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.heapWaiters.push(resolve);
-      if (this.heapWaiters.length > 1) return;
-      const batch: RankingBatch = { changes: [], jobs: [], heap: true };
-      try {
-        this.worker.postMessage(batch);
-      } catch (error) {
-        this.failOver(error instanceof Error ? error : new Error(String(error)));
-      }
+      if (this.heapWaiters.length === 1) this.post({ changes: [], jobs: [], heap: true });
     });
   }
 
   /** Has the thread collect its garbage (the daemon is idle: see server/idle-collector.ts). */
   collectGarbage(): void {
-    if (this.fallback) return;
-    const batch: RankingBatch = { changes: [], jobs: [], collect: true };
+    if (!this.fallback) this.post({ changes: [], jobs: [], collect: true });
+  }
+
+  /** Sends a batch to the thread; false, and ranking back in this thread, if it could not be sent. */
+  private post(batch: RankingBatch): boolean {
     try {
       this.worker.postMessage(batch);
+      return true;
     } catch (error) {
       this.failOver(error instanceof Error ? error : new Error(String(error)));
+      return false;
     }
   }
 
@@ -176,18 +175,13 @@ export class WorkerRanker implements Ranker {
     const changes = this.changes.take();
     if (this.fallback || (changes.length === 0 && this.queued.length === 0)) return;
     const jobs = this.queued;
-    this.queued = [];
     const batch: RankingBatch = {
       changes,
       jobs: jobs.map(({ tenant, request, now }) => ({ tenantId: tenant.tenantId, request, now })),
     };
-    try {
-      this.worker.postMessage(batch);
-    } catch (error) {
-      this.queued = jobs;
-      this.failOver(error instanceof Error ? error : new Error(String(error)));
-      return;
-    }
+    // Not sent: the jobs, still queued, are ranked in this thread.
+    if (!this.post(batch)) return;
+    this.queued = [];
     for (const job of jobs) this.sent.push(job);
   }
 
