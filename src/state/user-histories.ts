@@ -42,6 +42,30 @@ function columnsOf(slots: number): HistoryColumns {
 }
 
 /**
+ * Copies slots `from` to `to` (exclusive) of `source` to `target`, starting at slot `at`: in place when
+ * they are the same columns (the runs may overlap).
+ */
+function copySlots(
+  source: HistoryColumns,
+  target: HistoryColumns,
+  from: number,
+  to: number,
+  at: number,
+): void {
+  if (source === target) {
+    source.items.copyWithin(at, from, to);
+    source.types.copyWithin(at, from, to);
+    source.ts.copyWithin(at, from, to);
+    source.weights.copyWithin(at, from, to);
+    return;
+  }
+  target.items.set(source.items.subarray(from, to), at);
+  target.types.set(source.types.subarray(from, to), at);
+  target.ts.set(source.ts.subarray(from, to), at);
+  target.weights.set(source.weights.subarray(from, to), at);
+}
+
+/**
  * One identity's events in time order: slots `start` to `end` (exclusive) of its tenant's history
  * columns. Only what the windows need is kept: 30 days of every type and 90 days of purchases; the rest
  * is dropped when its slots fill. Indexes into the columns are absolute, and valid until the next event
@@ -131,12 +155,7 @@ export class UserHistories {
     const end = history.end;
     let at = end;
     while (at > first && ts[at - 1] > event.ts) at--;
-    if (at < end) {
-      items.copyWithin(at + 1, at, end);
-      types.copyWithin(at + 1, at, end);
-      ts.copyWithin(at + 1, at, end);
-      weights.copyWithin(at + 1, at, end);
-    }
+    if (at < end) copySlots(this.columns, this.columns, at, end, at + 1);
     items[at] = event.item;
     types[at] = event.type;
     ts[at] = event.ts;
@@ -193,13 +212,7 @@ export class UserHistories {
     }
     const start = this.used;
     this.reserve(start + wanted);
-    const { items, types, ts, weights } = this.columns;
-    const from = history.start;
-    const to = history.end;
-    items.copyWithin(start, from, to);
-    types.copyWithin(start, from, to);
-    ts.copyWithin(start, from, to);
-    weights.copyWithin(start, from, to);
+    copySlots(this.columns, this.columns, history.start, history.end, start);
     this.abandoned += history.capacity;
     history.start = start;
     history.capacity = wanted;
@@ -230,11 +243,7 @@ export class UserHistories {
   private reserve(slots: number): void {
     if (slots <= this.columns.items.length) return;
     const grown = columnsOf(Math.max(slots, Math.ceil(this.columns.items.length * 1.5)));
-    const { items, types, ts, weights } = this.columns;
-    grown.items.set(items.subarray(0, this.used));
-    grown.types.set(types.subarray(0, this.used));
-    grown.ts.set(ts.subarray(0, this.used));
-    grown.weights.set(weights.subarray(0, this.used));
+    copySlots(this.columns, grown, 0, this.used, 0);
     this.columns = grown;
   }
 
@@ -249,15 +258,9 @@ export class UserHistories {
     let total = 0;
     for (const history of histories) total += roomOf(history);
     const packed = columnsOf(Math.max(1024, total + (total >> 3)));
-    const { items, types, ts, weights } = this.columns;
     let at = 0;
     for (const history of histories) {
-      const from = history.start;
-      const to = history.end;
-      packed.items.set(items.subarray(from, to), at);
-      packed.types.set(types.subarray(from, to), at);
-      packed.ts.set(ts.subarray(from, to), at);
-      packed.weights.set(weights.subarray(from, to), at);
+      copySlots(this.columns, packed, history.start, history.end, at);
       history.start = at;
       history.capacity = roomOf(history);
       at += history.capacity;
