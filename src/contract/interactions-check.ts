@@ -1,5 +1,6 @@
 import { MAX_BATCH, parseIsoTimestamp } from './common.js';
-import { INTERACTION_TYPES, type Interaction } from './ingestion.js';
+import { z } from 'zod';
+import { INTERACTION, INTERACTION_TYPES, type Interaction } from './ingestion.js';
 
 /**
  * A hand-written check of the interactions body, the hottest body the daemon validates. INTERACTIONS_BODY
@@ -10,23 +11,34 @@ import { INTERACTION_TYPES, type Interaction } from './ingestion.js';
 
 const TYPES: ReadonlySet<unknown> = new Set(INTERACTION_TYPES);
 
-/** Each field's longest length (in UTF-16 units, as zod counts them) and whether it may be empty or null. */
+/** A string field's bounds (in UTF-16 units, as zod counts them) and whether it may be null. */
 interface StringRule {
   min: number;
   max: number;
   nullable: boolean;
 }
 
-const ID: StringRule = { min: 1, max: 512, nullable: false };
-const STRING_RULES: Readonly<Record<string, StringRule>> = {
-  userId: ID,
-  sessionId: ID,
-  itemId: ID,
-  scenarioSlug: { min: 1, max: 128, nullable: true },
-  country: { min: 0, max: 16, nullable: true },
-  eventId: { min: 1, max: 256, nullable: false },
-  recommId: { min: 0, max: 256, nullable: false },
-};
+/** The bare schema inside optional and nullable wrappers. */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  let inner = schema;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable)
+    inner = inner.unwrap() as z.ZodType;
+  return inner;
+}
+
+/** The rules of INTERACTION's string fields, read from the schema itself so that they cannot drift. */
+const STRING_RULES: Readonly<Record<string, StringRule>> = Object.fromEntries(
+  Object.entries(INTERACTION.shape).flatMap(([key, field]) => {
+    const inner = unwrapped(field);
+    if (!(inner instanceof z.ZodString)) return [];
+    const rule = {
+      min: inner.minLength ?? 0,
+      max: inner.maxLength ?? Infinity,
+      nullable: field.safeParse(null).success,
+    };
+    return [[key, rule]];
+  }),
+);
 
 function passesRule(value: unknown, rule: StringRule): boolean {
   if (value === null) return rule.nullable;
