@@ -1,6 +1,5 @@
 import { arrowToColumns, columnsToArrow, sharedCopy } from './columns.js';
 import { ArtifactError } from './errors.js';
-import path from 'node:path';
 import { QUANTIZATIONS, type Quantization } from '../contract/vectors.js';
 import { readChunks, type VerifiedArtifact } from './open.js';
 
@@ -226,8 +225,8 @@ export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | '
   for (const quantization of QUANTIZATIONS) {
     const name = indexFileName(quantization);
     if (!(name in artifact.manifest.files)) continue;
-    if (artifact.dir === undefined) throw new ArtifactError(`${name} has no folder to be opened from`);
-    indexes[quantization] = path.join(artifact.dir, name);
+    if (artifact.path === undefined) throw new ArtifactError(`${name} has no folder to be opened from`);
+    indexes[quantization] = artifact.path(name);
   }
   let lists: ItemVectors['lists'];
   if ('lists.arrow' in artifact.manifest.files) {

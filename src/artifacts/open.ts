@@ -15,8 +15,6 @@ import { MANIFEST_FORMAT, sha256, type Manifest } from './manifest.js';
 /** A version whose manifest reads and whose files match their recorded sizes and checksums. */
 export interface VerifiedArtifact {
   manifest: Manifest;
-  /** The version's folder: files a library opens by path are read there. */
-  dir?: string;
   /** The bytes of one of the manifest's files. */
   file(name: string): Uint8Array;
   /**
@@ -117,7 +115,6 @@ export function openVersion(
   };
   return {
     manifest,
-    dir,
     file(name) {
       listed(name);
       const held = contents.get(name);
