@@ -6,7 +6,7 @@ import { CONFIG_RESOURCES } from '../config/resources.js';
 import { FEED_KIND, restoreFeed } from '../feeds/feeds.js';
 import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
 import type { ServingState } from '../state/tenant-state.js';
-import { HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
+import { DAY_MS, HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
 import { RATE_LIMITS } from '../contract/tenants.js';
 import type { CredentialKind, CredentialRegistry } from '../tenants/credentials.js';
 import { RATE_LIMITS_KIND } from '../tenants/rate-limit-service.js';
@@ -103,7 +103,6 @@ export async function loadState(
 
 /** Interactions sorted by one history query at most (about 16 MB of DuckDB's memory for the sort). */
 const ROWS_PER_HISTORY_QUERY = 100_000;
-const DAY_MS = 86_400_000;
 /** Only events still inside a window are read: 30 days of everything, 90 days of purchases. */
 const IN_WINDOW = `(ts >= $1 OR (type = 'purchase' AND ts >= $2))`;
 
