@@ -88,8 +88,13 @@ function storeInUse(error: StoreInUseError): StartError {
   );
 }
 
-/** Listens, or says which flag chooses another port when this one is taken. */
-async function listenOn(app: FastifyInstance, host: string, port: number, flag: string): Promise<string> {
+/** Listens, or says which flag chooses another port when this one is taken (`embeddings serve` too). */
+export async function listenOn(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  flag: string,
+): Promise<string> {
   try {
     return await app.listen({ host, port });
   } catch (error) {

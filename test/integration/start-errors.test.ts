@@ -13,11 +13,11 @@ import {
 let daemon: DaemonProcess;
 const dirs: string[] = [];
 
-/** Runs `nextrec serve` to its exit (or kills it after 30 s); without NEXTREC_ADMIN_KEY, as a user would. */
-function serve(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `nextrec <args>` to its exit (or kills it after 30 s); without NEXTREC_ADMIN_KEY, as a user would. */
+function nextrec(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.NEXTREC_ADMIN_KEY;
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 describe('a daemon that cannot start', () => {
   it('says which daemon uses the data dir, and exits non-zero', async () => {
-    const second = await serve(['--port', '0', '--data-dir', daemon.dataDir]);
+    const second = await nextrec(['serve', '--port', '0', '--data-dir', daemon.dataDir]);
     expect(second.code).not.toBe(0);
     expect(second.stderr).toContain(
       `another nextrec daemon (pid ${daemon.process.pid}) is using ${daemon.dataDir}; stop it, or start this one with another --data-dir (NEXTREC_DATA_DIR)`,
@@ -56,7 +56,7 @@ describe('a daemon that cannot start', () => {
     const port = new URL(daemon.url).port;
     const dir = tempDataDir();
     dirs.push(dir);
-    const busy = await serve(['--port', port, '--data-dir', dir]);
+    const busy = await nextrec(['serve', '--port', port, '--data-dir', dir]);
     expect(busy.code).not.toBe(0);
     expect(busy.stderr).toContain(
       `port ${port} on 127.0.0.1 is already in use; choose another with --port (NEXTREC_PORT)`,
@@ -75,6 +75,23 @@ describe('a daemon that cannot start', () => {
 });
 
 describe('the embeddings helper', () => {
+  it('alone (`embeddings serve`) names its --port when the port is taken, shows no key and closes the store', async () => {
+    const port = new URL(daemon.url).port;
+    const dir = tempDataDir();
+    dirs.push(dir);
+    const busy = await nextrec(['embeddings', 'serve', '--port', port, '--data-dir', dir]);
+    expect(busy.code).not.toBe(0);
+    expect(busy.stderr).toContain(
+      `port ${port} on 127.0.0.1 is already in use; choose another with --port (NEXTREC_EMBEDDINGS_PORT)`,
+    );
+    expect(busy.stderr).not.toMatch(/listen EADDRINUSE|at .*\.js:\d+/);
+    expect(busy.stdout).not.toContain('operator key');
+    expect(existsSync(path.join(dir, 'admin.key'))).toBe(false);
+    // A store closed is checkpointed: no write-ahead log is left beside it.
+    expect(existsSync(path.join(dir, 'nextrec.duckdb'))).toBe(true);
+    expect(existsSync(path.join(dir, 'nextrec.duckdb.wal'))).toBe(false);
+  });
+
   it('is not served with --no-embeddings', async () => {
     const alone = await startDaemonProcess({ args: ['--no-embeddings'] });
     try {

@@ -1,4 +1,7 @@
+import { rmSync } from 'node:fs';
 import { Command, Flags } from '@oclif/core';
+import type { FastifyInstance } from 'fastify';
+import { StartError, listenOn } from '../../daemon.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime } from '../../runtime.js';
 import { buildEmbeddingsApp } from '../../server/embeddings-app.js';
 import { operatorKey } from '../../tenants/secrets.js';
@@ -39,12 +42,24 @@ export default class EmbeddingsServe extends Command {
       ),
     );
     const key = operatorKey(dataDir);
-    if (key.generatedFile) this.log(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
-    const app = await buildEmbeddingsApp(runtime, key.value, flags['log-level']);
-    // Vectors already built serve at once; what they lack is embedded, and builds keep them persisted.
-    await loadBuilt(runtime, app.log);
+    let app: FastifyInstance | undefined;
+    let url: string;
+    try {
+      app = await buildEmbeddingsApp(runtime, key.value, flags['log-level']);
+      // Vectors already built serve at once; what they lack is embedded, and builds keep them persisted.
+      await loadBuilt(runtime, app.log);
+      url = await listenOn(app, flags.host, flags.port, '--port (NEXTREC_EMBEDDINGS_PORT)');
+    } catch (error) {
+      // As `nextrec serve` does: the store closed, and a key generated for a run that never listened is
+      // neither kept nor shown (the next run generates and shows one).
+      await app?.close();
+      await closeRuntime(runtime);
+      if (key.generatedFile) rmSync(key.generatedFile, { force: true });
+      if (error instanceof StartError) this.error(error.message, { exit: 1 });
+      throw error;
+    }
     followWrites(runtime, app.log);
-    const url = await app.listen({ host: flags.host, port: flags.port });
+    if (key.generatedFile) this.log(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
     this.log(`embeddings helper listening on ${url} (data dir ${dataDir})`);
     stopOnSignals(async () => {
       await app.close();
