@@ -91,6 +91,14 @@ describe('the OpenAPI document', () => {
     expect(takesPublic('post', '/recommendations')).toBe(true);
     expect(takesPublic('get', '/recommendations/search')).toBe(true);
     expect(takesPublic('post', '/ingestion/interactions')).toBe(false);
+    // X-Tenant-Id goes with every tenant credential, a bearer token too (400 TENANT_REQUIRED without it).
+    expect(operation('post', '/ingestion/interactions').security).toContainEqual({
+      bearerToken: [],
+      tenantId: [],
+    });
+    for (const { name, operation: each } of operations())
+      for (const requirement of each.security as object[])
+        if (!('operatorKey' in requirement)) expect(Object.keys(requirement), name).toContain('tenantId');
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(
       ['apiKey', 'bearerToken', 'operatorKey', 'privateToken', 'publicToken', 'tenantId'].sort(),
     );

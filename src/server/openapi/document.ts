@@ -25,7 +25,8 @@ const SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'header',
     name: 'X-Tenant-Id',
-    description: 'The tenant a tenant credential speaks for; sent with the API key and the signed tokens.',
+    description:
+      'The tenant a tenant credential speaks for: every tenant route takes it beside the credential, the API key, a signed request or a bearer token alike (without it, 400 TENANT_REQUIRED). A bearer token must name the same tenant in its claim `tid` (else 403 FORBIDDEN_TENANT).',
   },
   apiKey: {
     type: 'apiKey',
@@ -38,20 +39,21 @@ const SECURITY_SCHEMES = {
     in: 'header',
     name: 'X-Hmac-Sign',
     description:
-      'A request signed with the private token: HMAC-SHA256 hex with X-Hmac-Timestamp (GET: `hmac_timestamp` and `hmac_sign` in the query). See the README, "Signed requests".',
+      'A request signed with the private token: the lowercase hex HMAC-SHA256 of the request, with its signing time in unix seconds. A GET carries both in its query string, `hmac_timestamp` and `hmac_sign` (headers are refused there); other methods send them as the headers X-Hmac-Timestamp and X-Hmac-Sign, or as the same two query parameters. See the README, "Signed requests".',
   },
   publicToken: {
     type: 'apiKey',
     in: 'query',
     name: 'publicToken',
     description:
-      'The public token in the query of a request signed with it (`hmac_timestamp`, `hmac_sign`): for browsers, recommendation routes only.',
+      'The public token in the query of a request signed with it, for browsers, recommendation routes only. A GET carries `hmac_timestamp` and `hmac_sign` in the query beside it; a POST sends them there or as the headers X-Hmac-Timestamp and X-Hmac-Sign.',
   },
   bearerToken: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'A JWT from POST /auth/token or `nextrec token issue` (claim `tid` names the tenant).',
+    description:
+      'A JWT from POST /auth/token or `nextrec token issue`; its claim `tid` names the tenant, which X-Tenant-Id names too.',
   },
 } as const;
 
@@ -59,7 +61,8 @@ const REQUIREMENT: Record<CallerKind, Record<string, string[]>> = {
   api: { apiKey: [], tenantId: [] },
   private: { privateToken: [], tenantId: [] },
   public: { publicToken: [], tenantId: [] },
-  jwt: { bearerToken: [] },
+  // X-Tenant-Id is checked before any credential, a bearer token's too (auth plugin).
+  jwt: { bearerToken: [], tenantId: [] },
 };
 
 /** Who may call a route, as OpenAPI security requirements. */
