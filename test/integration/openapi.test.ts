@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/server/openapi/operations.js';
 import { removeDataDir, startDaemonProcess, type DaemonProcess } from '../support/daemon-process.js';
+import { mismatch } from '../support/openapi-check.js';
 
 const run = promisify(execFile);
 const REDOCLY = path.resolve('node_modules/.bin/redocly');
@@ -72,6 +73,34 @@ describe('the OpenAPI document', () => {
           name,
         ).toBe(true);
     }
+  });
+
+  it('gives every operation an example of its success body and of its request body, each valid against its schema', () => {
+    type Media = Record<string, { schema?: object; example?: unknown }>;
+    const checked: string[] = [];
+    for (const { name, operation } of operations()) {
+      const responses = operation.responses as Record<string, { content?: Media }>;
+      const success = Object.keys(responses).find((status) => /^2/.test(status))!;
+      const bodies: [string, Media | undefined][] = [
+        [`${name} ${success}`, responses[success].content],
+        [`${name} request`, (operation.requestBody as { content: Media } | undefined)?.content],
+      ];
+      // Only a 204 answers without a body.
+      if (success === '204') expect(bodies[0][1], name).toBeUndefined();
+      else expect(bodies[0][1], name).toBeDefined();
+      for (const [what, content] of bodies) {
+        for (const [type, { schema, example }] of Object.entries(content ?? {})) {
+          expect(example, `${what} has no example`).toBeDefined();
+          expect(schema, what).toBeDefined();
+          expect(mismatch(schema!, example), `${what}: the example does not match the ${type} schema`).toBe(
+            undefined,
+          );
+          checked.push(what);
+        }
+      }
+    }
+    // Every operation but the 204s checks its success example; every POST and PUT but the bodiless a request.
+    expect(checked.length).toBeGreaterThanOrEqual(100);
   });
 
   it('has no entry for a route the daemon does not have', () => {

@@ -141,21 +141,19 @@ function transform(input: TransformInput): ReturnType<typeof jsonSchemaTransform
   for (const error of errorStatuses(facts, doc)) response[error] = errorBody(error);
   // A documented route is shown even where it hides itself (health routes).
   const rest = Object.fromEntries(Object.entries(schema).filter(([name]) => name !== 'hide'));
-  const body = schema.body as z.ZodType | undefined;
-  const converted = jsonSchemaTransform({
-    ...input,
-    schema: {
-      ...rest,
-      ...(body && { body: doc.example === undefined ? body : body.meta({ examples: [doc.example] }) }),
-      response,
-    },
-  });
+  const converted = jsonSchemaTransform({ ...input, schema: { ...rest, response } });
+  // The examples go on the converted schemas, whose `examples` @fastify/swagger moves to the media type:
+  // zod's conversion drops examples attached to a body with a transform or a preprocess inside.
+  const body = converted.schema.body as Record<string, unknown> | undefined;
+  if (body && doc.example !== undefined) converted.schema.body = { ...body, examples: [doc.example] };
   const responses = converted.schema.response as Record<number, unknown>;
   if (doc.mediaType) {
     responses[status] = {
       description: SUCCESS[status],
-      content: { [doc.mediaType]: { schema: { type: 'string' } } },
+      content: { [doc.mediaType]: { schema: { type: 'string' }, example: doc.answer } },
     };
+  } else if (doc.answer !== undefined) {
+    responses[status] = { ...(responses[status] as object), examples: [doc.answer] };
   }
   return {
     ...converted,

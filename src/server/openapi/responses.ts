@@ -32,30 +32,15 @@ export const ITEM_PAGE = page(ITEM);
 export const USER_PAGE = page(USER);
 
 /** A recommendation answer (CONTRACT.md, "Recommendation responses"). */
-export const RECOMMENDATIONS = z
-  .looseObject({
-    items: z.array(z.looseObject({ itemId: ID })),
-    count: COUNT,
-    algorithm: z.string(),
-    scenario: z.string().optional(),
-    experiment: z.looseObject({ slug: z.string(), variant: z.string() }).optional(),
-    filterRelaxation: z.looseObject({}).optional(),
-    recommId: z.string(),
-  })
-  .meta({
-    examples: [
-      {
-        items: [
-          { itemId: 'sku-000123', score: 0.91 },
-          { itemId: 'sku-000456', score: 0.84 },
-        ],
-        count: 2,
-        algorithm: 'weighted-history',
-        scenario: 'home',
-        recommId: '3f2a1c9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b',
-      },
-    ],
-  });
+export const RECOMMENDATIONS = z.looseObject({
+  items: z.array(z.looseObject({ itemId: ID })),
+  count: COUNT,
+  algorithm: z.string(),
+  scenario: z.string().optional(),
+  experiment: z.looseObject({ slug: z.string(), variant: z.string() }).optional(),
+  filterRelaxation: z.looseObject({}).optional(),
+  recommId: z.string(),
+});
 
 export const SEARCH = RECOMMENDATIONS.extend({
   facets: z.looseObject({
@@ -103,32 +88,18 @@ export const USER_EXPORT = z.looseObject({
   impressions: z.array(z.looseObject({})),
 });
 
-export const SUMMARY = z
-  .looseObject({
-    items: COUNT,
-    users: COUNT,
-    interactions: COUNT,
-    impressions: COUNT,
-    byType: z.looseObject({ view: COUNT, cart: COUNT, purchase: COUNT, rating: COUNT }),
-  })
-  .meta({
-    examples: [
-      {
-        items: 5000,
-        users: 1200,
-        interactions: 48000,
-        impressions: 91000,
-        byType: { view: 40000, cart: 5000, purchase: 2000, rating: 1000 },
-      },
-    ],
-  });
+export const SUMMARY = z.looseObject({
+  items: COUNT,
+  users: COUNT,
+  interactions: COUNT,
+  impressions: COUNT,
+  byType: z.looseObject({ view: COUNT, cart: COUNT, purchase: COUNT, rating: COUNT }),
+});
 
 export const VOLUME = data(z.looseObject({ date: z.string(), count: COUNT }));
 export const BY_TYPE = data(z.looseObject({ type: z.string(), count: COUNT }));
 export const TOP_ITEMS = data(z.looseObject({ itemId: ID, count: COUNT }));
-export const COVERAGE = z
-  .looseObject({ catalogSize: COUNT, recommendedItems: COUNT, coverage: RATE })
-  .meta({ examples: [{ catalogSize: 5000, recommendedItems: 1850, coverage: 0.37 }] });
+export const COVERAGE = z.looseObject({ catalogSize: COUNT, recommendedItems: COUNT, coverage: RATE });
 
 const FUNNEL = { impressions: COUNT, clicks: COUNT, carts: COUNT, purchases: COUNT };
 export const TOP_RECOMMENDED = data(z.looseObject({ itemId: ID, ...FUNNEL, ctr: RATE, conversion: RATE }));
