@@ -18,7 +18,7 @@ import {
   type RankingJob,
 } from './worker-ranker.js';
 
-const state = new ServingState();
+const state = new ServingState(undefined, true);
 
 function failureOf(error: Error): RankingFailure {
   if (error instanceof ApiError) return { code: error.code, message: error.message, details: error.details };

@@ -126,12 +126,13 @@ export function searchFacets(context: PipelineContext, filter: CompiledFilter | 
   }
   const byCategory = new Map<string, number>();
   const prices: number[] = [];
+  const price = catalog.attribute('price');
   for (const id of kept) {
     const code = categoryCodeOf(catalog.rankingCodes[id]);
     const category = code === 0 ? null : catalog.categoryTable.nameOf(code);
     if (category !== null) byCategory.set(category, (byCategory.get(category) ?? 0) + 1);
-    const price = catalog.attributes[id]?.price;
-    if (typeof price === 'number' && Number.isFinite(price) && price >= 0) prices.push(price);
+    const value = price?.[id];
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) prices.push(value);
   }
   const categories = [...byCategory]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))

@@ -111,6 +111,9 @@ export class WorkerRanker implements Ranker {
 
   readonly rank: Rank = (tenant, request, projection, now, done) => {
     if (this.fallback) return this.fallback.rank(tenant, request, projection, now, done);
+    // The replica reads the counts this thread keeps, and expires nothing of them itself.
+    tenant.recentCounts.advance(now);
+    tenant.geoCounts.advance(now);
     this.queued.push({ tenant, request, projection, now, done });
     if (this.queued.length >= JOBS_PER_MESSAGE) this.flush();
     else this.schedule();

@@ -3,7 +3,7 @@ import { ApiError } from '../contract/errors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Store } from '../store/database.js';
 import type { LakeExporter } from '../store/lake-export.js';
-import type { StoredItem } from '../store/rows.js';
+import type { CatalogItem } from '../state/item-catalog.js';
 import type { VectorIndexer } from '../vector/indexer.js';
 import {
   activeFeed,
@@ -279,8 +279,8 @@ export class FeedService {
   }
 
   /** The sync's changes, committed: the serving state, then vector indexing, follow them. */
-  private itemsChanged(tenant: TenantState, items: StoredItem[]): void {
-    for (const item of items) tenant.upsertItem(item);
+  private itemsChanged(tenant: TenantState, items: CatalogItem[]): void {
+    for (const item of items) tenant.upsertCatalogItem(item);
     this.vectors.itemsChanged(
       tenant,
       items.map((item) => item.externalId),

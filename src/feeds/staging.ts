@@ -1,8 +1,8 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { MappedItem } from '../contract/feeds.js';
 import type { Store } from '../store/database.js';
-import { ITEM_COLUMNS, itemFromRow } from '../store/row-mapping.js';
-import type { StoredItem } from '../store/rows.js';
+import { ITEM_COLUMNS, catalogItemFromRow } from '../store/row-mapping.js';
+import type { CatalogItem } from '../state/item-catalog.js';
 
 /** A record of the source as staged: mapped, or only seen (its mapping failed but its id was read). */
 export type StagedRecord = { mapped: true; item: MappedItem } | { mapped: false; externalId: string };
@@ -87,7 +87,7 @@ export class FeedStaging {
    * is available becomes unavailable. Items not managed by a feed and not in the source are not touched.
    * Then, still before any other write, each changed item is handed to `changed` in chunks, as committed.
    */
-  apply(tenantId: string, changed: (items: StoredItem[]) => void): Promise<AppliedSync> {
+  apply(tenantId: string, changed: (items: CatalogItem[]) => void): Promise<AppliedSync> {
     return this.store.writes.exclusive(async (db) => {
       const last = await this.lastRecords(db);
       const now = Date.now();
@@ -128,7 +128,7 @@ export class FeedStaging {
         `SELECT ${ITEM_COLUMNS} FROM items WHERE tenant_id = $1 AND updated_at = $2`,
         [tenantId, now],
       );
-      for await (const chunk of rows.yieldRowsJs()) changed(chunk.map((row) => itemFromRow(row)));
+      for await (const chunk of rows.yieldRowsJs()) changed(chunk.map((row) => catalogItemFromRow(row)));
       return result;
     });
   }

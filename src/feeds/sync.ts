@@ -7,7 +7,7 @@ import {
   type SyncResult,
 } from '../contract/feeds.js';
 import type { Store } from '../store/database.js';
-import type { StoredItem } from '../store/rows.js';
+import type { CatalogItem } from '../state/item-catalog.js';
 import { fetchPages, type FetchedPage } from './fetch.js';
 import type { FeedNetwork } from './network.js';
 import { compileMapping, previewItem } from './mapping.js';
@@ -53,7 +53,7 @@ export async function syncFeedIntoStore(
   network: FeedNetwork,
   store: Store,
   tenantId: string,
-  changed: (items: StoredItem[]) => void,
+  changed: (items: CatalogItem[]) => void,
   progressed: (progress: SyncProgress) => void,
   stop: AbortSignal,
 ): Promise<SyncResult> {

@@ -1,24 +1,121 @@
-import { ensureCapacity } from '../state/growable.js';
+import { ensureCapacity, growTo } from '../state/growable.js';
+
+/**
+ * The counts a thread reads, in memory shared between threads: the event-loop thread counts, the
+ * ranking thread reads the same arrays (README, "Memory"). An array that must grow is replaced, and the
+ * reader is handed the new set.
+ */
+export interface SharedCounts {
+  /** [0]: the version, [1]: events in the window over all countries. */
+  header: Int32Array;
+  /** Per item, all countries together (whole numbers: 4 bytes an item rather than 8). */
+  global: Int32Array;
+  /** Per country code, per item. */
+  perCountry: Map<number, Int32Array>;
+  /** Per country code, events in the window. */
+  countryTotals: Int32Array;
+}
+
+/** What ranking reads of windowed counts. */
+export interface CountsReader {
+  readonly windowMs: number;
+  readonly version: number;
+  readonly globalTotal: number;
+  /** Events inside the window (0 where they are counted elsewhere). */
+  readonly events: number;
+  /** Bytes held for this reader alone: the shared counts are another's. */
+  readonly bytes: number;
+  /** Drops the events that left the window by `now`, where they are counted here. */
+  advance(now: number): void;
+  count(item: number): number;
+  countryCount(country: number, item: number): number;
+  countryTotal(country: number): number;
+}
+
+const VERSION = 0;
+const GLOBAL_TOTAL = 1;
+
+function sharedInt32(length: number): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(length * Int32Array.BYTES_PER_ELEMENT));
+}
+
+function ensureShared(array: Int32Array, needed: number): Int32Array {
+  return growTo(array, needed, sharedInt32);
+}
+
+/** Reads counts shared by another thread's WindowedCounts, which alone adds and expires events. */
+export class SharedCountsReader implements CountsReader {
+  private shared: SharedCounts = {
+    header: new Int32Array(2),
+    global: new Int32Array(0),
+    perCountry: new Map(),
+    countryTotals: new Int32Array(0),
+  };
+
+  constructor(readonly windowMs: number) {}
+
+  /** Reads from `shared` from now on (the counting thread replaced an array). */
+  replace(shared: SharedCounts): void {
+    this.shared = shared;
+  }
+
+  get version(): number {
+    return this.shared.header[VERSION];
+  }
+
+  get globalTotal(): number {
+    return this.shared.header[GLOBAL_TOTAL];
+  }
+
+  get events(): number {
+    return 0;
+  }
+
+  get bytes(): number {
+    return 0;
+  }
+
+  advance(_now: number): void {
+    // The counting thread expires events (WorkerRanker advances its counts before each request).
+  }
+
+  count(item: number): number {
+    const { global } = this.shared;
+    return item < global.length ? global[item] : 0;
+  }
+
+  countryCount(country: number, item: number): number {
+    const counts = this.shared.perCountry.get(country);
+    return counts && item < counts.length ? counts[item] : 0;
+  }
+
+  countryTotal(country: number): number {
+    const totals = this.shared.countryTotals;
+    return country < totals.length ? totals[country] : 0;
+  }
+}
 
 /**
  * Interaction counts per item over a sliding time window, globally and (optionally) per country.
  * Events wait in a min-heap by time; those that leave the window are subtracted as time advances, so
  * reads are always current without rescanning histories, and events arriving in any time order cost
- * O(log n) each.
+ * O(log n) each. The heap stays with this thread; the counts are in shared memory (`SharedCounts`), and
+ * `shared` is told each time one of their arrays is replaced.
  */
-export class WindowedCounts {
+export class WindowedCounts implements CountsReader {
   private heapTs = new Float64Array(1024);
   private heapItems = new Int32Array(1024);
   /** Only when counting by country. */
   private heapCountries = new Uint16Array(0);
   private heapSize = 0;
-  /** Per item, all countries together (whole numbers: 4 bytes an item rather than 8). */
-  global = new Int32Array(64);
-  globalTotal = 0;
-  private readonly perCountry = new Map<number, Int32Array>();
-  private readonly countryTotals = new Map<number, number>();
-  /** Bumps on every change, for caches of rankings derived from the counts. */
-  version = 0;
+  private readonly counts: SharedCounts = {
+    header: sharedInt32(2),
+    global: sharedInt32(64),
+    perCountry: new Map(),
+    countryTotals: sharedInt32(0),
+  };
+  /** Told the counts whenever one of their arrays is replaced (and once at `share`). */
+  private shared?: (counts: SharedCounts) => void;
 
   constructor(
     readonly windowMs: number,
@@ -27,39 +124,73 @@ export class WindowedCounts {
     if (byCountry) this.heapCountries = new Uint16Array(1024);
   }
 
+  /** Hands the counts to `listener` now and whenever an array of them is replaced. */
+  share(listener: (counts: SharedCounts) => void): void {
+    this.shared = listener;
+    listener(this.snapshot());
+  }
+
+  /** The arrays as they are now: later replacements change a snapshot's reader nothing. */
+  private snapshot(): SharedCounts {
+    return { ...this.counts, perCountry: new Map(this.counts.perCountry) };
+  }
+
+  /** Bumps on every change, for caches of rankings derived from the counts. */
+  get version(): number {
+    return this.counts.header[VERSION];
+  }
+
+  get globalTotal(): number {
+    return this.counts.header[GLOBAL_TOTAL];
+  }
+
   add(item: number, country: number, ts: number, now: number): void {
     this.advance(now);
     if (now - ts > this.windowMs) return;
     this.push(item, country, ts);
-    this.global = ensureCapacity(this.global, item + 1, Int32Array);
-    this.global[item]++;
-    this.globalTotal++;
-    if (this.byCountry && country !== 0) {
-      const counts = ensureCapacity(this.perCountry.get(country) ?? new Int32Array(64), item + 1, Int32Array);
-      this.perCountry.set(country, counts);
-      counts[item]++;
-      this.countryTotals.set(country, (this.countryTotals.get(country) ?? 0) + 1);
+    const { counts } = this;
+    let replaced = false;
+    if (item >= counts.global.length) {
+      counts.global = ensureShared(counts.global, item + 1);
+      replaced = true;
     }
-    this.version++;
+    counts.global[item]++;
+    counts.header[GLOBAL_TOTAL]++;
+    if (this.byCountry && country !== 0) {
+      let perItem = counts.perCountry.get(country) ?? sharedInt32(0);
+      if (item >= perItem.length) {
+        counts.perCountry.set(country, (perItem = ensureShared(perItem, item + 1)));
+        replaced = true;
+      }
+      perItem[item]++;
+      if (country >= counts.countryTotals.length) {
+        counts.countryTotals = ensureShared(counts.countryTotals, country + 1);
+        replaced = true;
+      }
+      counts.countryTotals[country]++;
+    }
+    counts.header[VERSION]++;
+    if (replaced) this.shared?.(this.snapshot());
   }
 
   /** Drops the events that left the window by `now`. */
   advance(now: number): void {
     const since = now - this.windowMs;
+    const { counts } = this;
     let changed = false;
     while (this.heapSize > 0 && this.heapTs[0] < since) {
       const item = this.heapItems[0];
       const country = this.byCountry ? this.heapCountries[0] : 0;
-      this.global[item]--;
-      this.globalTotal--;
+      counts.global[item]--;
+      counts.header[GLOBAL_TOTAL]--;
       if (country !== 0) {
-        this.perCountry.get(country)![item]--;
-        this.countryTotals.set(country, this.countryTotals.get(country)! - 1);
+        counts.perCountry.get(country)![item]--;
+        counts.countryTotals[country]--;
       }
       this.popOldest();
       changed = true;
     }
-    if (changed) this.version++;
+    if (changed) counts.header[VERSION]++;
   }
 
   /** Events inside the window. */
@@ -67,28 +198,33 @@ export class WindowedCounts {
     return this.heapSize;
   }
 
-  /** Bytes of its typed arrays. */
+  /** Bytes of its typed arrays, the shared counts included. */
   get bytes(): number {
+    const { counts } = this;
     let bytes =
       this.heapTs.byteLength +
       this.heapItems.byteLength +
       this.heapCountries.byteLength +
-      this.global.byteLength;
-    for (const counts of this.perCountry.values()) bytes += counts.byteLength;
+      counts.header.byteLength +
+      counts.global.byteLength +
+      counts.countryTotals.byteLength;
+    for (const perItem of counts.perCountry.values()) bytes += perItem.byteLength;
     return bytes;
   }
 
   count(item: number): number {
-    return item < this.global.length ? this.global[item] : 0;
+    const { global } = this.counts;
+    return item < global.length ? global[item] : 0;
   }
 
   countryCount(country: number, item: number): number {
-    const counts = this.perCountry.get(country);
-    return counts && item < counts.length ? counts[item] : 0;
+    const perItem = this.counts.perCountry.get(country);
+    return perItem && item < perItem.length ? perItem[item] : 0;
   }
 
   countryTotal(country: number): number {
-    return this.countryTotals.get(country) ?? 0;
+    const totals = this.counts.countryTotals;
+    return country < totals.length ? totals[country] : 0;
   }
 
   private push(item: number, country: number, ts: number): void {

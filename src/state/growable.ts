@@ -7,8 +7,13 @@ export function ensureCapacity<T extends TypedArray>(
   needed: number,
   Ctor: TypedArrayConstructor<T>,
 ): T {
+  return growTo(array, needed, (length) => new Ctor(length));
+}
+
+/** `ensureCapacity` with the copy made by `allocate` (an array over shared memory, say). */
+export function growTo<T extends TypedArray>(array: T, needed: number, allocate: (length: number) => T): T {
   if (needed <= array.length) return array;
-  const grown = new Ctor(Math.max(needed, array.length * 2, 16));
+  const grown = allocate(Math.max(needed, array.length * 2, 16));
   grown.set(array);
   return grown;
 }

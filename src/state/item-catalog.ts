@@ -13,17 +13,36 @@ export function categoryCodeOf(rankingCode: number): number {
 }
 
 /**
+ * An item as the catalog holds it: the stored item with its attributes as JSON text. A text costs less
+ * than half of the object it encodes (README, "Memory"), and crosses to the ranking thread as one string
+ * rather than key by key.
+ */
+export type CatalogItem = Omit<StoredItem, 'attributes'> & { attributes: string };
+
+/** The catalog form of a stored item. */
+export function catalogItem(item: StoredItem): CatalogItem {
+  return { ...item, attributes: JSON.stringify(item.attributes) };
+}
+
+function parseAttributes(text: string): Record<string, unknown> {
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/**
  * A tenant's items in memory, column by column, under dense integer ids. Ids are also given to items
  * that events mention before the catalog has them (inCatalog = 0), so histories can refer to them and
- * pick them up when they arrive. The recommendation pipeline reads these columns, never objects per item.
+ * pick them up when they arrive. The recommendation pipeline reads these columns, never objects per item:
+ * attributes are kept as text, and a key a filter reads becomes a column of its own (`attribute`).
  */
 export class ItemCatalog {
   private readonly ids = new Map<string, number>();
   private count = 0;
   private catalogCount = 0;
   readonly externalIds: string[] = [];
+  /** Each item's category, the one string `categoryTable` holds for it. */
   readonly categories: (string | null)[] = [];
-  readonly attributes: (Record<string, unknown> | undefined)[] = [];
+  /** Each item's attributes as JSON text (`attributesOf` reads them). */
+  private readonly attributeTexts: (string | undefined)[] = [];
   readonly expiresAt: (string | null)[] = [];
   readonly available: boolean[] = [];
   readonly feedManaged: boolean[] = [];
@@ -41,13 +60,14 @@ export class ItemCatalog {
   /** Bumps on every change, so derived per-column data can be cached against it. */
   version = 0;
   private readonly attributeColumns = new Map<string, unknown[]>();
-  /** The API form of each item, built on first use: responses read it many times between changes. */
-  private readonly rawDocuments: (Readonly<Record<string, unknown>> | undefined)[] = [];
+  /**
+   * Every top-level attribute key any item had, found the first time a filter asks for a key no column
+   * holds and then kept current, so a key no item has costs no scan of the items.
+   */
+  private attributeKeys: Set<string> | undefined;
   /** Each item's JSON under the projection last asked for (`renderedKeys`), built on first use. */
   private readonly renderedKeys: (string | undefined)[] = [];
   private readonly rendered: string[] = [];
-  /** Keys no item had, with the version at which that was seen. */
-  private readonly absentKeys = new Map<string, number>();
   /**
    * `createdAt` as the ISO text nextQL compares, built the first time a filter names it and then kept
    * current: 40 bytes an item that most tenants never ask for.
@@ -64,15 +84,11 @@ export class ItemCatalog {
     return this.catalogCount;
   }
 
-  /** What it keeps besides the stored items (README, "Memory"): items with their API form built and rendered, and attribute columns built. */
-  get cached(): { documents: number; rendered: number; attributeColumns: number } {
-    let documents = 0;
+  /** What it keeps besides the stored items (README, "Memory"): items rendered, and attribute columns built. */
+  get cached(): { rendered: number; attributeColumns: number } {
     let rendered = 0;
-    for (let id = 0; id < this.count; id++) {
-      if (this.rawDocuments[id] !== undefined) documents++;
-      if (this.renderedKeys[id] !== undefined) rendered++;
-    }
-    return { documents, rendered, attributeColumns: this.attributeColumns.size };
+    for (let id = 0; id < this.count; id++) if (this.renderedKeys[id] !== undefined) rendered++;
+    return { rendered, attributeColumns: this.attributeColumns.size };
   }
 
   /** Bytes of its typed columns. */
@@ -107,14 +123,13 @@ export class ItemCatalog {
     this.rankingCodes = ensureCapacity(this.rankingCodes, this.count, Int32Array);
     this.externalIds.push(externalId);
     this.categories.push(null);
-    this.attributes.push(undefined);
+    this.attributeTexts.push(undefined);
     this.expiresAt.push(null);
     this.createdAtIso?.push(null);
     this.available.push(false);
     this.feedManaged.push(false);
     // Pushed rather than assigned on first use: an array written at scattered indexes turns into a slow
     // dictionary.
-    this.rawDocuments.push(undefined);
     this.renderedKeys.push(undefined);
     this.rendered.push('');
     for (const column of this.attributeColumns.values()) column.push(undefined);
@@ -126,10 +141,16 @@ export class ItemCatalog {
     return id === undefined ? undefined : this.document(id);
   }
 
+  /** The attributes of a dense id, parsed anew on every call; undefined for a placeholder. */
+  attributesOf(id: number): Record<string, unknown> | undefined {
+    const text = this.attributeTexts[id];
+    return this.inCatalog[id] && text !== undefined ? parseAttributes(text) : undefined;
+  }
+
   /** The stored document of a dense id, or undefined for a placeholder. */
   document(id: number): StoredItem | undefined {
-    const attributes = this.attributes[id];
-    if (!this.inCatalog[id] || attributes === undefined) return undefined;
+    const attributes = this.attributesOf(id);
+    if (attributes === undefined) return undefined;
     return {
       externalId: this.externalIds[id],
       category: this.categories[id],
@@ -142,13 +163,13 @@ export class ItemCatalog {
     };
   }
 
-  /** The stored item as the API shows it (shared: never mutate it), or undefined for a placeholder. */
+  /**
+   * The stored item as the API shows it, or undefined for a placeholder. Built on every call, not kept:
+   * what responses need again and again is its rendering (`renderedDocument`).
+   */
   rawDocument(id: number): Readonly<Record<string, unknown>> | undefined {
-    const cached = this.rawDocuments[id];
-    if (cached) return cached;
     const item = this.document(id);
-    if (!item) return undefined;
-    return (this.rawDocuments[id] = itemDocument(item));
+    return item && itemDocument(item);
   }
 
   /**
@@ -169,20 +190,29 @@ export class ItemCatalog {
   }
 
   upsert(item: StoredItem): number {
+    return this.upsertEntry(catalogItem(item), item.attributes);
+  }
+
+  /** @param attributes the item's attributes parsed, when the caller has them */
+  upsertEntry(item: CatalogItem, attributes?: Record<string, unknown>): number {
     const id = this.ensureId(item.externalId);
     if (!this.inCatalog[id]) this.catalogCount++;
     this.inCatalog[id] = 1;
-    this.categories[id] = item.category;
-    this.rankingCodes[id] = (this.categoryTable.codeOf(item.category) << 1) | (item.available ? SERVABLE : 0);
-    this.attributes[id] = item.attributes;
+    const category = this.categoryTable.codeOf(item.category);
+    this.categories[id] = this.categoryTable.nameOf(category);
+    this.rankingCodes[id] = (category << 1) | (item.available ? SERVABLE : 0);
+    this.attributeTexts[id] = item.attributes;
     this.expiresAt[id] = item.expiresAt;
     this.available[id] = item.available;
     this.feedManaged[id] = item.feedManaged;
     this.createdAt[id] = item.createdAt;
     if (this.createdAtIso) this.createdAtIso[id] = new Date(item.createdAt).toISOString();
     this.updatedAt[id] = item.updatedAt;
-    for (const [key, column] of this.attributeColumns) column[id] = item.attributes[key];
-    this.rawDocuments[id] = undefined;
+    if (this.attributeColumns.size > 0 || this.attributeKeys) {
+      const parsed = attributes ?? parseAttributes(item.attributes);
+      for (const [key, column] of this.attributeColumns) column[id] = parsed[key];
+      if (this.attributeKeys) for (const key of Object.keys(parsed)) this.attributeKeys.add(key);
+    }
     this.renderedKeys[id] = undefined;
     this.version++;
     return id;
@@ -213,22 +243,20 @@ export class ItemCatalog {
    */
   attribute(key: string): ArrayLike<unknown> | undefined {
     let column = this.attributeColumns.get(key);
-    if (!column) {
-      if (this.absentKeys.get(key) === this.version) return undefined;
-      column = new Array<unknown>(this.count);
-      let present = false;
-      for (let id = 0; id < this.count; id++) {
-        const value = this.attributes[id]?.[key];
-        column[id] = value;
-        if (value !== undefined) present = true;
-      }
-      if (!present) {
-        this.absentKeys.set(key, this.version);
-        return undefined;
-      }
-      this.absentKeys.delete(key);
-      this.attributeColumns.set(key, column);
-    }
+    if (column) return column;
+    if (!(this.attributeKeys ??= this.keysOfAll()).has(key)) return undefined;
+    column = new Array<unknown>(this.count);
+    for (let id = 0; id < this.count; id++) column[id] = this.attributesOf(id)?.[key];
+    this.attributeColumns.set(key, column);
     return column;
+  }
+
+  private keysOfAll(): Set<string> {
+    const keys = new Set<string>();
+    for (let id = 0; id < this.count; id++) {
+      const attributes = this.attributesOf(id);
+      if (attributes) for (const key of Object.keys(attributes)) keys.add(key);
+    }
+    return keys;
   }
 }

@@ -61,11 +61,12 @@ export interface TenantFootprint {
   counterEvents: { recent: number; geo: number };
   eventIds: number;
   /** Items whose API form is kept, items rendered under the last projection, attribute columns built. */
-  cached: { documents: number; rendered: number; attributeColumns: number };
-  perThread: { histories: number; counters: number; catalogColumns: number; vectorDelta: number };
+  cached: { rendered: number; attributeColumns: number };
+  perThread: { histories: number; catalogColumns: number; vectorDelta: number };
   /** The loaded models: when each was built, and from how many interactions (vectors: items). */
   models: Record<'cooccurrence' | 'ease' | 'factors' | 'vectors', { builtAt: number; source: number }>;
-  shared: { cooccurrence: number; ease: number; factors: number; vectors: number };
+  /** Held once: the models, and the windowed counters (their event heaps in the event-loop thread alone). */
+  shared: { counters: number; cooccurrence: number; ease: number; factors: number; vectors: number };
 }
 
 function neighbourBytes(model: ItemNeighbours): number {
@@ -95,7 +96,6 @@ export function tenantFootprint(tenant: TenantState): TenantFootprint {
     cached: catalog.cached,
     perThread: {
       histories: histories.bytes,
-      counters: recentCounts.bytes + geoCounts.bytes,
       catalogColumns: catalog.columnBytes,
       vectorDelta: vectorBytes.own,
     },
@@ -106,6 +106,7 @@ export function tenantFootprint(tenant: TenantState): TenantFootprint {
       vectors: { builtAt: vectors.builtAt, source: vectors.baseRows },
     },
     shared: {
+      counters: recentCounts.bytes + geoCounts.bytes,
       cooccurrence: neighbourBytes(tenant.neighbourModel('cooccurrence')),
       ease: neighbourBytes(tenant.neighbourModel('ease')),
       factors: factors

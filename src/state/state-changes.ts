@@ -1,9 +1,11 @@
 import type { TenantSettings } from '../contract/tenant-settings.js';
 import { ItemNeighbours, type CompactNumbering } from '../models/item-neighbours.js';
 import { ServingFactors } from '../models/factor-model.js';
-import type { StoredInteraction, StoredItem } from '../store/rows.js';
+import type { StoredInteraction } from '../store/rows.js';
+import type { CatalogItem } from './item-catalog.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
-import type { NeighbourModel, ServingState, TenantState } from './tenant-state.js';
+import type { CountsName, NeighbourModel, ServingState, TenantState } from './tenant-state.js';
+import type { SharedCounts } from '../models/windowed-counts.js';
 import type { VectorBase } from '../vector/tenant-vectors.js';
 
 /** An item-neighbour model as plain data: a message between threads carries no classes. */
@@ -21,7 +23,8 @@ export interface NeighbourArrays {
 /**
  * One change of the serving state, as data. Applied in the order they happened, the changes of a state
  * rebuild it with the same dense item ids, so a replica ranks exactly as the state it copies would.
- * Only what ranking reads is described: users, event ids and counters stay with the state that writes.
+ * Only what ranking reads is described: users and event ids stay with the state that writes, and the
+ * windowed counts are shared memory (`counts` hands a replica their arrays; only the original counts).
  */
 export type StateChange =
   | { kind: 'tenant'; tenantId: string }
@@ -34,11 +37,12 @@ export type StateChange =
       /** Absent: the document was removed. */
       document?: ConfigDocument;
     }
-  | { kind: 'items'; tenantId: string; items: StoredItem[] }
+  | { kind: 'items'; tenantId: string; items: CatalogItem[] }
   | { kind: 'interactions'; tenantId: string; now: number; rows: HistoryRows }
   | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays }
   | { kind: 'factors'; tenantId: string; model: FactorArrays }
   | { kind: 'forget'; tenantId: string; identities: string[] }
+  | { kind: 'counts'; tenantId: string; name: CountsName; counts: SharedCounts }
   | { kind: 'vector-base'; tenantId: string; base: VectorBase }
   | { kind: 'vectors'; tenantId: string; externalIds: string[]; vectors: Float32Array; hashes: Uint32Array }
   | { kind: 'vector-removals'; tenantId: string; items: number[] };
@@ -89,7 +93,7 @@ export class StateChangeLog {
     this.changes.push(change);
   }
 
-  itemUpserted(tenantId: string, item: StoredItem): void {
+  itemUpserted(tenantId: string, item: CatalogItem): void {
     const last = this.changes.at(-1);
     if (last?.kind === 'items' && last.tenantId === tenantId) last.items.push(item);
     else this.record({ kind: 'items', tenantId, items: [item] });
@@ -170,7 +174,7 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       else tenant.removeConfigDocument(change.collection, change.key);
       break;
     case 'items':
-      for (const item of change.items) tenant.upsertItem(item);
+      for (const item of change.items) tenant.upsertCatalogItem(item);
       break;
     case 'interactions':
       applyHistoryRows(tenant, change.rows, change.now);
@@ -183,6 +187,9 @@ export function applyStateChange(state: ServingState, change: StateChange): void
       break;
     case 'forget':
       tenant.forgetIdentities(change.identities);
+      break;
+    case 'counts':
+      tenant.readSharedCounts(change.name, change.counts);
       break;
     case 'vector-base':
       tenant.replaceVectorBase(change.base);

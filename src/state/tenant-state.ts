@@ -5,10 +5,15 @@ import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js
 import { NameTable } from './name-table.js';
 import { factorArrays, neighbourArrays, type StateChangeLog } from './state-changes.js';
 import { TenantConfig, type ConfigCollection, type ConfigDocument } from './tenant-config.js';
-import { ItemCatalog } from './item-catalog.js';
+import { ItemCatalog, catalogItem, type CatalogItem } from './item-catalog.js';
 import { ItemNeighbours } from '../models/item-neighbours.js';
 import type { ServingFactors } from '../models/factor-model.js';
-import { WindowedCounts } from '../models/windowed-counts.js';
+import {
+  SharedCountsReader,
+  WindowedCounts,
+  type CountsReader,
+  type SharedCounts,
+} from '../models/windowed-counts.js';
 import { DAY_MS, HISTORY_WINDOW_MS, TYPE_CODES, UserHistories, insideWindow } from './user-histories.js';
 import { TenantVectors, type VectorBase } from '../vector/tenant-vectors.js';
 
@@ -16,6 +21,9 @@ export const GEO_WINDOW_MS = 7 * DAY_MS;
 
 /** The models served as item neighbour lists. */
 export type NeighbourModel = 'cooccurrence' | 'ease';
+
+/** The windowed counts of a tenant: 7-day per item and country, 30-day per item. */
+export type CountsName = 'geo' | 'recent';
 
 /**
  * Everything the daemon serves a tenant from, in memory; rebuilt from the store at start. What ranking
@@ -31,9 +39,11 @@ export class TenantState {
   readonly interactionEventIds = new Set<string>();
   readonly impressionEventIds = new Set<string>();
   /** 7-day counts per item and country: geo lift and geo-aware popularity. */
-  readonly geoCounts = new WindowedCounts(GEO_WINDOW_MS, true);
+  readonly geoCounts: CountsReader;
   /** 30-day counts per item: popularity and the long-tail median. */
-  readonly recentCounts = new WindowedCounts(HISTORY_WINDOW_MS, false);
+  readonly recentCounts: CountsReader;
+  /** The counters this state adds to; a replica has none, and reads the counts its original shares. */
+  private readonly counting?: Record<CountsName, WindowedCounts>;
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
   /** Requests per minute per credential kind (README, "Rate limits"); empty: unlimited. */
@@ -51,10 +61,41 @@ export class TenantState {
     ease: ItemNeighbours.empty(),
   };
 
+  /** @param replica whether this state copies another's (WorkerRanker's ranking thread) */
   constructor(
     readonly tenantId: string,
     private readonly changes?: StateChangeLog,
-  ) {}
+    replica = false,
+  ) {
+    if (replica) {
+      this.geoCounts = new SharedCountsReader(GEO_WINDOW_MS);
+      this.recentCounts = new SharedCountsReader(HISTORY_WINDOW_MS);
+    } else {
+      const geo = new WindowedCounts(GEO_WINDOW_MS, true);
+      const recent = new WindowedCounts(HISTORY_WINDOW_MS, false);
+      this.counting = { geo, recent };
+      this.geoCounts = geo;
+      this.recentCounts = recent;
+    }
+  }
+
+  /** Shares the counts with a replica, through the change log: now, and whenever their arrays change. */
+  shareCounts(): void {
+    const { changes, counting } = this;
+    if (!changes || !counting) return;
+    for (const name of ['geo', 'recent'] as const) {
+      counting[name].share((counts) =>
+        changes.record({ kind: 'counts', tenantId: this.tenantId, name, counts }),
+      );
+    }
+  }
+
+  /** A replica's counts are read from these arrays from now on. */
+  readSharedCounts(name: CountsName, counts: SharedCounts): void {
+    const reader = name === 'geo' ? this.geoCounts : this.recentCounts;
+    if (!(reader instanceof SharedCountsReader)) throw new Error('only a replica reads shared counts');
+    reader.replace(counts);
+  }
 
   get settings(): TenantSettings {
     return this.currentSettings;
@@ -128,8 +169,15 @@ export class TenantState {
   }
 
   upsertItem(item: StoredItem): void {
+    const entry = catalogItem(item);
+    this.changes?.itemUpserted(this.tenantId, entry);
+    this.catalog.upsertEntry(entry, item.attributes);
+  }
+
+  /** An item in the catalog's form, as a replica is told of it. */
+  upsertCatalogItem(item: CatalogItem): void {
     this.changes?.itemUpserted(this.tenantId, item);
-    this.catalog.upsert(item);
+    this.catalog.upsertEntry(item);
   }
 
   /** Adds a committed interaction: its event id, and its place in the windowed history. */
@@ -173,9 +221,9 @@ export class TenantState {
   ): void {
     const item = this.catalog.ensureId(itemId);
     const country = this.countries.codeOf(countryName);
-    if (!merged) {
-      this.geoCounts.add(item, country, ts, now);
-      this.recentCounts.add(item, country, ts, now);
+    if (!merged && this.counting) {
+      this.counting.geo.add(item, country, ts, now);
+      this.counting.recent.add(item, country, ts, now);
     }
     if (identity === null) return;
     this.histories.add(identity, { item, type, ts, weight }, now);
@@ -214,8 +262,14 @@ export class TenantState {
 export class ServingState {
   private readonly tenants = new Map<string, TenantState>();
 
-  /** @param changes where changes go, for a replica of this state to apply */
-  constructor(private readonly changes?: StateChangeLog) {}
+  /**
+   * @param changes where changes go, for a replica of this state to apply
+   * @param replica whether this state is such a replica
+   */
+  constructor(
+    private readonly changes?: StateChangeLog,
+    private readonly replica = false,
+  ) {}
 
   get(tenantId: string): TenantState | undefined {
     return this.tenants.get(tenantId);
@@ -224,9 +278,10 @@ export class ServingState {
   add(tenantId: string): TenantState {
     let state = this.tenants.get(tenantId);
     if (!state) {
-      state = new TenantState(tenantId, this.changes);
+      state = new TenantState(tenantId, this.changes, this.replica);
       this.tenants.set(tenantId, state);
       this.changes?.record({ kind: 'tenant', tenantId });
+      state.shareCounts();
     }
     return state;
   }

@@ -70,6 +70,7 @@ export function instanceOptions(settings: DuckDbSettings): Record<string, string
     threads: String(settings.threads),
     enable_external_file_cache: 'false',
     allocator_flush_threshold: '16MB',
+    allocator_bulk_deallocation_flush_threshold: '16MB',
     allocator_background_threads: 'true',
   };
 }

@@ -10,7 +10,7 @@ import { DAY_MS, HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-his
 import { RATE_LIMITS } from '../contract/tenants.js';
 import type { CredentialKind, CredentialRegistry } from '../tenants/credentials.js';
 import { RATE_LIMITS_KIND } from '../tenants/rate-limit-service.js';
-import { ITEM_COLUMNS, USER_COLUMNS, itemFromRow, userFromRow } from './row-mapping.js';
+import { ITEM_COLUMNS, USER_COLUMNS, catalogItemFromRow, userFromRow } from './row-mapping.js';
 import type { InteractionType } from './rows.js';
 
 export const TENANT_SETTINGS_KIND = 'tenant-settings';
@@ -75,7 +75,7 @@ export async function loadState(
   await eachRow(
     db,
     `SELECT tenant_id, ${ITEM_COLUMNS} FROM items ORDER BY tenant_id, created_at, external_id`,
-    (row) => state.get(String(row[0]))?.upsertItem(itemFromRow(row, 1)),
+    (row) => state.get(String(row[0]))?.upsertCatalogItem(catalogItemFromRow(row, 1)),
   );
   await eachRow(db, `SELECT tenant_id, ${USER_COLUMNS} FROM users`, (row) => {
     const user = userFromRow(row, 1);

@@ -1,3 +1,4 @@
+import type { CatalogItem } from '../state/item-catalog.js';
 import type { StoredItem, StoredUser } from './rows.js';
 
 /** The item columns, in the order `itemFromRow` reads them. */
@@ -17,12 +18,18 @@ export function nullableString(value: unknown): string | null {
 
 /** A row of ITEM_COLUMNS (as DuckDB's JS values), starting at `offset`. */
 export function itemFromRow(row: readonly unknown[], offset = 0): StoredItem {
+  const item = catalogItemFromRow(row, offset);
+  return { ...item, attributes: attributesOf(item.attributes) };
+}
+
+/** A row of ITEM_COLUMNS as the serving state's catalog holds it: the attributes stay JSON text. */
+export function catalogItemFromRow(row: readonly unknown[], offset = 0): CatalogItem {
   const [id, category, attributes, expiresAt, available, feedManaged, createdAt, updatedAt] =
     row.slice(offset);
   return {
     externalId: String(id),
     category: nullableString(category),
-    attributes: attributesOf(attributes),
+    attributes: attributes === null ? '{}' : String(attributes),
     expiresAt: nullableString(expiresAt),
     available: Boolean(available),
     feedManaged: Boolean(feedManaged),

@@ -171,7 +171,7 @@ export class VectorIndexer {
     const removed: number[] = [];
     for (const id of batch) {
       const text = catalog.inCatalog[id]
-        ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributes[id] })
+        ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
         : undefined;
       if (text === undefined) {
         if (vectors.hashOf(id) !== undefined) removed.push(id);

@@ -69,6 +69,8 @@ describe('GET /debug/memory', () => {
       counterEvents: { recent: 3, geo: 3 },
     });
     expect(body.tenants.shop.perThread.histories).toBeGreaterThan(0);
+    // Held once: the ranking thread reads the event-loop thread's counts.
+    expect(body.tenants.shop.shared.counters).toBeGreaterThan(0);
   });
 });
 

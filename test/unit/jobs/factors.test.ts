@@ -107,7 +107,7 @@ describe('factors job and matrix-factorization', () => {
     const log = new StateChangeLog({ pending: () => undefined, full: () => undefined });
     const original = shop(model, parameters, new ServingState(log));
     addEvents(original, [{ user: 'u', item: 'a0' }]);
-    const replica = new ServingState();
+    const replica = new ServingState(undefined, true);
     for (const change of log.take()) applyStateChange(replica, change);
     const copy = replica.get('t1')!;
     expect(Array.from(copy.factors!.itemFactors)).toEqual(Array.from(original.factors!.itemFactors));

@@ -1,5 +1,6 @@
+import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { WindowedCounts } from '../../../src/models/windowed-counts.js';
+import { SharedCountsReader, WindowedCounts } from '../../../src/models/windowed-counts.js';
 
 const HOUR = 3_600_000;
 
@@ -57,5 +58,49 @@ describe('WindowedCounts', () => {
     });
     expect(Array.from({ length: 7 }, (_, item) => counts.count(item))).toEqual(expected);
     expect(counts.globalTotal).toBe(1001);
+  });
+
+  it('share their counts with a reader in another thread, through growth, new countries and expiry', async () => {
+    const counts = new WindowedCounts(24 * HOUR, true);
+    const reader = new SharedCountsReader(24 * HOUR);
+    // The reader gets each set of arrays as a message would carry it: shared memory stays shared.
+    const { port1, port2 } = new MessageChannel();
+    const received: Promise<void>[] = [];
+    let deliver: (() => void) | undefined;
+    port2.on('message', (shared: Parameters<SharedCountsReader['replace']>[0]) => {
+      reader.replace(shared);
+      deliver?.();
+    });
+    const sent = () => new Promise<void>((resolve) => (deliver = resolve));
+    received.push(sent());
+    counts.share((shared) => port1.postMessage(shared));
+    await received.pop();
+
+    const now = 100 * HOUR;
+    counts.add(1, 0, now - 20 * HOUR, now);
+    // Written after the reader got its arrays, without a message: the memory is the same.
+    expect(reader.count(1)).toBe(1);
+    expect(reader.globalTotal).toBe(1);
+
+    // Item 500 and country 7 need larger arrays: the reader is sent them.
+    received.push(sent());
+    counts.add(500, 7, now - 2 * HOUR, now);
+    await received.pop();
+    expect(reader.count(500)).toBe(1);
+    expect(reader.countryCount(7, 500)).toBe(1);
+    expect(reader.countryTotal(7)).toBe(1);
+    expect(reader.globalTotal).toBe(2);
+    expect(reader.version).toBe(counts.version);
+
+    // Only the counting side expires events; the reader sees it at once, and its advance does nothing.
+    reader.advance(now + 23 * HOUR);
+    expect(reader.count(500)).toBe(1);
+    counts.advance(now + 5 * HOUR);
+    expect(reader.count(1)).toBe(0);
+    expect(reader.countryTotal(7)).toBe(1);
+    expect(reader.globalTotal).toBe(1);
+    expect(reader.version).toBe(counts.version);
+    expect(reader.bytes).toBe(0);
+    port1.close();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RULE, SCENARIO } from '../../../src/contract/scenarios.js';
 import { applyStateChange, FULL_ROWS, StateChangeLog } from '../../../src/state/state-changes.js';
+import { catalogItem } from '../../../src/state/item-catalog.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
 import {
   addEvents,
@@ -20,7 +21,7 @@ function recordedState() {
 }
 
 function replayed(log: StateChangeLog): ServingState {
-  const replica = new ServingState();
+  const replica = new ServingState(undefined, true);
   for (const change of log.take()) applyStateChange(replica, change);
   return replica;
 }
@@ -125,8 +126,13 @@ describe('state changes', () => {
         return [change.kind, change.tenantId];
       }),
     ).toEqual([
+      // A new tenant's counts are shared with the replica (memory both threads read) at once.
       ['tenant', 'shop'],
+      ['counts', 'shop'],
+      ['counts', 'shop'],
       ['tenant', 'other'],
+      ['counts', 'other'],
+      ['counts', 'other'],
       ['items', 'shop', 2],
       ['items', 'other', 1],
       ['items', 'shop', 1],
@@ -145,7 +151,11 @@ describe('state changes', () => {
 
   it('refuse to apply to a replica that lacks the tenant', () => {
     expect(() =>
-      applyStateChange(new ServingState(), { kind: 'items', tenantId: 'shop', items: [item('a')] }),
+      applyStateChange(new ServingState(), {
+        kind: 'items',
+        tenantId: 'shop',
+        items: [catalogItem(item('a'))],
+      }),
     ).toThrow(/unknown tenant 'shop'/);
   });
 });

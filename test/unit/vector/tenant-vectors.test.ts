@@ -267,7 +267,7 @@ describe('the vectors job and the vector index it publishes', () => {
     expect(tenant.vectors.baseRows).toBe(4);
     expect(tenant.vectors.deltaSize).toBe(2);
     taken.push(...log.take());
-    const replica = new ServingState();
+    const replica = new ServingState(undefined, true);
     for (const change of taken) applyStateChange(replica, change);
     const query = tenant.vectors.vectorOf(tenant.catalog.idOf('i4'))!.slice();
     const options = { ...everything, accept: () => true };
