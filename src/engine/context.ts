@@ -2,7 +2,7 @@ import type { Constraints, LogicType, Scenario, Segmentation } from '../contract
 import type { GeoLift } from '../models/geo-lift.js';
 import type { CompiledBooster, CompiledFilter } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
-import type { UserHistory } from '../state/user-histories.js';
+import type { HistoryView } from '../state/user-histories.js';
 import type { Algorithm } from './algorithms/algorithm.js';
 import type { Assignment } from './experiments.js';
 import type { RecommendationRequest } from './request.js';
@@ -45,7 +45,7 @@ export interface PipelineContext {
   readonly assignment?: Assignment;
   /** userId (a session id may stand in for it): its history drives weighted-history and the purchase cap. */
   readonly identity?: string;
-  readonly history?: UserHistory;
+  readonly history?: HistoryView;
   /** Dense ids of the known seed items. */
   readonly seeds: number[];
   readonly geo?: GeoLift;

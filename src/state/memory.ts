@@ -62,11 +62,21 @@ export interface TenantFootprint {
   eventIds: number;
   /** Items whose API form is kept, items rendered under the last projection, attribute columns built. */
   cached: { rendered: number; attributeColumns: number };
-  perThread: { histories: number; catalogColumns: number; vectorDelta: number };
+  perThread: { catalogColumns: number; vectorDelta: number };
   /** The loaded models: when each was built, and from how many interactions (vectors: items). */
   models: Record<'cooccurrence' | 'ease' | 'factors' | 'vectors', { builtAt: number; source: number }>;
-  /** Held once: the models, and the windowed counters (their event heaps in the event-loop thread alone). */
-  shared: { counters: number; cooccurrence: number; ease: number; factors: number; vectors: number };
+  /**
+   * Held once: the histories and windowed counters (shared memory the event-loop thread writes and the
+   * ranking thread reads; the counters' event heaps are the event-loop thread's alone), and the models.
+   */
+  shared: {
+    histories: number;
+    counters: number;
+    cooccurrence: number;
+    ease: number;
+    factors: number;
+    vectors: number;
+  };
 }
 
 function neighbourBytes(model: ItemNeighbours): number {
@@ -95,7 +105,6 @@ export function tenantFootprint(tenant: TenantState): TenantFootprint {
     eventIds: tenant.interactionEventIds.size + tenant.impressionEventIds.size,
     cached: catalog.cached,
     perThread: {
-      histories: histories.bytes,
       catalogColumns: catalog.columnBytes,
       vectorDelta: vectorBytes.own,
     },
@@ -106,6 +115,7 @@ export function tenantFootprint(tenant: TenantState): TenantFootprint {
       vectors: { builtAt: vectors.builtAt, source: vectors.baseRows },
     },
     shared: {
+      histories: histories.bytes,
       counters: recentCounts.bytes + geoCounts.bytes,
       cooccurrence: neighbourBytes(tenant.neighbourModel('cooccurrence')),
       ease: neighbourBytes(tenant.neighbourModel('ease')),

@@ -3,6 +3,7 @@ import { ItemNeighbours, type CompactNumbering } from '../models/item-neighbours
 import { ServingFactors } from '../models/factor-model.js';
 import type { StoredInteraction } from '../store/rows.js';
 import type { CatalogItem } from './item-catalog.js';
+import type { SharedHistories } from './user-histories.js';
 import type { ConfigCollection, ConfigDocument } from './tenant-config.js';
 import type { CountsName, NeighbourModel, ServingState, TenantState } from './tenant-state.js';
 import type { SharedCounts } from '../models/windowed-counts.js';
@@ -24,7 +25,8 @@ export interface NeighbourArrays {
  * One change of the serving state, as data. Applied in the order they happened, the changes of a state
  * rebuild it with the same dense item ids, so a replica ranks exactly as the state it copies would.
  * Only what ranking reads is described: users and event ids stay with the state that writes, and the
- * windowed counts are shared memory (`counts` hands a replica their arrays; only the original counts).
+ * histories and windowed counts are shared memory (`histories` and `counts` hand a replica their
+ * arrays; only the original writes them).
  */
 export type StateChange =
   | { kind: 'tenant'; tenantId: string }
@@ -43,6 +45,7 @@ export type StateChange =
   | { kind: 'factors'; tenantId: string; model: FactorArrays }
   | { kind: 'forget'; tenantId: string; identities: string[] }
   | { kind: 'counts'; tenantId: string; name: CountsName; counts: SharedCounts }
+  | { kind: 'histories'; tenantId: string; histories: SharedHistories }
   | { kind: 'vector-base'; tenantId: string; base: VectorBase }
   | { kind: 'vectors'; tenantId: string; externalIds: string[]; vectors: Float32Array; hashes: Uint32Array }
   | { kind: 'vector-removals'; tenantId: string; items: number[] };
@@ -62,10 +65,21 @@ export interface HistoryRows {
   weights: number[];
   /** 1 for a copy made by an identity merge. */
   merged: number[];
+  /** The index of the identity's history in the shared memory of histories (-1: none). */
+  indexes: number[];
 }
 
 function historyRows(): HistoryRows {
-  return { itemIds: [], identities: [], countries: [], types: [], ts: [], weights: [], merged: [] };
+  return {
+    itemIds: [],
+    identities: [],
+    countries: [],
+    types: [],
+    ts: [],
+    weights: [],
+    merged: [],
+    indexes: [],
+  };
 }
 
 /** A factor model as plain data, for the same reason. */
@@ -101,7 +115,13 @@ export class StateChangeLog {
   }
 
   /** An interaction of type `type` (TYPE_CODES) joined the histories and counters. */
-  interactionRecorded(tenantId: string, event: StoredInteraction, type: number, now: number): void {
+  interactionRecorded(
+    tenantId: string,
+    event: StoredInteraction,
+    type: number,
+    now: number,
+    index: number,
+  ): void {
     const last = this.changes.at(-1);
     let rows: HistoryRows;
     if (last?.kind === 'interactions' && last.tenantId === tenantId && last.now === now) rows = last.rows;
@@ -113,6 +133,7 @@ export class StateChangeLog {
     rows.ts.push(event.ts);
     rows.weights.push(event.weight);
     rows.merged.push(event.merged === true ? 1 : 0);
+    rows.indexes.push(index);
     this.counted();
   }
 
@@ -191,6 +212,9 @@ export function applyStateChange(state: ServingState, change: StateChange): void
     case 'counts':
       tenant.readSharedCounts(change.name, change.counts);
       break;
+    case 'histories':
+      tenant.readSharedHistories(change.histories);
+      break;
     case 'vector-base':
       tenant.replaceVectorBase(change.base);
       break;
@@ -204,7 +228,7 @@ export function applyStateChange(state: ServingState, change: StateChange): void
 }
 
 function applyHistoryRows(tenant: TenantState, rows: HistoryRows, now: number): void {
-  const { itemIds, identities, countries, types, ts, weights, merged } = rows;
+  const { itemIds, identities, countries, types, ts, weights, merged, indexes } = rows;
   for (let i = 0; i < itemIds.length; i++) {
     tenant.addToHistory(
       itemIds[i],
@@ -215,6 +239,7 @@ function applyHistoryRows(tenant: TenantState, rows: HistoryRows, now: number): 
       weights[i],
       merged[i] === 1,
       now,
+      indexes[i],
     );
   }
 }

@@ -14,7 +14,16 @@ import {
   type CountsReader,
   type SharedCounts,
 } from '../models/windowed-counts.js';
-import { DAY_MS, HISTORY_WINDOW_MS, TYPE_CODES, UserHistories, insideWindow } from './user-histories.js';
+import {
+  DAY_MS,
+  HISTORY_WINDOW_MS,
+  SharedHistoriesReader,
+  TYPE_CODES,
+  UserHistories,
+  insideWindow,
+  type HistoriesView,
+  type SharedHistories,
+} from './user-histories.js';
 import { TenantVectors, type VectorBase } from '../vector/tenant-vectors.js';
 
 export const GEO_WINDOW_MS = 7 * DAY_MS;
@@ -31,7 +40,10 @@ export type CountsName = 'geo' | 'recent';
  */
 export class TenantState {
   readonly catalog = new ItemCatalog();
-  readonly histories = new UserHistories();
+  /** The histories: kept here, or (a replica) read from the memory the original shares. */
+  readonly histories: HistoriesView;
+  private readonly keeping?: UserHistories;
+  private readonly reading?: SharedHistoriesReader;
   /** Country codes of the histories and geo counters; 0 is global. */
   readonly countries = new NameTable();
   readonly config = new TenantConfig();
@@ -68,9 +80,11 @@ export class TenantState {
     replica = false,
   ) {
     if (replica) {
+      this.histories = this.reading = new SharedHistoriesReader();
       this.geoCounts = new SharedCountsReader(GEO_WINDOW_MS);
       this.recentCounts = new SharedCountsReader(HISTORY_WINDOW_MS);
     } else {
+      this.histories = this.keeping = new UserHistories();
       const geo = new WindowedCounts(GEO_WINDOW_MS, true);
       const recent = new WindowedCounts(HISTORY_WINDOW_MS, false);
       this.counting = { geo, recent };
@@ -79,15 +93,23 @@ export class TenantState {
     }
   }
 
-  /** Shares the counts with a replica, through the change log: now, and whenever their arrays change. */
-  shareCounts(): void {
-    const { changes, counting } = this;
-    if (!changes || !counting) return;
+  /**
+   * Shares the histories and counts with a replica, through the change log: now, and whenever their
+   * arrays are replaced (README, "Memory").
+   */
+  shareWithReplica(): void {
+    const { changes, counting, keeping, tenantId } = this;
+    if (!changes || !counting || !keeping) return;
+    keeping.share((histories) => changes.record({ kind: 'histories', tenantId, histories }));
     for (const name of ['geo', 'recent'] as const) {
-      counting[name].share((counts) =>
-        changes.record({ kind: 'counts', tenantId: this.tenantId, name, counts }),
-      );
+      counting[name].share((counts) => changes.record({ kind: 'counts', tenantId, name, counts }));
     }
+  }
+
+  /** A replica's histories are read from these arrays from now on. */
+  readSharedHistories(histories: SharedHistories): void {
+    if (!this.reading) throw new Error('only a replica reads shared histories');
+    this.reading.replace(histories);
   }
 
   /** A replica's counts are read from these arrays from now on. */
@@ -194,9 +216,8 @@ export class TenantState {
   recordHistory(event: StoredInteraction, now: number): void {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
-    this.changes?.interactionRecorded(this.tenantId, event, type, now);
     const identity = event.userId ?? event.sessionId;
-    this.addToHistory(
+    const index = this.addToHistory(
       event.itemId,
       identity,
       event.country,
@@ -206,9 +227,14 @@ export class TenantState {
       event.merged === true,
       now,
     );
+    this.changes?.interactionRecorded(this.tenantId, event, type, now, index);
   }
 
-  /** An interaction inside its window (`recordHistory`), field by field, as a replica is told of it. */
+  /**
+   * An interaction inside its window (`recordHistory`), field by field, as a replica is told of it.
+   * Returns the index of the identity's history (-1 for none): a replica is given it (`index`), and
+   * reads the history there.
+   */
   addToHistory(
     itemId: string,
     identity: string | null,
@@ -218,15 +244,18 @@ export class TenantState {
     weight: number,
     merged: boolean,
     now: number,
-  ): void {
+    index = -1,
+  ): number {
     const item = this.catalog.ensureId(itemId);
     const country = this.countries.codeOf(countryName);
     if (!merged && this.counting) {
       this.counting.geo.add(item, country, ts, now);
       this.counting.recent.add(item, country, ts, now);
     }
-    if (identity === null) return;
-    this.histories.add(identity, { item, type, ts, weight }, now);
+    if (identity === null) return -1;
+    if (this.keeping) return this.keeping.add(identity, { item, type, ts, weight }, now);
+    this.reading?.bind(identity, index);
+    return index;
   }
 
   /** Records that a session's events were copied to a user (the merge ledger). */
@@ -281,7 +310,7 @@ export class ServingState {
       state = new TenantState(tenantId, this.changes, this.replica);
       this.tenants.set(tenantId, state);
       this.changes?.record({ kind: 'tenant', tenantId });
-      state.shareCounts();
+      state.shareWithReplica();
     }
     return state;
   }

@@ -32,13 +32,36 @@ const GARBAGE_SHARE = 0.25;
 /** Below this many slots handed out, abandoned ones are not worth packing. */
 const PACK_MIN_SLOTS = 4_096;
 
+/**
+ * Every history's place, by the index the owner gave it: its start, its length and its version, three
+ * words a history, shared with the ranking thread like the columns.
+ */
+const META_WORDS = 3;
+const START = 0;
+const LENGTH = 1;
+const VERSION = 2;
+
+/** The columns and places of a tenant's histories, as the thread that keeps them shares them. */
+export interface SharedHistories {
+  columns: HistoryColumns;
+  meta: Int32Array;
+}
+
+function shared(bytes: number): SharedArrayBuffer {
+  return new SharedArrayBuffer(bytes);
+}
+
 function columnsOf(slots: number): HistoryColumns {
   return {
-    items: new Int32Array(slots),
-    types: new Uint8Array(slots),
-    ts: new Float64Array(slots),
-    weights: new Float32Array(slots),
+    items: new Int32Array(shared(slots * 4)),
+    types: new Uint8Array(shared(slots)),
+    ts: new Float64Array(shared(slots * 8)),
+    weights: new Float32Array(shared(slots * 4)),
   };
+}
+
+function metaOf(words: number): Int32Array {
+  return new Int32Array(shared(words * 4));
 }
 
 /**
@@ -71,20 +94,13 @@ function copySlots(
  * is dropped when its slots fill. Indexes into the columns are absolute, and valid until the next event
  * of any history (which may move the columns): read them, never keep them.
  */
-export class UserHistory {
-  start = 0;
-  length = 0;
-  /** Slots owned from `start`. */
-  capacity = 0;
+export abstract class HistoryView {
+  abstract readonly start: number;
+  abstract readonly length: number;
   /** Bumps on every added event, so cached recommendations of this identity can tell they are stale. */
-  version = 0;
-
-  constructor(private readonly owner: UserHistories) {}
-
+  abstract readonly version: number;
   /** The tenant's history columns, as they are now. */
-  get columns(): HistoryColumns {
-    return this.owner.columns;
-  }
+  abstract readonly columns: HistoryColumns;
 
   get end(): number {
     return this.start + this.length;
@@ -92,7 +108,7 @@ export class UserHistory {
 
   /** Distinct items purchased in the last 90 days. */
   purchasedItems(now: number): Set<number> {
-    const { items, types, ts } = this.owner.columns;
+    const { items, types, ts } = this.columns;
     const purchased = new Set<number>();
     const since = now - PURCHASE_WINDOW_MS;
     for (let i = this.start; i < this.end; i++) {
@@ -103,7 +119,7 @@ export class UserHistory {
 
   /** Index (into the columns) of the first event inside the 30-day history window. */
   windowStart(now: number): number {
-    const { ts } = this.owner.columns;
+    const { ts } = this.columns;
     const since = now - HISTORY_WINDOW_MS;
     let i = this.start;
     while (i < this.end && ts[i] < since) i++;
@@ -112,7 +128,7 @@ export class UserHistory {
 
   /** The events held, oldest first (for tests and inspection). */
   events(): HistoryEvent[] {
-    const { items, types, ts, weights } = this.owner.columns;
+    const { items, types, ts, weights } = this.columns;
     const events: HistoryEvent[] = [];
     for (let i = this.start; i < this.end; i++) {
       events.push({ item: items[i], type: types[i], ts: ts[i], weight: weights[i] });
@@ -121,14 +137,133 @@ export class UserHistory {
   }
 }
 
+/** A history as the thread that keeps it sees it: its place lives in the shared meta words. */
+export class UserHistory extends HistoryView {
+  /** Slots owned from `start`. */
+  capacity = 0;
+
+  constructor(
+    private readonly owner: UserHistories,
+    /** Where its place is in the meta words (README, "Memory"). */
+    readonly index: number,
+  ) {
+    super();
+  }
+
+  get columns(): HistoryColumns {
+    return this.owner.columns;
+  }
+
+  get start(): number {
+    return this.owner.meta[this.index * META_WORDS + START];
+  }
+
+  set start(start: number) {
+    this.owner.meta[this.index * META_WORDS + START] = start;
+  }
+
+  get length(): number {
+    return this.owner.meta[this.index * META_WORDS + LENGTH];
+  }
+
+  /** Stored atomically: a reader that sees the new length sees the events written before it. */
+  set length(length: number) {
+    Atomics.store(this.owner.meta, this.index * META_WORDS + LENGTH, length);
+  }
+
+  get version(): number {
+    return this.owner.meta[this.index * META_WORDS + VERSION];
+  }
+
+  set version(version: number) {
+    this.owner.meta[this.index * META_WORDS + VERSION] = version;
+  }
+}
+
+/** One history as a reader found it: its place read once, so one request reads one consistent run. */
+class HistorySnapshot extends HistoryView {
+  constructor(
+    readonly columns: HistoryColumns,
+    readonly start: number,
+    readonly length: number,
+    readonly version: number,
+  ) {
+    super();
+  }
+}
+
+/** What ranking reads of a tenant's histories, in the thread that keeps them or in one that reads them. */
+export interface HistoriesView {
+  get(identity: string): HistoryView | undefined;
+  delete(identity: string): void;
+  /** Identities with a history. */
+  readonly size: number;
+  /** Events held over all histories (0 where another thread keeps them). */
+  readonly events: number;
+  /** Bytes this thread holds alone (0 for a reader: the columns are another's). */
+  readonly bytes: number;
+}
+
+/**
+ * The histories another thread keeps (a UserHistories), read through the memory it shares: the reader
+ * only learns which index each identity has (sent with every event) and which arrays are current.
+ */
+export class SharedHistoriesReader implements HistoriesView {
+  private readonly indexes = new Map<string, number>();
+  private current: SharedHistories = { columns: columnsOf(0), meta: metaOf(0) };
+
+  /** Reads from these arrays from now on (the keeping thread replaced them). */
+  replace(histories: SharedHistories): void {
+    this.current = histories;
+  }
+
+  /** The identity's history has this index (the keeping thread gave it). */
+  bind(identity: string, index: number): void {
+    this.indexes.set(identity, index);
+  }
+
+  get(identity: string): HistoryView | undefined {
+    const index = this.indexes.get(identity);
+    if (index === undefined) return undefined;
+    const { columns, meta } = this.current;
+    const at = index * META_WORDS;
+    if (at + META_WORDS > meta.length) return undefined;
+    // The length first: the events below it were written before it was stored.
+    const length = Atomics.load(meta, at + LENGTH);
+    return new HistorySnapshot(columns, meta[at + START], length, meta[at + VERSION]);
+  }
+
+  delete(identity: string): void {
+    this.indexes.delete(identity);
+  }
+
+  get size(): number {
+    return this.indexes.size;
+  }
+
+  get events(): number {
+    return 0;
+  }
+
+  get bytes(): number {
+    return 0;
+  }
+}
+
 /**
  * Every identity's history (key: userId, else sessionId) for one tenant, in one set of typed columns
- * rather than arrays of their own: a history costs its events' slots and one small object, where five
- * typed arrays per identity cost some 700 bytes before their first event.
+ * rather than arrays of their own: a history costs its events' slots, three meta words and one small
+ * object, where five typed arrays per identity cost some 700 bytes before their first event. Columns
+ * and meta words are shared memory: the ranking thread reads them (SharedHistoriesReader) while only
+ * this thread writes. Whenever they must move (they grow, or are packed), both are copied and the
+ * reader is handed the new pair, so what it reads until then stays whole.
  */
-export class UserHistories {
+export class UserHistories implements HistoriesView {
   private readonly byIdentity = new Map<string, UserHistory>();
   columns: HistoryColumns = columnsOf(1024);
+  meta: Int32Array = metaOf(1024 * META_WORDS);
+  private nextIndex = 0;
+  private shared?: (histories: SharedHistories) => void;
   /** Slots handed out, from 0: every history's run lies below. */
   private used = 0;
   /** Slots below `used` that no history owns any more (moved or deleted histories left them). */
@@ -138,14 +273,23 @@ export class UserHistories {
   /** @param packMinSlots below this many slots handed out, abandoned ones are left as they are */
   constructor(private readonly packMinSlots = PACK_MIN_SLOTS) {}
 
+  /** Hands the columns and meta words to `listener` now and whenever they are replaced. */
+  share(listener: (histories: SharedHistories) => void): void {
+    this.shared = listener;
+    listener({ columns: this.columns, meta: this.meta });
+  }
+
   get(identity: string): UserHistory | undefined {
     return this.byIdentity.get(identity);
   }
 
-  add(identity: string, event: HistoryEvent, now: number): void {
+  /** Adds an event to the identity's history; returns the history's index (a reader binds to it). */
+  add(identity: string, event: HistoryEvent, now: number): number {
     let history = this.byIdentity.get(identity);
     if (!history) {
-      history = new UserHistory(this);
+      const index = this.nextIndex++;
+      if ((index + 1) * META_WORDS > this.meta.length) this.replace(this.columns, this.meta.length * 2);
+      history = new UserHistory(this, index);
       this.byIdentity.set(identity, history);
     }
     if (history.length === history.capacity) this.makeRoom(history, now);
@@ -160,9 +304,22 @@ export class UserHistories {
     types[at] = event.type;
     ts[at] = event.ts;
     weights[at] = event.weight;
-    history.length++;
     history.version++;
+    history.length++;
     this.eventCount++;
+    return history.index;
+  }
+
+  /**
+   * Makes `columns` current with a copy of the meta words (`metaWords` long), and hands both to the
+   * reader: the arrays it reads until it gets them are no longer written.
+   */
+  private replace(columns: HistoryColumns, metaWords = this.meta.length): void {
+    const meta = metaOf(metaWords);
+    meta.set(this.meta.subarray(0, Math.min(this.meta.length, metaWords)));
+    this.meta = meta;
+    this.columns = columns;
+    this.shared?.({ columns, meta });
   }
 
   delete(identity: string): void {
@@ -188,10 +345,10 @@ export class UserHistories {
     return { used: this.used, abandoned: this.abandoned };
   }
 
-  /** Bytes of the columns (allocated, so including room not yet handed out). */
+  /** Bytes of the columns and meta words (allocated, so including room not yet handed out). */
   get bytes(): number {
     const { items, types, ts, weights } = this.columns;
-    return items.byteLength + types.byteLength + ts.byteLength + weights.byteLength;
+    return items.byteLength + types.byteLength + ts.byteLength + weights.byteLength + this.meta.byteLength;
   }
 
   /** Drops the history's events that left their window; when none did, gives it more slots. */
@@ -244,7 +401,7 @@ export class UserHistories {
     if (slots <= this.columns.items.length) return;
     const grown = columnsOf(Math.max(slots, Math.ceil(this.columns.items.length * 1.5)));
     copySlots(this.columns, grown, 0, this.used, 0);
-    this.columns = grown;
+    this.replace(grown);
   }
 
   /**
@@ -258,14 +415,16 @@ export class UserHistories {
     let total = 0;
     for (const history of histories) total += roomOf(history);
     const packed = columnsOf(Math.max(1024, total + (total >> 3)));
+    const from = this.columns;
+    // New meta words first: the places change, and the reader's must keep matching its columns.
+    this.replace(packed);
     let at = 0;
     for (const history of histories) {
-      copySlots(this.columns, packed, history.start, history.end, at);
+      copySlots(from, packed, history.start, history.end, at);
       history.start = at;
       history.capacity = roomOf(history);
       at += history.capacity;
     }
-    this.columns = packed;
     this.used = at;
     this.abandoned = 0;
   }

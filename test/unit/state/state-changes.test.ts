@@ -126,11 +126,13 @@ describe('state changes', () => {
         return [change.kind, change.tenantId];
       }),
     ).toEqual([
-      // A new tenant's counts are shared with the replica (memory both threads read) at once.
+      // A new tenant's histories and counts are shared with the replica (memory both threads read) at once.
       ['tenant', 'shop'],
+      ['histories', 'shop'],
       ['counts', 'shop'],
       ['counts', 'shop'],
       ['tenant', 'other'],
+      ['histories', 'other'],
       ['counts', 'other'],
       ['counts', 'other'],
       ['items', 'shop', 2],

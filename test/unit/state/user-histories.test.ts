@@ -1,12 +1,15 @@
 import fc from 'fast-check';
+import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import {
   DAY_MS,
   HISTORY_WINDOW_MS,
   PURCHASE,
   PURCHASE_WINDOW_MS,
+  SharedHistoriesReader,
   TYPE_CODES,
   UserHistories,
+  type SharedHistories,
 } from '../../../src/state/user-histories.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
@@ -130,5 +133,55 @@ describe('UserHistories', () => {
     expect(used - abandoned).toBeLessThanOrEqual(1.5 * histories.events + 4 * histories.size);
     expect(itemsOf(histories, 'u99').slice(0, 3)).toEqual([0, 1, 2]);
     expect(itemsOf(histories, 'u50').slice(-2)).toEqual([298, 299]);
+  });
+
+  it('are read alike by another thread through the memory they share, through growth, packing and deletes', async () => {
+    // Packing from 16 slots on, so that short runs pack too.
+    const histories = new UserHistories(16);
+    const reader = new SharedHistoriesReader();
+    // The reader gets each pair of arrays as the ranking thread does: by message, the memory shared.
+    const { port1, port2 } = new MessageChannel();
+    let delivered: (() => void) | undefined;
+    port2.on('message', (message: SharedHistories | 'done') => {
+      if (message === 'done') delivered?.();
+      else reader.replace(message);
+    });
+    const allDelivered = () => {
+      const done = new Promise<void>((resolve) => (delivered = resolve));
+      port1.postMessage('done');
+      return done;
+    };
+    let replaced = 0;
+    histories.share((shared) => {
+      replaced++;
+      port1.postMessage(shared);
+    });
+
+    for (let round = 0; round < 30; round++) {
+      // Interleaved identities move as they grow; a few arrive out of order and some expire.
+      for (let user = 0; user < 60; user++) {
+        const daysAgo = round % 7 === 3 ? 100 : ((round * 13 + user) % 5) / 10;
+        const identity = `u${user}`;
+        reader.bind(identity, histories.add(identity, event(round * 100 + user, user % 4, daysAgo), NOW));
+      }
+      if (round % 10 === 9) {
+        for (let user = round; user < round + 5; user++) {
+          histories.delete(`u${user}`);
+          reader.delete(`u${user}`);
+        }
+      }
+      await allDelivered();
+      expect(reader.size).toBe(histories.size);
+      for (let user = 0; user < 60; user++) {
+        const identity = `u${user}`;
+        expect(reader.get(identity)?.events()).toEqual(histories.get(identity)?.events());
+        expect(reader.get(identity)?.version).toEqual(histories.get(identity)?.version);
+      }
+    }
+    // The columns grew and were packed: the reader followed new arrays, not only new lengths.
+    expect(replaced).toBeGreaterThan(3);
+    expect(histories.slots.abandoned).toBeLessThan(histories.slots.used);
+    expect(reader.bytes).toBe(0);
+    port1.close();
   });
 });
