@@ -65,7 +65,9 @@ export function arrowToColumns<S extends Record<string, Kind>>(
  * A copy of a typed array in shared memory: a message to another thread carries it without copying it
  * again (README, "Batch models").
  */
-export function sharedCopy<T extends Int32Array | Float32Array | Float64Array | Uint8Array>(array: T): T {
+export function sharedCopy<T extends Int32Array | Float32Array | Float64Array | Uint8Array | Uint16Array>(
+  array: T,
+): T {
   const Kind = array.constructor as new (buffer: SharedArrayBuffer) => T;
   const copy = new Kind(new SharedArrayBuffer(array.byteLength));
   copy.set(array as never);

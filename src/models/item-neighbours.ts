@@ -1,9 +1,12 @@
 /** Most items a compact numbering covers: their sums (8 bytes each) stay within a core's L2 cache. */
 const COMPACT_REACH = 16_384;
 
-/** Lists numbered over the items they reach: `local[k]` numbers `neighbours[k]`, `members[l]` is item l. */
+/**
+ * Lists numbered over the items they reach: `local[k]` numbers `neighbours[k]`, `members[l]` is item l.
+ * Two bytes a number, since they reach at most COMPACT_REACH items.
+ */
 export interface CompactNumbering {
-  local: Int32Array;
+  local: Uint16Array;
   members: Int32Array;
   localOf: Int32Array;
 }
@@ -52,7 +55,7 @@ export class ItemNeighbours {
     // Worth its memory (a second index per entry) where lists are long over few items.
     if (reach > 0 && reach <= COMPACT_REACH && neighbours.length >= 8 * reach) {
       const members = new Int32Array(reach);
-      const local = new Int32Array(neighbours.length);
+      const local = new Uint16Array(neighbours.length);
       for (let k = 0; k < neighbours.length; k++) {
         local[k] = localOf[neighbours[k]];
         members[local[k]] = neighbours[k];
