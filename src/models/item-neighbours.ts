@@ -1,3 +1,5 @@
+import { HALF_VALUES, toHalves } from './half-float.js';
+
 /** Most items a compact numbering covers: their sums (8 bytes each) stay within a core's L2 cache. */
 const COMPACT_REACH = 16_384;
 
@@ -14,7 +16,8 @@ export interface CompactNumbering {
 /**
  * Item-to-item neighbours in CSR form: the neighbours of item i are neighbours[offsets[i]..offsets[i+1]),
  * best first, with their weights. Whatever produces them (the daemon's own builder, a batch artifact)
- * hands the engine this shape.
+ * hands the engine this shape. Weights are kept in half precision (`HALF_VALUES[weights[k]]` reads one):
+ * the models are the largest part of a daemon's memory after the histories.
  */
 export class ItemNeighbours {
   /**
@@ -29,16 +32,21 @@ export class ItemNeighbours {
    */
   readonly compact: CompactNumbering | undefined;
 
+  /** Half-precision bits (half-float.ts). */
+  readonly weights: Uint16Array;
+
+  /** @param weights full precision, or half-precision bits as `weights` holds them */
   constructor(
     readonly offsets: Int32Array,
     readonly neighbours: Int32Array,
-    readonly weights: Float32Array,
+    weights: Float32Array | Uint16Array,
     /** Interactions the model was built from, to decide when it is stale. */
     readonly interactionCount: number,
     readonly builtAt: number,
     /** `reach` and `compact` as computed for these lists before (by the thread that loaded them). */
     derived?: { reach: number; compact: CompactNumbering | undefined },
   ) {
+    this.weights = weights instanceof Uint16Array ? weights : toHalves(weights);
     if (derived) {
       this.reach = derived.reach;
       this.compact = derived.compact;
@@ -66,6 +74,11 @@ export class ItemNeighbours {
 
   static empty(): ItemNeighbours {
     return new ItemNeighbours(new Int32Array(1), new Int32Array(0), new Float32Array(0), 0, 0);
+  }
+
+  /** The weight of entry `k`. */
+  weightAt(k: number): number {
+    return HALF_VALUES[this.weights[k]];
   }
 
   get itemCount(): number {

@@ -13,7 +13,8 @@ import type { VectorBase } from '../vector/tenant-vectors.js';
 export interface NeighbourArrays {
   offsets: Int32Array;
   neighbours: Int32Array;
-  weights: Float32Array;
+  /** Half-precision bits. */
+  weights: Uint16Array;
   interactionCount: number;
   builtAt: number;
   /** What the model derived from its lists, carried along so that a receiving thread need not redo it. */

@@ -1,3 +1,4 @@
+import { HALF_VALUES } from '../../models/half-float.js';
 import type { ItemNeighbours } from '../../models/item-neighbours.js';
 import { requestPools, type CandidatePool } from '../candidate-pool.js';
 import { ScoreAccumulator } from '../id-marks.js';
@@ -40,7 +41,7 @@ export function scoreNeighbours(
     const end = model.rangeEnd(seeds[s]);
     const weight = seedWeights[s];
     for (let k = model.rangeStart(seeds[s]); k < end; k++)
-      accumulator.add(neighbours[k], weight * weights[k]);
+      accumulator.add(neighbours[k], weight * HALF_VALUES[weights[k]]);
   }
   const pool = requestPools.take(accumulator.size);
   for (let k = 0; k < accumulator.size; k++) {
@@ -67,7 +68,7 @@ function compactSums(
   for (let s = 0; s < seeds.length; s++) {
     const end = model.rangeEnd(seeds[s]);
     const weight = seedWeights[s];
-    for (let k = model.rangeStart(seeds[s]); k < end; k++) sums[local[k]] += weight * weights[k];
+    for (let k = model.rangeStart(seeds[s]); k < end; k++) sums[local[k]] += weight * HALF_VALUES[weights[k]];
   }
   for (const seed of seeds) {
     const l = seed >= 0 && seed < localOf.length ? localOf[seed] : -1;

@@ -26,7 +26,7 @@ function expected(m: ItemNeighbours, seeds: number[], seedWeights: number[]): Ma
   const sums = new Map<number, number>();
   seeds.forEach((seed, s) => {
     for (let k = m.rangeStart(seed); k < m.rangeEnd(seed); k++)
-      sums.set(m.neighbours[k], (sums.get(m.neighbours[k]) ?? 0) + seedWeights[s] * m.weights[k]);
+      sums.set(m.neighbours[k], (sums.get(m.neighbours[k]) ?? 0) + seedWeights[s] * m.weightAt(k));
   });
   for (const seed of seeds) sums.delete(seed);
   return new Map([...sums].filter(([, sum]) => sum > 0));

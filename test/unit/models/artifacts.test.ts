@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, w
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { HALF_VALUES } from '../../../src/models/half-float.js';
 import { ArtifactError } from '../../../src/artifacts/errors.js';
 import { MODEL_FORMATS, type Factors, type NeighbourLists } from '../../../src/artifacts/formats.js';
 import {
@@ -221,7 +222,9 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
     const first = publish('cooccurrence', lists(0.5));
     expect(await loader.poll()).toBe(1);
     expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
-    expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
+    expect(Array.from(tenant.neighbours.weights, (_, k) => tenant.neighbours.weightAt(k))).toEqual([
+      0.5, 0.25, 0.75,
+    ]);
 
     const corrupt = publish('cooccurrence', lists(0.9));
     const file = path.join(
@@ -232,7 +235,9 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
     writeFileSync(file, readFileSync(file).subarray(0, 40)); // cut short, as by a crash mid-write
     expect(await loader.poll()).toBe(0);
     expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
-    expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
+    expect(Array.from(tenant.neighbours.weights, (_, k) => tenant.neighbours.weightAt(k))).toEqual([
+      0.5, 0.25, 0.75,
+    ]);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain('neighbours.arrow');
     expect(await loader.poll()).toBe(0); // not tried again
@@ -240,7 +245,9 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
 
     publish('cooccurrence', lists(0.125));
     expect(await loader.poll()).toBe(1);
-    expect(Array.from(tenant.neighbours.weights)).toEqual([0.125, 0.25, 0.75]);
+    expect(Array.from(tenant.neighbours.weights, (_, k) => tenant.neighbours.weightAt(k))).toEqual([
+      0.125, 0.25, 0.75,
+    ]);
   });
 
   it('never swaps to an older version, and ignores a version folder still being written', async () => {
@@ -250,7 +257,9 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
     const dir = modelDir(dataDir, 'shop', 'cooccurrence');
     writeFileSync(path.join(dir, 'CURRENT'), `${versionName(newer - 1)}\n`);
     expect(await loader.poll()).toBe(0);
-    expect(Array.from(tenant.neighbours.weights)).toEqual([0.5, 0.25, 0.75]);
+    expect(Array.from(tenant.neighbours.weights, (_, k) => tenant.neighbours.weightAt(k))).toEqual([
+      0.5, 0.25, 0.75,
+    ]);
     // A build that stopped before its rename leaves a partial folder that no pointer names.
     writeFileSync(path.join(dir, 'CURRENT'), `${versionName(newer)}\n`);
     mkdirSync(path.join(dir, `${versionName(newer + 5)}.123.partial`));
@@ -274,7 +283,7 @@ describe('ThreadPreparer', () => {
       // Mapped into this catalog's dense ids (a → 2, b → 1, c → 0): b's list (a) first, then a's (b, c).
       expect(Array.from(prepared.neighbours.offsets)).toEqual([0, 0, 1, 3]);
       expect(Array.from(prepared.neighbours.neighbours)).toEqual([2, 1, 0]);
-      expect(Array.from(prepared.neighbours.weights)).toEqual([0.75, 0.5, 0.25]);
+      expect(Array.from(prepared.neighbours.weights, (bits) => HALF_VALUES[bits])).toEqual([0.75, 0.5, 0.25]);
       await expect(preparer.prepare(dataDir, tenant, 'ease', 12345)).rejects.toThrow();
     } finally {
       await preparer.close();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { HALF_VALUES, toHalf } from '../../../../src/models/half-float.js';
 import { minMax } from '../../../../src/engine/stages/min-max.js';
 import type { RelaxRound } from '../../../../src/engine/stages/constraints.js';
 import {
@@ -133,9 +134,10 @@ describe('stage 10, min/max', () => {
 
   it('round 1 doubles the freshness window (5 → 10 days reaches b1, 8 days old)', () => {
     expect(scored('fresh-round1')).toEqual([
-      ['a1', Math.fround(0.8)],
+      // Neighbour weights are held in half precision.
+      ['a1', HALF_VALUES[toHalf(0.8)]],
       ['b1', 0.5 * 1.5],
-      ['a2', Math.fround(0.7)],
+      ['a2', HALF_VALUES[toHalf(0.7)]],
     ]);
   });
 
