@@ -284,7 +284,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Operations',
     summary: 'Where the memory goes',
     description:
-      "The process's resident memory and V8 heaps (the event-loop thread's and the ranking thread's), what the store's DuckDB holds against its limit, and per tenant what the serving state holds: items, identities, history events, the bytes of its arrays per thread and of the models the threads share. Operator key.",
+      "The process's resident memory and V8 heaps (the event-loop thread's and the ranking thread's), what the store's DuckDB holds against its limit, and per tenant what the serving state holds: items, identities, history events, the bytes each thread holds of its own (the catalog's columns) and of what the threads share (histories, counters, models). Operator key.",
     body: R.MEMORY,
     answer: {
       process: {
