@@ -242,21 +242,20 @@ export class ItemCatalog {
    * upsert, so a filter pays for a column once rather than per request.
    */
   attribute(key: string): ArrayLike<unknown> | undefined {
-    let column = this.attributeColumns.get(key);
-    if (column) return column;
-    if (!(this.attributeKeys ??= this.keysOfAll()).has(key)) return undefined;
-    column = new Array<unknown>(this.count);
-    for (let id = 0; id < this.count; id++) column[id] = this.attributesOf(id)?.[key];
-    this.attributeColumns.set(key, column);
-    return column;
-  }
-
-  private keysOfAll(): Set<string> {
-    const keys = new Set<string>();
+    const built = this.attributeColumns.get(key);
+    if (built) return built;
+    if (this.attributeKeys && !this.attributeKeys.has(key)) return undefined;
+    // One parse of every item, for the column and, the first time, for the keys the items have.
+    const keys = this.attributeKeys ?? new Set<string>();
+    const column = new Array<unknown>(this.count);
     for (let id = 0; id < this.count; id++) {
       const attributes = this.attributesOf(id);
-      if (attributes) for (const key of Object.keys(attributes)) keys.add(key);
+      column[id] = attributes?.[key];
+      if (attributes && !this.attributeKeys) for (const name in attributes) keys.add(name);
     }
-    return keys;
+    this.attributeKeys = keys;
+    if (!keys.has(key)) return undefined;
+    this.attributeColumns.set(key, column);
+    return column;
   }
 }
