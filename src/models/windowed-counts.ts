@@ -43,28 +43,52 @@ function ensureShared(array: Int32Array, needed: number): Int32Array {
   return growTo(array, needed, sharedInt32);
 }
 
-/** Reads counts shared by another thread's WindowedCounts, which alone adds and expires events. */
-export class SharedCountsReader implements CountsReader {
-  private shared: SharedCounts = {
-    header: new Int32Array(2),
-    global: new Int32Array(0),
-    perCountry: new Map(),
-    countryTotals: new Int32Array(0),
-  };
+/** The reads of counts over a set of shared arrays, for the thread that counts and for one that reads. */
+abstract class CountsOver {
+  constructor(
+    readonly windowMs: number,
+    protected counts: SharedCounts,
+  ) {}
 
-  constructor(readonly windowMs: number) {}
-
-  /** Reads from `shared` from now on (the counting thread replaced an array). */
-  replace(shared: SharedCounts): void {
-    this.shared = shared;
-  }
-
+  /** Bumps on every change, for caches of rankings derived from the counts. */
   get version(): number {
-    return this.shared.header[VERSION];
+    return this.counts.header[VERSION];
   }
 
   get globalTotal(): number {
-    return this.shared.header[GLOBAL_TOTAL];
+    return this.counts.header[GLOBAL_TOTAL];
+  }
+
+  count(item: number): number {
+    const { global } = this.counts;
+    return item < global.length ? global[item] : 0;
+  }
+
+  countryCount(country: number, item: number): number {
+    const perItem = this.counts.perCountry.get(country);
+    return perItem && item < perItem.length ? perItem[item] : 0;
+  }
+
+  countryTotal(country: number): number {
+    const totals = this.counts.countryTotals;
+    return country < totals.length ? totals[country] : 0;
+  }
+}
+
+/** Reads counts shared by another thread's WindowedCounts, which alone adds and expires events. */
+export class SharedCountsReader extends CountsOver implements CountsReader {
+  constructor(windowMs: number) {
+    super(windowMs, {
+      header: new Int32Array(2),
+      global: new Int32Array(0),
+      perCountry: new Map(),
+      countryTotals: new Int32Array(0),
+    });
+  }
+
+  /** Reads from `shared` from now on (the counting thread replaced an array). */
+  replace(shared: SharedCounts): void {
+    this.counts = shared;
   }
 
   get events(): number {
@@ -78,21 +102,6 @@ export class SharedCountsReader implements CountsReader {
   advance(_now: number): void {
     // The counting thread expires events (WorkerRanker advances its counts before each request).
   }
-
-  count(item: number): number {
-    const { global } = this.shared;
-    return item < global.length ? global[item] : 0;
-  }
-
-  countryCount(country: number, item: number): number {
-    const counts = this.shared.perCountry.get(country);
-    return counts && item < counts.length ? counts[item] : 0;
-  }
-
-  countryTotal(country: number): number {
-    const totals = this.shared.countryTotals;
-    return country < totals.length ? totals[country] : 0;
-  }
 }
 
 /**
@@ -102,25 +111,25 @@ export class SharedCountsReader implements CountsReader {
  * O(log n) each. The heap stays with this thread; the counts are in shared memory (`SharedCounts`), and
  * `shared` is told each time one of their arrays is replaced.
  */
-export class WindowedCounts implements CountsReader {
+export class WindowedCounts extends CountsOver implements CountsReader {
   private heapTs = new Float64Array(1024);
   private heapItems = new Int32Array(1024);
   /** Only when counting by country. */
   private heapCountries = new Uint16Array(0);
   private heapSize = 0;
-  private readonly counts: SharedCounts = {
-    header: sharedInt32(2),
-    global: sharedInt32(64),
-    perCountry: new Map(),
-    countryTotals: sharedInt32(0),
-  };
   /** Told the counts whenever one of their arrays is replaced (and once at `share`). */
   private shared?: (counts: SharedCounts) => void;
 
   constructor(
-    readonly windowMs: number,
+    windowMs: number,
     private readonly byCountry: boolean,
   ) {
+    super(windowMs, {
+      header: sharedInt32(2),
+      global: sharedInt32(64),
+      perCountry: new Map(),
+      countryTotals: sharedInt32(0),
+    });
     if (byCountry) this.heapCountries = new Uint16Array(1024);
   }
 
@@ -133,15 +142,6 @@ export class WindowedCounts implements CountsReader {
   /** The arrays as they are now: later replacements change a snapshot's reader nothing. */
   private snapshot(): SharedCounts {
     return { ...this.counts, perCountry: new Map(this.counts.perCountry) };
-  }
-
-  /** Bumps on every change, for caches of rankings derived from the counts. */
-  get version(): number {
-    return this.counts.header[VERSION];
-  }
-
-  get globalTotal(): number {
-    return this.counts.header[GLOBAL_TOTAL];
   }
 
   add(item: number, country: number, ts: number, now: number): void {
@@ -210,21 +210,6 @@ export class WindowedCounts implements CountsReader {
       counts.countryTotals.byteLength;
     for (const perItem of counts.perCountry.values()) bytes += perItem.byteLength;
     return bytes;
-  }
-
-  count(item: number): number {
-    const { global } = this.counts;
-    return item < global.length ? global[item] : 0;
-  }
-
-  countryCount(country: number, item: number): number {
-    const perItem = this.counts.perCountry.get(country);
-    return perItem && item < perItem.length ? perItem[item] : 0;
-  }
-
-  countryTotal(country: number): number {
-    const totals = this.counts.countryTotals;
-    return country < totals.length ? totals[country] : 0;
   }
 
   private push(item: number, country: number, ts: number): void {
