@@ -190,7 +190,7 @@ describe('parseSearchQuery', () => {
     );
   });
 
-  it('parses 2,000 characters of adversarial text in well under a few milliseconds', () => {
+  it('parses 2,000 characters of adversarial text about as fast as plain words of the same length', () => {
     const length = 2000;
     const inputs = [
       '1'.repeat(length),
@@ -208,8 +208,7 @@ describe('parseSearchQuery', () => {
       })[0],
     ];
     const categories = Array.from({ length: 500 }, (_, index) => `category ${index} shoes`);
-    for (const input of inputs) {
-      expect(input.length).toBeGreaterThanOrEqual(length - 14);
+    const bestOf = (input: string) => {
       parseSearchQuery(input, categories); // warm-up
       let best = Infinity;
       for (let run = 0; run < 5; run++) {
@@ -217,7 +216,14 @@ describe('parseSearchQuery', () => {
         parseSearchQuery(input, categories);
         best = Math.min(best, performance.now() - started);
       }
-      expect(best, input.slice(0, 20)).toBeLessThan(3);
+      return best;
+    };
+    // Against plain words of the same length, parsed in the same run: a busy machine slows both alike,
+    // while backtracking that grows faster than the text would leave the adversarial inputs far behind.
+    const plain = bestOf('red leather boots for women '.repeat(length / 27));
+    for (const input of inputs) {
+      expect(input.length).toBeGreaterThanOrEqual(length - 14);
+      expect(bestOf(input), input.slice(0, 20)).toBeLessThan(Math.max(3, 20 * plain));
     }
   });
 });
