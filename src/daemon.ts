@@ -13,7 +13,7 @@ import { feedNetwork } from './feeds/network.js';
 import { IdleCollector } from './server/idle-collector.js';
 import { StoreInUseError } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
-import { operatorKey } from './tenants/secrets.js';
+import { operatorKey, type OperatorKey } from './tenants/secrets.js';
 import { openEmbedder } from './vector/embedders.js';
 
 export interface DaemonOptions {
@@ -164,19 +164,36 @@ async function startServing(
         '--embeddings-port (NEXTREC_EMBEDDINGS_PORT)',
       );
     }
-    // Said only by a daemon that listens: a run that failed showed no key it did not keep.
-    if (key.generatedFile) {
-      options.announce?.(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
-    }
+    const shown = generatedKeyLine(key);
+    if (shown) options.announce?.(shown);
     return serving(options, runtime, ranker, { app, url: address }, { app: embeddings, url: embeddingsUrl });
   } catch (error) {
-    await app?.close();
-    await embeddings?.close();
-    await closeRuntime(runtime);
-    // A key generated for a run that never listened is generated again, and shown, by the next.
-    if (key.generatedFile) rmSync(key.generatedFile, { force: true });
+    await abandonStart(runtime, key, [app, embeddings]);
     throw error;
   }
+}
+
+/**
+ * The line that shows an operator key generated for this run, said only once the process listens: a
+ * run that failed shows no key it did not keep. Undefined for a key that was there already.
+ */
+export function generatedKeyLine(key: OperatorKey): string | undefined {
+  return key.generatedFile && `operator key (also in ${key.generatedFile}, shown once): ${key.value}`;
+}
+
+/**
+ * Undoes a start that failed before it listened (the daemon's, or the embeddings helper's alone): its
+ * apps and the store closed, and a key generated for it removed, to be generated again, and shown, by
+ * the next run.
+ */
+export async function abandonStart(
+  runtime: Runtime,
+  key: OperatorKey,
+  apps: (FastifyInstance | undefined)[],
+): Promise<void> {
+  for (const app of apps) await app?.close();
+  await closeRuntime(runtime);
+  if (key.generatedFile) rmSync(key.generatedFile, { force: true });
 }
 
 /** The daemon once it listens: its daemon file written, following writes, and how it stops. */

@@ -1,7 +1,6 @@
-import { rmSync } from 'node:fs';
 import { Command, Flags } from '@oclif/core';
 import type { FastifyInstance } from 'fastify';
-import { StartError, listenOn } from '../../daemon.js';
+import { StartError, abandonStart, generatedKeyLine, listenOn } from '../../daemon.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime } from '../../runtime.js';
 import { buildEmbeddingsApp } from '../../server/embeddings-app.js';
 import { operatorKey } from '../../tenants/secrets.js';
@@ -50,16 +49,13 @@ export default class EmbeddingsServe extends Command {
       await loadBuilt(runtime, app.log);
       url = await listenOn(app, flags.host, flags.port, '--port (NEXTREC_EMBEDDINGS_PORT)');
     } catch (error) {
-      // As `nextrec serve` does: the store closed, and a key generated for a run that never listened is
-      // neither kept nor shown (the next run generates and shows one).
-      await app?.close();
-      await closeRuntime(runtime);
-      if (key.generatedFile) rmSync(key.generatedFile, { force: true });
+      await abandonStart(runtime, key, [app]);
       if (error instanceof StartError) this.error(error.message, { exit: 1 });
       throw error;
     }
     followWrites(runtime, app.log);
-    if (key.generatedFile) this.log(`operator key (also in ${key.generatedFile}, shown once): ${key.value}`);
+    const shown = generatedKeyLine(key);
+    if (shown) this.log(shown);
     this.log(`embeddings helper listening on ${url} (data dir ${dataDir})`);
     stopOnSignals(async () => {
       await app.close();
