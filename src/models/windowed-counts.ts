@@ -1,4 +1,4 @@
-import { ensureCapacity, growTo } from '../state/growable.js';
+import { ensureCapacity, growTo, sharedArray } from '../state/growable.js';
 
 /**
  * The counts a thread reads, in memory shared between threads: the event-loop thread counts, the
@@ -36,7 +36,7 @@ const VERSION = 0;
 const GLOBAL_TOTAL = 1;
 
 function sharedInt32(length: number): Int32Array {
-  return new Int32Array(new SharedArrayBuffer(length * Int32Array.BYTES_PER_ELEMENT));
+  return sharedArray(Int32Array, length);
 }
 
 function ensureShared(array: Int32Array, needed: number): Int32Array {

@@ -1,5 +1,14 @@
 type TypedArray = Int32Array | Uint8Array | Uint16Array | Uint32Array | Float32Array | Float64Array;
-type TypedArrayConstructor<T extends TypedArray> = { new (length: number): T };
+type TypedArrayConstructor<T extends TypedArray> = {
+  new (length: number): T;
+  new (buffer: SharedArrayBuffer): T;
+  readonly BYTES_PER_ELEMENT: number;
+};
+
+/** An array of `length` zeros in memory other threads can be handed (README, "Memory"). */
+export function sharedArray<T extends TypedArray>(Ctor: TypedArrayConstructor<T>, length: number): T {
+  return new Ctor(new SharedArrayBuffer(length * Ctor.BYTES_PER_ELEMENT));
+}
 
 /** Returns `array` when it can hold `needed` elements, else a copy with doubled capacity. */
 export function ensureCapacity<T extends TypedArray>(

@@ -1,3 +1,4 @@
+import { sharedArray } from './growable.js';
 import type { InteractionType } from '../store/rows.js';
 
 export const DAY_MS = 86_400_000;
@@ -47,21 +48,17 @@ export interface SharedHistories {
   meta: Int32Array;
 }
 
-function shared(bytes: number): SharedArrayBuffer {
-  return new SharedArrayBuffer(bytes);
-}
-
 function columnsOf(slots: number): HistoryColumns {
   return {
-    items: new Int32Array(shared(slots * 4)),
-    types: new Uint8Array(shared(slots)),
-    ts: new Float64Array(shared(slots * 8)),
-    weights: new Float32Array(shared(slots * 4)),
+    items: sharedArray(Int32Array, slots),
+    types: sharedArray(Uint8Array, slots),
+    ts: sharedArray(Float64Array, slots),
+    weights: sharedArray(Float32Array, slots),
   };
 }
 
 function metaOf(words: number): Int32Array {
-  return new Int32Array(shared(words * 4));
+  return sharedArray(Int32Array, words);
 }
 
 /**
