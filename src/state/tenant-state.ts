@@ -42,8 +42,6 @@ export class TenantState {
   readonly catalog = new ItemCatalog();
   /** The histories: kept here, or (a replica) read from the memory the original shares. */
   readonly histories: HistoriesView;
-  private readonly keeping?: UserHistories;
-  private readonly reading?: SharedHistoriesReader;
   /** Country codes of the histories and geo counters; 0 is global. */
   readonly countries = new NameTable();
   readonly config = new TenantConfig();
@@ -54,8 +52,18 @@ export class TenantState {
   readonly geoCounts: CountsReader;
   /** 30-day counts per item: popularity and the long-tail median. */
   readonly recentCounts: CountsReader;
-  /** The counters this state adds to; a replica has none, and reads the counts its original shares. */
-  private readonly counting?: Record<CountsName, WindowedCounts>;
+  /**
+   * The histories and counters as this state holds them: its own, which it writes (and shares with a
+   * replica), or, for a replica, readers of the memory its original shares.
+   */
+  private readonly parts:
+    | { kind: 'own'; histories: UserHistories; geo: WindowedCounts; recent: WindowedCounts }
+    | {
+        kind: 'shared';
+        histories: SharedHistoriesReader;
+        geo: SharedCountsReader;
+        recent: SharedCountsReader;
+      };
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
   /** Requests per minute per credential kind (README, "Rate limits"); empty: unlimited. */
@@ -79,18 +87,22 @@ export class TenantState {
     private readonly changes?: StateChangeLog,
     replica = false,
   ) {
-    if (replica) {
-      this.histories = this.reading = new SharedHistoriesReader();
-      this.geoCounts = new SharedCountsReader(GEO_WINDOW_MS);
-      this.recentCounts = new SharedCountsReader(HISTORY_WINDOW_MS);
-    } else {
-      this.histories = this.keeping = new UserHistories();
-      const geo = new WindowedCounts(GEO_WINDOW_MS, true);
-      const recent = new WindowedCounts(HISTORY_WINDOW_MS, false);
-      this.counting = { geo, recent };
-      this.geoCounts = geo;
-      this.recentCounts = recent;
-    }
+    this.parts = replica
+      ? {
+          kind: 'shared',
+          histories: new SharedHistoriesReader(),
+          geo: new SharedCountsReader(GEO_WINDOW_MS),
+          recent: new SharedCountsReader(HISTORY_WINDOW_MS),
+        }
+      : {
+          kind: 'own',
+          histories: new UserHistories(),
+          geo: new WindowedCounts(GEO_WINDOW_MS, true),
+          recent: new WindowedCounts(HISTORY_WINDOW_MS, false),
+        };
+    this.histories = this.parts.histories;
+    this.geoCounts = this.parts.geo;
+    this.recentCounts = this.parts.recent;
   }
 
   /**
@@ -98,25 +110,27 @@ export class TenantState {
    * arrays are replaced (README, "Memory").
    */
   shareWithReplica(): void {
-    const { changes, counting, keeping, tenantId } = this;
-    if (!changes || !counting || !keeping) return;
-    keeping.share((histories) => changes.record({ kind: 'histories', tenantId, histories }));
+    const { changes, parts, tenantId } = this;
+    if (!changes || parts.kind !== 'own') return;
+    parts.histories.share((histories) => changes.record({ kind: 'histories', tenantId, histories }));
     for (const name of ['geo', 'recent'] as const) {
-      counting[name].share((counts) => changes.record({ kind: 'counts', tenantId, name, counts }));
+      parts[name].share((counts) => changes.record({ kind: 'counts', tenantId, name, counts }));
     }
   }
 
   /** A replica's histories are read from these arrays from now on. */
   readSharedHistories(histories: SharedHistories): void {
-    if (!this.reading) throw new Error('only a replica reads shared histories');
-    this.reading.replace(histories);
+    this.replicaParts().histories.replace(histories);
   }
 
   /** A replica's counts are read from these arrays from now on. */
   readSharedCounts(name: CountsName, counts: SharedCounts): void {
-    const reader = name === 'geo' ? this.geoCounts : this.recentCounts;
-    if (!(reader instanceof SharedCountsReader)) throw new Error('only a replica reads shared counts');
-    reader.replace(counts);
+    this.replicaParts()[name].replace(counts);
+  }
+
+  private replicaParts(): Extract<TenantState['parts'], { kind: 'shared' }> {
+    if (this.parts.kind !== 'shared') throw new Error('only a replica reads shared histories and counts');
+    return this.parts;
   }
 
   get settings(): TenantSettings {
@@ -248,13 +262,14 @@ export class TenantState {
   ): number {
     const item = this.catalog.ensureId(itemId);
     const country = this.countries.codeOf(countryName);
-    if (!merged && this.counting) {
-      this.counting.geo.add(item, country, ts, now);
-      this.counting.recent.add(item, country, ts, now);
+    const { parts } = this;
+    if (!merged && parts.kind === 'own') {
+      parts.geo.add(item, country, ts, now);
+      parts.recent.add(item, country, ts, now);
     }
     if (identity === null) return -1;
-    if (this.keeping) return this.keeping.add(identity, { item, type, ts, weight }, now);
-    this.reading?.bind(identity, index);
+    if (parts.kind === 'own') return parts.histories.add(identity, { item, type, ts, weight }, now);
+    parts.histories.bind(identity, index);
     return index;
   }
 
