@@ -60,8 +60,12 @@ function report(name: string, figures: PacedFigures, target: boolean): boolean {
   return !target || met;
 }
 
-const paced = (url: string, headers: Record<string, string>, paths: readonly string[]) =>
-  runPaced({ url, headers, paths, rate, seconds, connections: CONNECTIONS });
+const paced = (
+  url: string,
+  headers: Record<string, string>,
+  paths: readonly string[],
+  forSeconds = seconds,
+) => runPaced({ url, headers, paths, rate, seconds: forSeconds, connections: CONNECTIONS });
 
 let failed = false;
 const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
@@ -91,14 +95,7 @@ try {
     () =>
       `/recommendations/user-to-item/${encodeURIComponent(shop.userIds[rng.int(shop.userIds.length)])}?count=10&noCache=true`,
   );
-  const first = await runPaced({
-    url: daemon.url,
-    headers,
-    paths,
-    rate,
-    seconds: WARM_UP_SECONDS,
-    connections: CONNECTIONS,
-  });
+  const first = await paced(daemon.url, headers, paths, WARM_UP_SECONDS);
   report(`user-to-item, uncached, the first ${WARM_UP_SECONDS} s after the load`, first, false);
   if (!report('user-to-item, uncached', await paced(daemon.url, headers, paths), true)) failed = true;
 
