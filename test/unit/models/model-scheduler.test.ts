@@ -1,11 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendInteractions } from '../../../src/ingestion/events.js';
 import { buildTenant } from '../../../jobs/build.js';
 import type { ModelName } from '../../../src/artifacts/layout.js';
-import { DEFAULT_SCHEDULE, ModelScheduler, processBuildRunner } from '../../../src/models/model-scheduler.js';
+import {
+  BUILD_NICENESS,
+  DEFAULT_SCHEDULE,
+  ModelScheduler,
+  processBuildRunner,
+} from '../../../src/models/model-scheduler.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
 
@@ -153,6 +158,37 @@ describe('processBuildRunner', () => {
       );
       setTimeout(() => controller.abort(), 200);
       await expect(build).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('runs the build process at the lowest CPU priority, leaving the daemon its own', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'));
+    try {
+      const script = path.join(folder, 'priority.mjs');
+      const report = path.join(folder, 'priority.txt');
+      // The daemon lowers the priority right after starting the process: wait a little for it.
+      writeFileSync(
+        script,
+        [
+          "import { getPriority } from 'node:os';",
+          "import { writeFileSync } from 'node:fs';",
+          'const deadline = Date.now() + 5000;',
+          `const check = () => getPriority() === ${BUILD_NICENESS} || Date.now() > deadline`,
+          `  ? writeFileSync(${JSON.stringify(report)}, String(getPriority()))`,
+          '  : setTimeout(check, 20);',
+          'check();',
+        ].join('\n'),
+      );
+      const before = getPriority();
+      await processBuildRunner(folder, undefined, new URL(`file://${script}`))(
+        'shop',
+        ['ease'],
+        new AbortController().signal,
+      );
+      expect(Number(readFileSync(report, 'utf8'))).toBe(BUILD_NICENESS);
+      expect(getPriority()).toBe(before);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
