@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
+import { BuildLauncher } from './build-launcher.js';
 import type { ModelLoader } from './model-loader.js';
 
 export interface SchedulerLog {
@@ -57,43 +57,21 @@ export const BUILD_NICENESS = 19;
 
 /**
  * Runs the batch jobs in a process of their own (jobs/build-process.ts), as cron's `nextrec build` does,
- * at BUILD_NICENESS. The priority is set as the process starts: its main thread gets it, and so does every
- * thread it starts afterwards (DuckDB's, the embedding model's).
+ * at BUILD_NICENESS, started by the launcher (build-launcher.ts) rather than by the daemon itself. The
+ * priority is set as the process starts: its main thread gets it, and so does every thread it starts
+ * afterwards (DuckDB's, the embedding model's).
  */
 export function processBuildRunner(
   dataDir: string,
   modelDir?: string,
   script: URL = BUILD_SCRIPT,
+  launcher = new BuildLauncher(),
 ): BuildRunner {
   // The vectors job embeds with the daemon's model, so that its vectors and the daemon's compare.
   const env = modelDir ? { ...process.env, NEXTREC_MODEL_DIR: modelDir } : process.env;
+  // An abort ends the process (SIGTERM): it may leave a partial version folder, never a version.
   return (tenantId, models, signal) =>
-    new Promise((resolve, reject) => {
-      // An abort ends the process (SIGTERM): it may leave a partial version folder, never a version.
-      const child = spawn(process.execPath, [script.pathname, dataDir, tenantId, models.join(',')], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        signal,
-        env,
-      });
-      lowerPriority(child.pid);
-      let errors = '';
-      child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
-      child.once('error', reject);
-      child.once('exit', (code, signal) => {
-        if (code === 0) resolve();
-        else reject(new Error(errors.trim() || `build process ended with ${signal ?? `code ${code}`}`));
-      });
-    });
-}
-
-/** Gives the process BUILD_NICENESS; a platform that refuses leaves it as it is (the build still runs). */
-function lowerPriority(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    setPriority(pid, BUILD_NICENESS);
-  } catch {
-    // Not permitted here (a container that forbids it), or the process already ended: nothing to lower.
-  }
+    launcher.run([fileURLToPath(script), dataDir, tenantId, models.join(',')], env, BUILD_NICENESS, signal);
 }
 
 /**

@@ -1,10 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { appendInteractions } from '../../../src/ingestion/events.js';
 import { buildTenant } from '../../../jobs/build.js';
 import type { ModelName } from '../../../src/artifacts/layout.js';
+import { BuildLauncher } from '../../../src/models/build-launcher.js';
 import {
   BUILD_NICENESS,
   DEFAULT_SCHEDULE,
@@ -144,53 +146,98 @@ describe('ModelScheduler', () => {
   });
 });
 
+/** The launcher as the daemon runs it: compiled (npm test builds before it runs the tests). */
+const COMPILED_LAUNCHER = new URL('../../../dist/src/models/build-launcher-process.js', import.meta.url);
+
 describe('processBuildRunner', () => {
+  let folder: string;
+  beforeEach(() => (folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'))));
+  afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+  /** A runner of `source` as the build script, through a launcher of its own. */
+  function runnerOf(source: string) {
+    const script = path.join(folder, 'build.mjs');
+    writeFileSync(script, source);
+    return processBuildRunner(folder, undefined, pathToFileURL(script), new BuildLauncher(COMPILED_LAUNCHER));
+  }
+
+  it('resolves when the build process exits with 0, and rejects with what it wrote to stderr otherwise', async () => {
+    await expect(
+      runnerOf('process.exit(0);\n')('shop', ['ease'], new AbortController().signal),
+    ).resolves.toBe(undefined);
+    const failing = runnerOf("process.stderr.write('no lake for shop\\n'); process.exit(3);\n");
+    await expect(failing('shop', ['ease'], new AbortController().signal)).rejects.toThrow('no lake for shop');
+    const silent = runnerOf('process.exit(4);\n');
+    await expect(silent('shop', ['ease'], new AbortController().signal)).rejects.toThrow('code 4');
+  });
+
+  it('gives the build its data dir, tenant and models as arguments', async () => {
+    const report = path.join(folder, 'arguments.json');
+    const run = runnerOf(
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(report)}, JSON.stringify(process.argv.slice(2)));\n`,
+    );
+    await run('shop', ['ease', 'factors'], new AbortController().signal);
+    expect(JSON.parse(readFileSync(report, 'utf8'))).toEqual([folder, 'shop', 'ease,factors']);
+  });
+
   it('ends the build process when its signal aborts', async () => {
-    const folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'));
-    try {
-      const script = path.join(folder, 'endless.mjs');
-      writeFileSync(script, 'setInterval(() => undefined, 1000);\n');
-      const controller = new AbortController();
-      const build = processBuildRunner(folder, undefined, new URL(`file://${script}`))(
-        'shop',
-        ['ease'],
-        controller.signal,
-      );
-      setTimeout(() => controller.abort(), 200);
-      await expect(build).rejects.toMatchObject({ name: 'AbortError' });
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    const report = path.join(folder, 'ended.txt');
+    const run = runnerOf(
+      `import { writeFileSync } from 'node:fs';\nprocess.on('SIGTERM', () => { writeFileSync(${JSON.stringify(report)}, 'ended'); process.exit(1); });\nsetInterval(() => undefined, 1000);\n`,
+    );
+    const controller = new AbortController();
+    const build = run('shop', ['ease'], controller.signal);
+    setTimeout(() => controller.abort(), 300);
+    await expect(build).rejects.toMatchObject({ name: 'AbortError' });
+    await until(() => existsSync(report));
+    expect(readFileSync(report, 'utf8')).toBe('ended');
   });
 
   it('runs the build process at the lowest CPU priority, leaving the daemon its own', async () => {
-    const folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'));
-    try {
-      const script = path.join(folder, 'priority.mjs');
-      const report = path.join(folder, 'priority.txt');
-      // The daemon lowers the priority right after starting the process: wait a little for it.
-      writeFileSync(
-        script,
-        [
-          "import { getPriority } from 'node:os';",
-          "import { writeFileSync } from 'node:fs';",
-          'const deadline = Date.now() + 5000;',
-          `const check = () => getPriority() === ${BUILD_NICENESS} || Date.now() > deadline`,
-          `  ? writeFileSync(${JSON.stringify(report)}, String(getPriority()))`,
-          '  : setTimeout(check, 20);',
-          'check();',
-        ].join('\n'),
-      );
-      const before = getPriority();
-      await processBuildRunner(folder, undefined, new URL(`file://${script}`))(
-        'shop',
-        ['ease'],
-        new AbortController().signal,
-      );
-      expect(Number(readFileSync(report, 'utf8'))).toBe(BUILD_NICENESS);
-      expect(getPriority()).toBe(before);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    const report = path.join(folder, 'priority.txt');
+    // The launcher lowers the priority right after starting the process: wait a little for it.
+    const run = runnerOf(
+      [
+        "import { getPriority } from 'node:os';",
+        "import { writeFileSync } from 'node:fs';",
+        'const deadline = Date.now() + 5000;',
+        `const check = () => getPriority() === ${BUILD_NICENESS} || Date.now() > deadline`,
+        `  ? writeFileSync(${JSON.stringify(report)}, String(getPriority()))`,
+        '  : setTimeout(check, 20);',
+        'check();',
+      ].join('\n'),
+    );
+    const before = getPriority();
+    await run('shop', ['ease'], new AbortController().signal);
+    expect(Number(readFileSync(report, 'utf8'))).toBe(BUILD_NICENESS);
+    expect(getPriority()).toBe(before);
+  });
+
+  it('fails the builds waiting on a launcher that ended, and starts another for the next build', async () => {
+    const report = path.join(folder, 'parents.txt');
+    const reporting = path.join(folder, 'reporting.mjs');
+    writeFileSync(
+      reporting,
+      `import { appendFileSync } from 'node:fs';\nappendFileSync(${JSON.stringify(report)}, process.ppid + '\\n');\n`,
+    );
+    // Ends by itself: its launcher is killed below, and nothing else would end it.
+    const slow = path.join(folder, 'slow.mjs');
+    writeFileSync(slow, 'setTimeout(() => undefined, 3000);\n');
+    const launcher = new BuildLauncher(COMPILED_LAUNCHER);
+    const reportParent = processBuildRunner(folder, undefined, pathToFileURL(reporting), launcher);
+    const waitLong = processBuildRunner(folder, undefined, pathToFileURL(slow), launcher);
+    const signal = new AbortController().signal;
+
+    await reportParent('shop', ['ease'], signal);
+    const first = Number(readFileSync(report, 'utf8').trim());
+    expect(first).not.toBe(process.pid);
+    const stuck = waitLong('shop', ['ease'], signal);
+    process.kill(first, 'SIGKILL');
+    await expect(stuck).rejects.toThrow('the build launcher ended');
+    await reportParent('shop', ['ease'], signal);
+    const parents = readFileSync(report, 'utf8').trim().split('\n').map(Number);
+    expect(parents).toHaveLength(2);
+    expect(parents[1]).not.toBe(first);
+    expect(parents[1]).not.toBe(process.pid);
   });
 });
