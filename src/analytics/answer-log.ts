@@ -101,9 +101,9 @@ class WrittenToday {
  * followed is in the recommId it carries (see recomm-id.ts), so no answer needs to be kept one by one:
  * the record grows with days, the catalog and the experiments' users, not with traffic.
  *
- * Answers are held in memory as given and written once a second through the write queue, so a request
- * only appends to a list. Bounded: answers beyond MAX_PENDING_ANSWERS between two writes are not
- * recorded (counted in `dropped`).
+ * Answers are held in memory as given and written once a second beside the write queue (the store's
+ * `writeApart`), so a request only appends to a list and ingestion never waits for the record. Bounded:
+ * answers beyond MAX_PENDING_ANSWERS between two writes are not recorded (counted in `dropped`).
  */
 export class AnswerLog {
   private pending: PendingAnswer[] = [];
@@ -226,9 +226,7 @@ export class AnswerLog {
         statements.push({ sql: `DELETE FROM ${table} WHERE day < $1`, params: [oldest] });
     }
     if (statements.length === 0) return;
-    await this.store.writes.submit((rows) => {
-      rows.statements.push(...statements);
-      return () => undefined;
-    });
+    // Only this log writes these tables' rows (a user's deletion removes rows this log no longer adds).
+    await this.store.writeApart(statements);
   }
 }

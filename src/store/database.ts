@@ -6,6 +6,7 @@ import { duckDbSettings, instanceOptions, type DuckDbSettings } from './duckdb-s
 import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
 import { sqlIdentifier, sqlString } from './sql.js';
+import type { Statement } from './rows.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
@@ -120,6 +121,26 @@ export class Store {
       this.activeReads--;
       if (this.activeReads === 0) this.readsDone?.();
     }
+  }
+
+  /**
+   * Runs `statements` in one transaction on a connection of its own, beside the write queue: for what the
+   * daemon records for itself (the answer log), which needs neither the queue's order nor an answer to a
+   * client, and must not hold ingestion back while it is written (each of its writes took the queue for
+   * 20 to 75 ms under load). Only for rows no queued write updates: two transactions that change one row
+   * conflict. Like a read, it waits while a scrub runs, and a scrub waits for it.
+   */
+  writeApart(statements: readonly Statement[]): Promise<void> {
+    return this.read(async (db) => {
+      await db.run('BEGIN TRANSACTION');
+      try {
+        for (const statement of statements) await db.run(statement.sql, statement.params);
+        await db.run('COMMIT');
+      } catch (error) {
+        await db.run('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
   /**

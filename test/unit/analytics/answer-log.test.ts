@@ -127,4 +127,24 @@ describe('the answer record', () => {
     expect(users.flat()).not.toContain('u999');
     expect(users.flat()).not.toContain('u0');
   });
+
+  it('writes beside the write queue, so that an ingestion commit never waits for the record', async () => {
+    const log = new AnswerLog(store);
+    for (let i = 0; i < 2_000; i++) log.record('t1', `u${i}`, answer([`i${i}`], 'popularity'), AT);
+    // The queue is held by a write that ends only when told: a record written through it would wait.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const holding = store.writes.exclusive(() => held);
+    try {
+      const waited = new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the record waited for the write queue')), 5_000),
+      );
+      await Promise.race([log.flush(AT), waited]);
+      expect(await query('SELECT answers FROM answer_days')).toEqual([['2000']]);
+      expect(await query('SELECT count(*) FROM answer_items')).toEqual([['2000']]);
+    } finally {
+      release();
+    }
+    await holding;
+  });
 });
