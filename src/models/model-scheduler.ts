@@ -49,7 +49,7 @@ export type BuildRunner = (
 const BUILD_SCRIPT = new URL('../../jobs/build-process.js', import.meta.url);
 
 /**
- * The niceness of the build processes the daemon starts (README, "Models"): the lowest CPU priority, so
+ * The niceness of the build processes the daemon starts (README, "Batch models"): the lowest CPU priority, so
  * that on a busy machine a build takes only the CPU that serving leaves. On 2 cores, builds at the
  * daemon's own priority made a 500-event batch wait 3 times as long at the median (bench/ingest-latency).
  */

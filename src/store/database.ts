@@ -212,11 +212,13 @@ export class Store {
     this.writes.replaceConnection(this.writer);
   }
 
-  /** Waits for queued writes, checkpoints and releases the file. */
+  /** Waits for queued writes and running reads (and writes apart), checkpoints and releases the file. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.writes.drain();
+    // Reads and writes apart (the answer log's) that are running end on an open store.
+    await this.untilNoReads();
     openStores.delete(this.file);
     await this.writer.run('CHECKPOINT');
     this.writer.closeSync();

@@ -234,3 +234,36 @@ describe('Store.open', () => {
     expect(await count('SELECT count(*) FROM interactions')).toBe(COMMITS * ROWS_PER_COMMIT);
   });
 });
+
+describe('Store.writeApart and close', () => {
+  it('commits statements beside the write queue, all or none, and close waits for one in progress', async () => {
+    await store.writeApart([
+      { sql: 'CREATE TABLE apart (n INTEGER PRIMARY KEY)', params: [] },
+      { sql: 'INSERT INTO apart VALUES ($1), ($2)', params: [1, 2] },
+    ]);
+    // The second statement fails (a duplicate key): the first is rolled back with it.
+    await expect(
+      store.writeApart([
+        { sql: 'INSERT INTO apart VALUES ($1)', params: [3] },
+        { sql: 'INSERT INTO apart VALUES ($1)', params: [1] },
+      ]),
+    ).rejects.toThrow();
+    const count = () =>
+      store.read(async (db) => (await db.runAndReadAll('SELECT count(*) FROM apart')).getRows());
+    expect(await count()).toEqual([[2n]]);
+
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const reading = store.read(async (db) => {
+      await held;
+      return (await db.runAndReadAll('SELECT count(*) FROM apart')).getRows();
+    });
+    let closed = false;
+    const closing = store.close().then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(false);
+    release();
+    expect(await reading).toEqual([[2n]]);
+    await closing;
+  });
+});
