@@ -22,9 +22,15 @@ export const IDLE_COLLECTOR: IdleCollectorOptions = Object.freeze({
   growthBytes: 32 * 1024 * 1024,
 });
 
-/** The size of this thread's heap, in bytes (what is resident of it). */
+/**
+ * What this thread holds, in bytes: its heap (what is resident of it) and the memory outside the heap that
+ * its objects own (the buffers of request bodies and of the store's query results), which only a
+ * collection gives back. A load through the API grew the latter by 300 MB while the heap grew by 17 MB
+ * (bench/memory, 2,000,000 interactions): judged by the heap alone, no collection ran after it.
+ */
 export function heapSize(): number {
-  return getHeapStatistics().total_physical_size;
+  const stats = getHeapStatistics();
+  return stats.total_physical_size + stats.external_memory;
 }
 
 export class IdleCollector {

@@ -79,4 +79,21 @@ describe('IdleCollector', () => {
     expect(used()).toBeLessThan(before + 4 * MB);
     expect(heapSize()).toBeGreaterThan(0);
   });
+
+  it('counts the buffers a thread allocated outside its heap, which grow while the heap does not', async () => {
+    const collect = fullCollection();
+    collect();
+    const before = heapSize();
+    let buffers: Buffer[] | undefined = Array.from({ length: 64 }, () => Buffer.alloc(MB, 1));
+    expect(buffers.length).toBe(64);
+    expect(heapSize()).toBeGreaterThan(before + 48 * MB);
+    expect(getHeapStatistics().total_physical_size).toBeLessThan(before + 16 * MB);
+    buffers = undefined;
+    expect(buffers).toBeUndefined();
+    // V8 frees the buffers' memory after the collection, in a sweep of its own.
+    collect();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    collect();
+    expect(heapSize()).toBeLessThan(before + 16 * MB);
+  });
 });
