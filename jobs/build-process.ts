@@ -7,6 +7,13 @@ import type { ModelName } from '../src/artifacts/layout.js';
 import { buildTenant } from './build.js';
 
 const [dataDir, tenantId, models] = process.argv.slice(2);
+
+// A build whose starter ended without ending it (the daemon's launcher killed, say) ends too, rather than
+// publish beside the build the daemon starts next for the same tenant.
+const starter = process.ppid;
+setInterval(() => {
+  if (process.ppid !== starter) process.exit(1);
+}, 1_000).unref();
 try {
   const results = await buildTenant(dataDir, tenantId, models.split(',') as ModelName[]);
   process.stdout.write(

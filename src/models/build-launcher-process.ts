@@ -4,13 +4,21 @@
  * loop for 20 to 30 ms, and its other threads too, each time a build begins. This process is small, so
  * starting a build here costs the daemon only a message. It imports nothing but Node's own modules.
  *
- * It ends when the daemon does (its channel closes), and ends the builds it started with it.
+ * It runs at the niceness it is given (its first argument), which every build it starts inherits, each
+ * of the build's threads included. It ends when the daemon does (its channel closes), and ends the builds
+ * it started with it; the signals that stop the daemon do not end it before that.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { LauncherReply, LauncherRequest } from './build-launcher.js';
 
 const running = new Map<number, ChildProcess>();
+
+try {
+  setPriority(Number(process.argv[2]));
+} catch {
+  // Not permitted here: the builds run at the daemon's priority.
+}
 
 function reply(message: LauncherReply): void {
   process.send?.(message);
@@ -22,13 +30,6 @@ function launch(request: Extract<LauncherRequest, { kind: 'launch' }>): void {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: request.env,
   });
-  if (child.pid !== undefined) {
-    try {
-      setPriority(child.pid, request.niceness);
-    } catch {
-      // Not permitted here (some containers): the build runs at this process's priority.
-    }
-  }
   running.set(id, child);
   let errors = '';
   child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
@@ -47,6 +48,11 @@ process.on('message', (request: LauncherRequest) => {
   if (request.kind === 'launch') launch(request);
   else running.get(request.id)?.kill('SIGTERM');
 });
+
+// A stop of the daemon (Ctrl-C, the service manager) signals this process too: it ends with the
+// daemon's channel instead, so that the daemon sees its builds end as it stops them.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
 
 process.on('disconnect', () => {
   for (const child of running.values()) child.kill('SIGTERM');

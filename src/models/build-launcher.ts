@@ -2,8 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 
 /** What the daemon asks of the launcher process (build-launcher-process.ts). */
 export type LauncherRequest =
-  | { kind: 'launch'; id: number; args: string[]; env: NodeJS.ProcessEnv; niceness: number }
-  | { kind: 'stop'; id: number };
+  { kind: 'launch'; id: number; args: string[]; env: NodeJS.ProcessEnv } | { kind: 'stop'; id: number };
 
 /** What the launcher process answers: how a build process ended, or that it could not start. */
 export type LauncherReply =
@@ -11,6 +10,13 @@ export type LauncherReply =
   | { kind: 'failed'; id: number; message: string };
 
 const LAUNCHER_SCRIPT = new URL('./build-launcher-process.js', import.meta.url);
+
+/**
+ * The niceness of the build processes (README, "Batch models"): the lowest CPU priority, so that on a
+ * busy machine a build takes only the CPU that serving leaves. On 2 cores, builds at the daemon's own
+ * priority made a 500-event batch wait 3 times as long at the median (bench/ingest-latency).
+ */
+export const BUILD_NICENESS = 19;
 
 interface Waiting {
   resolve: () => void;
@@ -25,21 +31,25 @@ function aborted(): Error {
 /**
  * Starts build processes through a small process of its own (build-launcher-process.ts), so that the
  * daemon never copies its own page tables to start one. The launcher starts with the first build (one
- * such copy, once) and again if it ever ends; it ends with the daemon, and the builds it runs with it.
+ * such copy, once) and again if it ever ends; it ends with `close` or with the daemon, and the builds it
+ * runs with it. It runs at `niceness`, and so does every build it starts.
  */
 export class BuildLauncher {
   private launcher: ChildProcess | undefined;
   private readonly waiting = new Map<number, Waiting>();
   private next = 0;
 
-  constructor(private readonly script: URL = LAUNCHER_SCRIPT) {}
+  constructor(
+    private readonly niceness = BUILD_NICENESS,
+    private readonly script: URL = LAUNCHER_SCRIPT,
+  ) {}
 
   /**
-   * Runs `node <args>` at `niceness` with `env`; resolves when it exits with code 0, and otherwise
-   * rejects with what it wrote to stderr (or how it ended). An abort of `signal` ends it (SIGTERM) and
-   * rejects at once with an AbortError.
+   * Runs `node <args>` with `env`; resolves when it exits with code 0, and otherwise rejects with what it
+   * wrote to stderr (or how it ended). An abort of `signal` ends it (SIGTERM) and rejects at once with an
+   * AbortError.
    */
-  run(args: string[], env: NodeJS.ProcessEnv, niceness: number, signal: AbortSignal): Promise<void> {
+  run(args: string[], env: NodeJS.ProcessEnv, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(aborted());
     const launcher = (this.launcher ??= this.start());
     const id = this.next++;
@@ -55,22 +65,32 @@ export class BuildLauncher {
         resolve: () => (settled(), resolve()),
         reject: (error) => (settled(), reject(error)),
       });
-      this.send(launcher, { kind: 'launch', id, args, env, niceness });
+      this.send(launcher, { kind: 'launch', id, args, env });
     });
   }
 
   private start(): ChildProcess {
     // Without the daemon's own flags (a profiler's, say): the launcher only starts processes.
-    const launcher = fork(this.script, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
+    const launcher = fork(this.script, [String(this.niceness)], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      execArgv: [],
+    });
     // Neither the process nor its channel keeps the daemon running; it ends when the channel closes.
     launcher.unref();
     launcher.channel?.unref();
     launcher.on('message', (reply: LauncherReply) => this.answer(reply));
-    launcher.once('error', (error) => this.lost(launcher, error));
+    launcher.on('error', (error) => this.lost(launcher, error));
     launcher.once('exit', (code, signal) =>
       this.lost(launcher, new Error(`the build launcher ended (${signal ?? `code ${code}`})`)),
     );
     return launcher;
+  }
+
+  /** Ends the launcher, and the builds it runs (they fail); the next run starts another. */
+  close(): void {
+    const launcher = this.launcher;
+    if (launcher?.connected) launcher.disconnect();
+    if (launcher) this.lost(launcher, new Error('the build launcher was closed'));
   }
 
   /** Sends `request`; a launcher that cannot take it any more is given up, failing what waits on it. */

@@ -40,26 +40,20 @@ export const DEFAULT_SCHEDULE: ModelSchedule = {
 /** One build of some of a tenant's models: its seconds, and whether its versions were published. */
 export type BuildListener = (models: readonly ModelName[], seconds: number, outcome: 'ok' | 'failed') => void;
 
-export type BuildRunner = (
+export type BuildRunner = ((
   tenantId: string,
   models: readonly ModelName[],
   signal: AbortSignal,
-) => Promise<void>;
+) => Promise<void>) & {
+  /** Ends what the runner keeps for its builds (the launcher process), once the scheduler stopped. */
+  close?: () => void;
+};
 
 const BUILD_SCRIPT = new URL('../../jobs/build-process.js', import.meta.url);
 
 /**
- * The niceness of the build processes the daemon starts (README, "Batch models"): the lowest CPU priority, so
- * that on a busy machine a build takes only the CPU that serving leaves. On 2 cores, builds at the
- * daemon's own priority made a 500-event batch wait 3 times as long at the median (bench/ingest-latency).
- */
-export const BUILD_NICENESS = 19;
-
-/**
  * Runs the batch jobs in a process of their own (jobs/build-process.ts), as cron's `nextrec build` does,
- * at BUILD_NICENESS, started by the launcher (build-launcher.ts) rather than by the daemon itself. The
- * priority is set as the process starts: its main thread gets it, and so does every thread it starts
- * afterwards (DuckDB's, the embedding model's).
+ * started by `launcher` (build-launcher.ts) rather than by the daemon itself, at its niceness.
  */
 export function processBuildRunner(
   dataDir: string,
@@ -70,8 +64,9 @@ export function processBuildRunner(
   // The vectors job embeds with the daemon's model, so that its vectors and the daemon's compare.
   const env = modelDir ? { ...process.env, NEXTREC_MODEL_DIR: modelDir } : process.env;
   // An abort ends the process (SIGTERM): it may leave a partial version folder, never a version.
-  return (tenantId, models, signal) =>
-    launcher.run([fileURLToPath(script), dataDir, tenantId, models.join(',')], env, BUILD_NICENESS, signal);
+  const run: BuildRunner = (tenantId, models, signal) =>
+    launcher.run([fileURLToPath(script), dataDir, tenantId, models.join(',')], env, signal);
+  return Object.assign(run, { close: () => launcher.close() });
 }
 
 /**
@@ -255,6 +250,7 @@ export class ModelScheduler {
     clearInterval(this.interval);
     this.stopping.abort();
     await Promise.all(this.lanes.map((lane) => lane.stop()));
+    this.runBuild.close?.();
   }
 
   private sweep(): void {
