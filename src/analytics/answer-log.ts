@@ -1,6 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
+import { placeholders } from '../store/sql.js';
 
 /** Answers held between writes; beyond it, answers go unrecorded until the next write (and are counted). */
 const MAX_PENDING_ANSWERS = 20_000;
@@ -82,6 +83,11 @@ class WrittenToday {
     return true;
   }
 
+  /** Takes the row as not written after all (its write failed). */
+  remove(tenantId: string, day: number, key: string): void {
+    this.byDay.get(`${tenantId}\u0000${day}`)?.delete(key);
+  }
+
   forgetBefore(day: number): void {
     for (const dayKey of this.byDay.keys()) {
       if (Number(dayKey.slice(dayKey.indexOf('\u0000') + 1)) < day) this.byDay.delete(dayKey);
@@ -155,8 +161,31 @@ export class AnswerLog {
 
   /** Writes what is held now (and removes days past the retention, at most hourly). */
   flush(now = Date.now()): Promise<void> {
-    this.writing = (this.writing ?? Promise.resolve()).then(() => this.write(now));
-    return this.writing;
+    return this.afterWrites(() => this.write(now));
+  }
+
+  /**
+   * Removes the rows of deleted users (and of the sessions merged into them) from the record, after the
+   * write in progress: only this log writes its tables, so no other transaction changes their rows
+   * meanwhile. Call it after `forget`, which keeps later writes from adding them again.
+   */
+  purge(tenantId: string, identities: readonly string[]): Promise<void> {
+    if (identities.length === 0) return Promise.resolve();
+    return this.afterWrites(() =>
+      this.store.writeApart([
+        {
+          sql: `DELETE FROM experiment_users WHERE tenant_id = $1 AND user_id IN (${placeholders(identities.length, 2)})`,
+          params: [tenantId, ...identities],
+        },
+      ]),
+    );
+  }
+
+  /** Runs `work` once the writes before it ended, one at a time; a failed one does not stop the next. */
+  private afterWrites(work: () => Promise<void>): Promise<void> {
+    const run = (this.writing ?? Promise.resolve()).catch(() => undefined).then(work);
+    this.writing = run;
+    return run;
   }
 
   async stop(): Promise<void> {
@@ -226,7 +255,14 @@ export class AnswerLog {
         statements.push({ sql: `DELETE FROM ${table} WHERE day < $1`, params: [oldest] });
     }
     if (statements.length === 0) return;
-    // Only this log writes these tables' rows (a user's deletion removes rows this log no longer adds).
-    await this.store.writeApart(statements);
+    // Only this log writes its tables (a user's deletion goes through `purge`).
+    await this.store.writeApart(statements).catch((error: unknown) => {
+      // Not written: a later answer naming the same item or user writes its row.
+      for (const [tenantId, day, itemId] of items)
+        this.itemsWritten.remove(`${tenantId}`, Number(day), `${itemId}`);
+      for (const [tenantId, day, ...user] of users)
+        this.usersWritten.remove(`${tenantId}`, Number(day), user.join('\u0000'));
+      throw error;
+    });
   }
 }

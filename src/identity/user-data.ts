@@ -23,7 +23,6 @@ function matching(identities: string[]) {
     impressions: `tenant_id = $1 AND user_id IN (${ids})`,
     merge_ledger: `tenant_id = $1 AND (user_id IN (${ids}) OR session_id IN (${ids}))`,
     users: `tenant_id = $1 AND external_id IN (${ids})`,
-    experiment_users: `tenant_id = $1 AND user_id IN (${ids})`,
   };
 }
 
@@ -137,6 +136,8 @@ export async function deleteUser(
       runtime.answers.forget(tenant.tenantId, identities);
     };
   });
+  // The answer record's rows of them (its experiments' users), which only the answer log writes.
+  await runtime.answers.purge(tenant.tenantId, identities);
   await runtime.lake.erase(tenant.tenantId, identities);
   await runtime.store.scrub();
   runtime.models.rebuild(tenant.tenantId);

@@ -108,6 +108,8 @@ export class Store {
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
+    // Once closing, the file is about to be released: no new read may start on it.
+    if (this.closed) throw new Error('the store is closed');
     while (this.readGate) await this.readGate;
     this.activeReads++;
     try {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnswerLog } from '../../../src/analytics/answer-log.js';
 import type { Store } from '../../../src/store/database.js';
 import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
@@ -146,5 +146,27 @@ describe('the answer record', () => {
       release();
     }
     await holding;
+  });
+
+  it("purges deleted users' rows after the write in progress, and writes again what a failed write left out", async () => {
+    const log = new AnswerLog(store);
+    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
+    log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
+    const writing = log.flush(AT);
+    // Asked while the write runs: it removes what that write adds.
+    const purging = log.purge('t1', ['u1']);
+    await writing;
+    await purging;
+    expect(await query('SELECT user_id FROM experiment_users')).toEqual([['u2']]);
+
+    vi.spyOn(store, 'writeApart').mockRejectedValueOnce(new Error('disk full'));
+    log.record('t1', 'u3', answer(['c'], 'popularity', experiment), AT);
+    await expect(log.flush(AT)).rejects.toThrow('disk full');
+    // The next answers naming the same item and user get their rows written after all.
+    log.record('t1', 'u3', answer(['c'], 'popularity', experiment), AT);
+    await log.flush(AT);
+    expect(await query("SELECT item_id FROM answer_items WHERE item_id = 'c'")).toEqual([['c']]);
+    expect(await query("SELECT user_id FROM experiment_users WHERE user_id = 'u3'")).toEqual([['u3']]);
   });
 });

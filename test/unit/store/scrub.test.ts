@@ -262,6 +262,8 @@ describe('Store.writeApart and close', () => {
     const closing = store.close().then(() => (closed = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(closed).toBe(false);
+    // A read asked once the store is closing does not start on the file being released.
+    await expect(store.read(async () => 'started')).rejects.toThrow('the store is closed');
     release();
     expect(await reading).toEqual([[2n]]);
     await closing;
