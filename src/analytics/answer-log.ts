@@ -1,4 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
+import { OneAtATime } from '../one-at-a-time.js';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
@@ -114,7 +115,8 @@ class WrittenToday {
 export class AnswerLog {
   private pending: PendingAnswer[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> | undefined;
+  /** Writes and purges, one at a time. */
+  private readonly writes = new OneAtATime();
   private lastPrune = 0;
   private readonly itemsWritten = new WrittenToday();
   private readonly usersWritten = new WrittenToday();
@@ -161,7 +163,7 @@ export class AnswerLog {
 
   /** Writes what is held now (and removes days past the retention, at most hourly). */
   flush(now = Date.now()): Promise<void> {
-    return this.afterWrites(() => this.write(now));
+    return this.writes.run(() => this.write(now));
   }
 
   /**
@@ -171,7 +173,7 @@ export class AnswerLog {
    */
   purge(tenantId: string, identities: readonly string[]): Promise<void> {
     if (identities.length === 0) return Promise.resolve();
-    return this.afterWrites(() =>
+    return this.writes.run(() =>
       this.store.writeApart([
         {
           sql: `DELETE FROM experiment_users WHERE tenant_id = $1 AND user_id IN (${placeholders(identities.length, 2)})`,
@@ -179,13 +181,6 @@ export class AnswerLog {
         },
       ]),
     );
-  }
-
-  /** Runs `work` once the writes before it ended, one at a time; a failed one does not stop the next. */
-  private afterWrites(work: () => Promise<void>): Promise<void> {
-    const run = (this.writing ?? Promise.resolve()).catch(() => undefined).then(work);
-    this.writing = run;
-    return run;
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { OneAtATime } from '../one-at-a-time.js';
 import {
   EVENT_TABLES,
   SNAPSHOT_TABLES,
@@ -305,7 +306,7 @@ export async function storedTenants(store: Store): Promise<string[]> {
  */
 export class LakeExporter {
   private readonly due = new Map<string, NodeJS.Timeout>();
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly exports = new OneAtATime();
   private stopped = false;
 
   private following = false;
@@ -339,7 +340,7 @@ export class LakeExporter {
 
   /** Exports the tenant now, after any export in progress. */
   flush(tenantId: string): Promise<TableExport[]> {
-    return this.after(() => exportTenantLake(this.store, this.dataDir, tenantId));
+    return this.exports.run(() => exportTenantLake(this.store, this.dataDir, tenantId));
   }
 
   /**
@@ -347,14 +348,7 @@ export class LakeExporter {
    * progress and before any later one. Returns how many files were rewritten.
    */
   erase(tenantId: string, identities: string[]): Promise<number> {
-    return this.after(() => eraseFromLake(this.store, this.dataDir, tenantId, identities));
-  }
-
-  /** Runs `work` once everything chained before it has ended, one at a time. */
-  private after<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(work);
-    this.chain = run.catch(() => undefined);
-    return run;
+    return this.exports.run(() => eraseFromLake(this.store, this.dataDir, tenantId, identities));
   }
 
   /** Exports every tenant with pending commits, then stops following commits. */
@@ -364,7 +358,7 @@ export class LakeExporter {
     for (const timer of this.due.values()) clearTimeout(timer);
     this.due.clear();
     for (const tenantId of pending) await this.flush(tenantId).catch(() => undefined);
-    await this.chain;
+    await this.exports.ended();
   }
 }
 
