@@ -219,11 +219,12 @@ describe('parseSearchQuery', () => {
       return best;
     };
     // Against plain words of the same length, parsed in the same run: a busy machine slows both alike,
-    // while backtracking that grows faster than the text would leave the adversarial inputs far behind.
+    // while backtracking that grows faster than the text would leave the adversarial inputs far behind
+    // (seconds, not milliseconds). The 10 ms floor absorbs a loaded CI machine's pauses (3.7 ms seen).
     const plain = bestOf('red leather boots for women '.repeat(length / 27));
     for (const input of inputs) {
       expect(input.length).toBeGreaterThanOrEqual(length - 14);
-      expect(bestOf(input), input.slice(0, 20)).toBeLessThan(Math.max(3, 20 * plain));
+      expect(bestOf(input), input.slice(0, 20)).toBeLessThan(Math.max(10, 20 * plain));
     }
   });
 });
