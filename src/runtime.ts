@@ -79,6 +79,9 @@ export async function openRuntime(
     error: () => undefined,
     embedded: (tenant) => models.vectorsChanged(tenant),
   });
+  loader.onInstalled((tenant, model) => {
+    if (model === 'vectors') indexer.baseReplaced(tenant);
+  });
   return {
     dataDir,
     store,

@@ -144,6 +144,7 @@ export class ModelLoader {
   private timer: NodeJS.Timeout | undefined;
   private log: LoaderLog = { info: () => undefined, error: () => undefined };
   private polling: Promise<number> | undefined;
+  private installed: (tenant: TenantState, model: ModelName) => void = () => undefined;
 
   constructor(
     private readonly dataDir: string,
@@ -151,6 +152,11 @@ export class ModelLoader {
     private readonly models: readonly ModelName[] = MODEL_NAMES,
     private readonly preparer: ModelPreparer = inThisThread,
   ) {}
+
+  /** Told of each version swapped in, once it serves. */
+  onInstalled(listener: (tenant: TenantState, model: ModelName) => void): void {
+    this.installed = listener;
+  }
 
   /** Loads what is current now (resolving when it is in place), then looks every `intervalMs`. */
   start(log: LoaderLog, intervalMs = 1_000): Promise<number> {
@@ -205,6 +211,7 @@ export class ModelLoader {
       this.serving.set(key, version);
       const ms = Math.round(performance.now() - started);
       this.log.info({ tenantId, model, version, source: prepared.manifest.source, ms }, 'model swapped in');
+      this.installed(tenant, model);
       return true;
     } catch (error) {
       this.refused.set(key, version);

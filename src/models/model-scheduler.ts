@@ -71,12 +71,14 @@ export function processBuildRunner(
 
 /**
  * How far a tenant's model is behind: it was built from `built` of the tenant's `current` rows (its
- * interactions; for vectors, the items embedded), at `builtAt`.
+ * interactions; for vectors, the items embedded and those waiting for the build), at `builtAt`.
  */
 interface Progress {
   current: number;
   built: number;
   builtAt: number;
+  /** Items that have no vector of their text until the model is built (vectors only). */
+  awaiting: number;
 }
 
 /** When the tenant's loaded version of `model` was built (epoch ms; 0: none is loaded). */
@@ -88,16 +90,22 @@ function progress(tenant: TenantState, model: ModelName): Progress {
   if (model === 'vectors') {
     const { vectors } = tenant;
     return {
-      current: vectors.baseRows + vectors.deltaSize,
+      current: vectors.baseRows + vectors.deltaSize + vectors.awaitingBuild.size,
       built: vectors.baseRows,
       builtAt: vectors.builtAt,
+      awaiting: vectors.awaitingBuild.size,
     };
   }
   const loaded =
     model === 'factors'
       ? (tenant.factors ?? { interactionCount: 0, builtAt: 0 })
       : tenant.neighbourModel(model);
-  return { current: tenant.interactionTotal, built: loaded.interactionCount, builtAt: loaded.builtAt };
+  return {
+    current: tenant.interactionTotal,
+    built: loaded.interactionCount,
+    builtAt: loaded.builtAt,
+    awaiting: 0,
+  };
 }
 
 /**
@@ -108,6 +116,8 @@ function progress(tenant: TenantState, model: ModelName): Progress {
 class Lane {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly queue: string[] = [];
+  /** Queued tenants to build whatever their growth (see ModelScheduler.rebuild). */
+  private readonly forced = new Set<string>();
   running: Promise<void> | null = null;
   stopped = false;
 
@@ -134,8 +144,10 @@ class Lane {
     const model = this.oldest(tenant);
     if (!model) return;
     const small = this.followsSmallTenants && model.current < schedule.smallTenantInteractions;
+    // An item waiting for the build has no vector at all: any share of them is too many.
     const stale =
-      model.current > model.built && model.current - model.built > schedule.staleShare * model.built;
+      model.awaiting > 0 ||
+      (model.current > model.built && model.current - model.built > schedule.staleShare * model.built);
     if (!small && !stale) return;
     const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
     const delay = small
@@ -160,22 +172,39 @@ class Lane {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;
+    this.forced.clear();
     return this.running;
   }
 
-  /** Builds the tenant's models of this lane as soon as the lane is free. */
-  enqueue(tenantId: string): void {
-    if (this.stopped || this.queue.includes(tenantId)) return;
+  /**
+   * Builds the tenant's models of this lane as soon as the lane is free: if one of them is still behind
+   * then (a build that ran meanwhile may have caught up), or, `force`d, whatever their growth.
+   */
+  enqueue(tenantId: string, force = false): void {
+    if (this.stopped) return;
+    if (force) this.forced.add(tenantId);
+    if (this.queue.includes(tenantId)) return;
     this.queue.push(tenantId);
     this.kick();
   }
 
   private kick(): void {
-    if (this.running || this.queue.length === 0 || this.stopped) return;
-    this.running = this.scheduler.build(this, this.queue.shift()!).finally(() => {
+    if (this.running || this.stopped) return;
+    let tenantId: string | undefined;
+    while ((tenantId = this.queue.shift()) !== undefined) {
+      if (this.forced.delete(tenantId) || this.behind(tenantId)) break;
+    }
+    if (tenantId === undefined) return;
+    this.running = this.scheduler.build(this, tenantId).finally(() => {
       this.running = null;
       this.kick();
     });
+  }
+
+  private behind(tenantId: string): boolean {
+    const tenant = this.scheduler.tenant(tenantId);
+    const model = tenant && this.oldest(tenant);
+    return model !== undefined && (model.current > model.built || model.awaiting > 0);
   }
 }
 
@@ -242,7 +271,12 @@ export class ModelScheduler {
   /** Rebuilds every model of the tenant soon, whatever its growth (a user was deleted). */
   rebuild(tenantId: string): void {
     if (!this.started) return;
-    for (const lane of this.lanes) lane.enqueue(tenantId);
+    for (const lane of this.lanes) lane.enqueue(tenantId, true);
+  }
+
+  /** @internal the tenant a lane builds for, while it exists */
+  tenant(tenantId: string): TenantState | undefined {
+    return this.state.get(tenantId);
   }
 
   /** Ends the builds in progress (a stopping daemon does not wait for them); no new build starts. */

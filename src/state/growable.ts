@@ -10,19 +10,28 @@ export function sharedArray<T extends TypedArray>(Ctor: TypedArrayConstructor<T>
   return new Ctor(new SharedArrayBuffer(length * Ctor.BYTES_PER_ELEMENT));
 }
 
-/** Returns `array` when it can hold `needed` elements, else a copy with doubled capacity. */
+/**
+ * Returns `array` when it can hold `needed` elements, else a copy with doubled capacity, or only up to
+ * `ceiling` elements (when the array is not meant to grow past it, unless `needed` is more).
+ */
 export function ensureCapacity<T extends TypedArray>(
   array: T,
   needed: number,
   Ctor: TypedArrayConstructor<T>,
+  ceiling = Infinity,
 ): T {
-  return growTo(array, needed, (length) => new Ctor(length));
+  return growTo(array, needed, (length) => new Ctor(length), ceiling);
 }
 
 /** `ensureCapacity` with the copy made by `allocate` (an array over shared memory, say). */
-export function growTo<T extends TypedArray>(array: T, needed: number, allocate: (length: number) => T): T {
+export function growTo<T extends TypedArray>(
+  array: T,
+  needed: number,
+  allocate: (length: number) => T,
+  ceiling = Infinity,
+): T {
   if (needed <= array.length) return array;
-  const grown = allocate(Math.max(needed, array.length * 2, 16));
+  const grown = allocate(Math.max(needed, Math.min(ceiling, Math.max(array.length * 2, 16))));
   grown.set(array);
   return grown;
 }

@@ -19,7 +19,7 @@ export interface IndexedItem {
 
 export interface IndexerEvents {
   error(details: object, message: string): void;
-  /** A batch of the tenant's items got its vectors. */
+  /** A batch of the tenant's items got its vectors, or some were left for the vectors build. */
   embedded(tenant: TenantState): void;
 }
 
@@ -51,6 +51,17 @@ export class VectorIndexer {
   /** Items were upserted: their vectors follow. */
   itemsChanged(tenant: TenantState, externalIds: readonly string[]): void {
     const items = externalIds.map((externalId) => tenant.catalog.idOf(externalId)).filter((id) => id >= 0);
+    this.enqueue(tenant.tenantId, items);
+  }
+
+  /**
+   * A new vectors base serves: the items that waited for it (the delta was full) are looked at again,
+   * and those whose text the base does not have are embedded now, as room allows.
+   */
+  baseReplaced(tenant: TenantState): void {
+    const { awaitingBuild } = tenant.vectors;
+    const items = [...awaitingBuild];
+    awaitingBuild.clear();
     this.enqueue(tenant.tenantId, items);
   }
 
@@ -110,9 +121,17 @@ export class VectorIndexer {
     return vector;
   }
 
-  /** Items waiting to be looked at, by tenant (the batch being embedded excepted). */
+  /**
+   * Items waiting for a vector, by tenant: to be looked at (the batch being embedded excepted), or left
+   * for the vectors build.
+   */
   backlog(): Map<string, number> {
-    return new Map(Array.from(this.pending, ([tenantId, items]) => [tenantId, items.size]));
+    const backlog = new Map(Array.from(this.pending, ([tenantId, items]) => [tenantId, items.size]));
+    for (const tenantId of this.state.ids()) {
+      const awaiting = this.state.get(tenantId)!.vectors.awaitingBuild.size;
+      if (awaiting > 0) backlog.set(tenantId, (backlog.get(tenantId) ?? 0) + awaiting);
+    }
+    return backlog;
   }
 
   /** Stops embedding (what is left is looked at again at the next start) and closes the embedder. */
@@ -160,7 +179,7 @@ export class VectorIndexer {
     }
   }
 
-  /** Whether any vector was set. */
+  /** Whether any vector was set, or an item was left for the vectors build. */
   private async embedBatch(tenant: TenantState, batch: readonly number[]): Promise<boolean> {
     const { catalog, vectors } = tenant;
     const sorted = sortedTemplates(tenant.config.embeddingTemplates);
@@ -170,6 +189,7 @@ export class VectorIndexer {
     const hashes: number[] = [];
     const removed: number[] = [];
     for (const id of batch) {
+      vectors.awaitingBuild.delete(id);
       const text = catalog.inCatalog[id]
         ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
         : undefined;
@@ -184,7 +204,14 @@ export class VectorIndexer {
       hashes.push(hash);
     }
     if (removed.length > 0) tenant.removeVectors(removed);
-    if (items.length === 0) return false;
+    // A full delta leaves the rest to the vectors build, which the `embedded` event asks for.
+    const room = vectors.deltaRoom;
+    const left = items.length > room;
+    if (left) {
+      for (const id of items.splice(room)) vectors.awaitingBuild.add(id);
+      texts.length = hashes.length = room;
+    }
+    if (items.length === 0) return left;
     const embedded = await this.embedder.embed(texts);
     const d = this.embedder.dimensions;
     // A text with nothing to embed comes back as zeros: such an item has no vector.
@@ -208,6 +235,6 @@ export class VectorIndexer {
       tenant.setVectors(externalIds, matrix.slice(0, rows * d), Uint32Array.from(keptHashes));
     }
     if (empty.length > 0) tenant.removeVectors(empty);
-    return kept.length > 0;
+    return kept.length > 0 || left;
   }
 }

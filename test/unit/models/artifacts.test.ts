@@ -218,9 +218,12 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
 
   it('swaps in a newer version, refuses a corrupt or half-written one and keeps serving the old', async () => {
     const { tenant, loader, errors } = await servingTenant();
+    const installed: string[] = [];
+    loader.onInstalled((serving, model) => installed.push(`${serving.tenantId}/${model}`));
     expect(tenant.neighbours.neighbours.length).toBe(0);
     const first = publish('cooccurrence', lists(0.5));
     expect(await loader.poll()).toBe(1);
+    expect(installed).toEqual(['shop/cooccurrence']);
     expect(loader.servingVersion('shop', 'cooccurrence')).toBe(first);
     expect(Array.from(tenant.neighbours.weights, (_, k) => tenant.neighbours.weightAt(k))).toEqual([
       0.5, 0.25, 0.75,
@@ -242,6 +245,7 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
     expect(errors[0]).toContain('neighbours.arrow');
     expect(await loader.poll()).toBe(0); // not tried again
     expect(errors).toHaveLength(1);
+    expect(installed).toEqual(['shop/cooccurrence']);
 
     publish('cooccurrence', lists(0.125));
     expect(await loader.poll()).toBe(1);

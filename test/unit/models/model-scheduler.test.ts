@@ -139,6 +139,76 @@ describe('ModelScheduler', () => {
     expect(ended).toBe(true);
     expect(failures).toEqual([]);
   });
+
+  /** Replaces the scheduler of setUp with one whose builds go through `runner`. */
+  async function schedulerWith(
+    runner: ConstructorParameters<typeof ModelScheduler>[3],
+    models: readonly ModelName[],
+    schedule: Partial<typeof DEFAULT_SCHEDULE> = {},
+  ): Promise<void> {
+    await scheduler.stop();
+    scheduler = new ModelScheduler(runtime.state, runtime.lake, runtime.loader, runner, () => models, {
+      ...DEFAULT_SCHEDULE,
+      debounceMs: 20,
+      ...schedule,
+    });
+    scheduler.start(quiet);
+  }
+
+  it('skips a queued build that a build meanwhile caught up with, unless asked to rebuild', async () => {
+    const shop = await setUp({});
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    await schedulerWith(
+      async (tenantId, chosen) => {
+        built.push([...chosen]);
+        await gate;
+        await buildTenant(dir, tenantId, chosen, { threads: 1 });
+      },
+      ['cooccurrence'],
+    );
+    await appendInteractions(runtime, shop, views('u1', ['a', 'b']));
+    scheduler.interactionsCommitted(shop);
+    await until(() => built.length === 1);
+    // Told again while the build runs: the model is still behind, so the tenant is queued.
+    scheduler.interactionsCommitted(shop);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    open();
+    await until(() => shop.neighbours.interactionCount === 2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(built).toHaveLength(1);
+    scheduler.rebuild('shop');
+    await until(() => built.length === 2);
+  });
+
+  it('builds the vectors when items wait for them, however few against the base', async () => {
+    const shop = await setUp({});
+    await schedulerWith(async (_tenantId, chosen) => void built.push([...chosen]), ['vectors'], {
+      slowModelSpacingMs: 0,
+    });
+    const D = 384;
+    const ids = Array.from({ length: 100 }, (_, i) => `v${i}`);
+    shop.replaceVectorBase({
+      version: 1,
+      builtAt: Date.now(),
+      model: 'hashing',
+      externalIds: ids,
+      hashes: new Uint32Array(100),
+      matrix: new Float32Array(100 * D).fill(1 / Math.sqrt(D)),
+      indexFiles: {},
+    });
+    // Five new rows against a base of 100: under the stale share.
+    const fresh = Array.from({ length: 5 }, (_, i) => `w${i}`);
+    shop.setVectors(fresh, new Float32Array(5 * D).fill(1 / Math.sqrt(D)), Uint32Array.of(1, 2, 3, 4, 5));
+    scheduler.vectorsChanged(shop);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(built).toEqual([]);
+    // One item left for the build (the delta was full) has no vector at all: build.
+    shop.vectors.awaitingBuild.add(shop.catalog.ensureId('x0'));
+    scheduler.vectorsChanged(shop);
+    await until(() => built.length === 1);
+    expect(built[0]).toEqual(['vectors']);
+  });
 });
 
 /** The launcher as the daemon runs it: compiled (npm test builds before it runs the tests). */

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
+import { VECTOR_DIMENSIONS } from '../../../src/vector/embedder.js';
+import { HashingEmbedder } from '../../../src/vector/hashing-embedder.js';
+import { VectorIndexer } from '../../../src/vector/indexer.js';
+import { itemText, sortedTemplates } from '../../../src/vector/templates.js';
+import { DELTA_ROWS_LIMIT, type VectorBase } from '../../../src/vector/tenant-vectors.js';
+import { vectorTextHash } from '../../../src/vector/text-hash.js';
+import { item } from '../../support/tenant-fixture.js';
+
+const D = VECTOR_DIMENSIONS;
+const OVER = 50;
+
+function tenantWith(state: ServingState, count: number): TenantState {
+  const tenant = state.add('t1');
+  for (let i = 0; i < count; i++) {
+    tenant.upsertItem(item(`i${i}`, { category: `c${i % 7}`, attributes: { name: `product number ${i}` } }));
+  }
+  return tenant;
+}
+
+/** A vectors base as the vectors job would build it, of the given items (as the indexer embeds them). */
+async function baseOf(tenant: TenantState, embedder: HashingEmbedder, ids: number[]): Promise<VectorBase> {
+  const sorted = sortedTemplates(tenant.config.embeddingTemplates);
+  const { catalog } = tenant;
+  const texts = ids.map((id) =>
+    itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })!,
+  );
+  return {
+    version: 1,
+    builtAt: Date.now(),
+    model: embedder.model,
+    externalIds: ids.map((id) => catalog.externalIds[id]),
+    hashes: Uint32Array.from(texts.map((text) => vectorTextHash(embedder.model, text))),
+    matrix: await embedder.embed(texts),
+    indexFiles: {},
+  };
+}
+
+describe('the vector indexer with a full delta', () => {
+  it('embeds up to the limit, leaves the rest for the vectors build, and embeds what that build lacks', async () => {
+    const count = DELTA_ROWS_LIMIT + OVER;
+    const state = new ServingState();
+    const tenant = tenantWith(state, count);
+    const embedder = new HashingEmbedder();
+    let told = 0;
+    const indexer = new VectorIndexer(embedder, state, { error: () => undefined, embedded: () => told++ });
+    indexer.tenantChanged(tenant);
+    await indexer.idle();
+
+    const { vectors } = tenant;
+    expect(vectors.deltaSize).toBe(DELTA_ROWS_LIMIT);
+    expect(vectors.deltaRoom).toBe(0);
+    expect(vectors.awaitingBuild.size).toBe(OVER);
+    expect(vectors.size).toBe(DELTA_ROWS_LIMIT);
+    expect(told).toBeGreaterThan(0);
+    expect(indexer.backlog().get('t1')).toBe(OVER);
+    // The delta grew to the limit and no further (doubling would have made room for 32,768 rows).
+    const deltaBytes = DELTA_ROWS_LIMIT * (D * 4 + 8);
+    expect(vectors.bytes.own).toBeLessThan(deltaBytes + count * 4 * 2);
+    // An item left for the build keeps waiting when looked at again while the delta is full.
+    indexer.itemsChanged(tenant, [`i${count - 1}`]);
+    await indexer.idle();
+    expect(vectors.awaitingBuild.size).toBe(OVER);
+
+    // The build has every item the delta has and all but ten of those that waited.
+    const covered = Array.from({ length: count - 10 }, (_, id) => id);
+    tenant.replaceVectorBase(await baseOf(tenant, embedder, covered));
+    expect(vectors.deltaSize).toBe(0);
+    indexer.baseReplaced(tenant);
+    expect(vectors.awaitingBuild.size).toBe(0);
+    await indexer.idle();
+    expect(vectors.deltaSize).toBe(10);
+    expect(vectors.size).toBe(count);
+    expect(indexer.backlog().get('t1')).toBeUndefined();
+    const last = tenant.catalog.idOf(`i${count - 1}`);
+    expect(vectors.vectorOf(last)).toBeDefined();
+  });
+});
