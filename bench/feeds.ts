@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { generateShop, type ShopItem } from '../fixtures/shop.js';
-import { startBenchDaemon, type BenchDaemon } from './support/bench-daemon.js';
+import { OPERATOR_KEY, startBenchDaemon, type BenchDaemon } from './support/bench-daemon.js';
 import type { ChildServer } from './support/child-server.js';
 import { positiveInteger } from './support/options.js';
 import { postJson } from './support/shop-loader.js';
@@ -13,8 +13,9 @@ import { postJson } from './support/shop-loader.js';
  * A catalog feed's sync: a local source serves the generated shop's items in cursor pages, and the daemon
  * reads, maps, stages and applies them. Timed for a first sync (every item new, so the daemon's catalog
  * grows by all of them) and again with the source unchanged (the sync's own cost), with the daemon's
- * peak resident memory during each, read from /proc. For scale, the same items are then posted to
- * `/ingestion/items` of a fresh daemon in batches of 5,000, measured the same way.
+ * peak resident memory during each, read from /proc. Between the two, the daemon is followed until the
+ * vectors of every new item serve, with its peak and settled resident memory. For scale, the same items
+ * are then posted to `/ingestion/items` of a fresh daemon in batches of 5,000, measured the same way.
  */
 
 const TARGET_ITEMS_PER_S = 20_000;
@@ -155,6 +156,45 @@ async function measured<T>(daemon: ChildServer, work: () => Promise<T>): Promise
   }
 }
 
+interface Aftermath {
+  /** Seconds from the sync's answer until the vectors build served every item (undefined: not in 180 s). */
+  vectorsServedAfter: number | undefined;
+  /** The daemon's peak resident bytes over that time, and its resident bytes once idle after it. */
+  peak: number;
+  settled: number;
+}
+
+/**
+ * What follows a first sync: the daemon embeds the new items (as many as its delta takes) and builds
+ * their vectors. Follows it, sampling the daemon's resident memory, until the vectors build serves
+ * `items` items (GET /debug/memory) and the daemon is idle.
+ */
+async function aftermath(bench: BenchDaemon, items: number): Promise<Aftermath> {
+  const started = Date.now();
+  let peak = memory(bench.daemon.pid, 'VmRSS');
+  const sampler = setInterval(() => (peak = Math.max(peak, memory(bench.daemon.pid, 'VmRSS'))), 20);
+  let vectorsServedAfter: number | undefined;
+  try {
+    while (Date.now() - started < 180_000) {
+      const response = await request(`${bench.daemon.url}/debug/memory`, {
+        headers: { 'x-api-key': OPERATOR_KEY },
+      });
+      const report = (await response.body.json()) as {
+        tenants: Record<string, { models: { vectors: { source: number } } }>;
+      };
+      if (report.tenants.bench.models.vectors.source >= items) {
+        vectorsServedAfter = (Date.now() - started) / 1000;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await untilIdle(bench.daemon);
+    return { vectorsServedAfter, peak, settled: memory(bench.daemon.pid, 'VmRSS') };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
 /** Waits until the daemon used less than a tenth of a core over a second (at most 60 s). */
 async function untilIdle(daemon: ChildServer): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -212,11 +252,11 @@ async function measureFeed(items: ShopItem[], pageSize: number) {
     if (first.value.upserted !== items.length || first.value.errors.length > 0) {
       throw new Error(`the first sync answered ${JSON.stringify(first.value).slice(0, 500)}`);
     }
-    // After a sync the daemon exports the new items to the lake and looks at them for embedding: the
-    // second sync starts once that is done, so that it measures the sync alone.
-    await untilIdle(bench.daemon);
+    // After a sync the daemon exports the new items to the lake, embeds them and builds their vectors:
+    // the second sync starts once that is done, so that it measures the sync alone.
+    const after = await aftermath(bench, items.length);
     const again = await measured(bench.daemon, () => sync(bench, feed.id));
-    return { pages: pages.length, first, again };
+    return { pages: pages.length, first, after, again };
   } finally {
     await bench.stop();
     await source.close();
@@ -265,6 +305,9 @@ async function main(): Promise<void> {
       rssBeforeMiB: mib(feed.first.before),
       peakRssMiB: mib(feed.first.peak),
       rssGrowthMiB: mib(growth),
+      vectorsServedAfterS: feed.after.vectorsServedAfter ?? null,
+      aftermathPeakRssMiB: mib(feed.after.peak),
+      settledRssMiB: mib(feed.after.settled),
       resyncItemsPerS: Math.round(items.length / feed.again.seconds),
       resyncRssGrowthMiB: mib(feed.again.peak - feed.again.before),
       ingestItemsPerS: Math.round(items.length / ingest.seconds),
@@ -279,6 +322,12 @@ async function main(): Promise<void> {
     `first sync: ${count} items in ${feed.first.seconds.toFixed(2)} s = ${itemsPerS.toLocaleString('en-US')} items/s ` +
       `(target ${TARGET_ITEMS_PER_S.toLocaleString('en-US')}); daemon RSS ${mib(feed.first.before).toFixed(0)} → ` +
       `peak ${mib(feed.first.peak).toFixed(0)} MiB, +${mib(growth).toFixed(0)} MiB (target < ${TARGET_RSS_GROWTH_MIB}): ${met ? 'met' : 'NOT met'}`,
+  );
+  const served = feed.after.vectorsServedAfter;
+  console.log(
+    `after it: every item's vector served ${served === undefined ? 'NOT within 180 s' : `${served.toFixed(0)} s after the sync`}; ` +
+      `RSS peak ${mib(feed.after.peak).toFixed(0)} MiB (+${mib(feed.after.peak - feed.first.before).toFixed(0)} over the start), ` +
+      `${mib(feed.after.settled).toFixed(0)} MiB once idle (+${mib(feed.after.settled - feed.first.before).toFixed(0)})`,
   );
   console.log(
     `second sync, source unchanged: ${feed.again.seconds.toFixed(2)} s, RSS +${mib(feed.again.peak - feed.again.before).toFixed(0)} MiB at its peak`,
