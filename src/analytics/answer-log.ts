@@ -1,5 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import { OneAtATime } from '../one-at-a-time.js';
+import { parsedSummary, summarizeAnswer, type AnswerSummary } from './answer-summary.js';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
@@ -15,41 +16,15 @@ const ANSWER_RETENTION_DAYS = 400;
 const ROWS_PER_STATEMENT = 500;
 /**
  * Answers read in one turn of the event loop: reading a second's answers at once (1,000 at 1,000
- * requests a second) held the loop for 15-40 ms, which requests arriving meanwhile waited for.
+ * requests a second) held the loop for 15-40 ms, which requests arriving meanwhile waited for (when each
+ * answer was parsed there; it is now summarized as it is recorded).
  */
 const ANSWERS_PER_TURN = 100;
 
-interface PendingAnswer {
+interface PendingAnswer extends AnswerSummary {
   tenantId: string;
   ts: number;
   userId: string | undefined;
-  /** The rendered answer, read only when it is written. */
-  body: string;
-}
-
-/**
- * What an answer says of itself: its item ids, algorithm, scenario and experiment. The answer as rendered
- * ends before its recommId (see withRecommId), so a closing brace makes it whole; read when written, not
- * when served.
- */
-function answerFields(body: string): {
-  itemIds: string[];
-  algorithm: string;
-  scenario: string;
-  experiment: string;
-} {
-  const answer = JSON.parse(`${body}}`) as {
-    items: { itemId: string }[];
-    algorithm?: string;
-    scenario?: string;
-    experiment?: { slug: string };
-  };
-  return {
-    itemIds: answer.items.map((item) => item.itemId),
-    algorithm: answer.algorithm ?? '',
-    scenario: answer.scenario ?? '',
-    experiment: answer.experiment?.slug ?? '',
-  };
 }
 
 /** The values of rows as `INSERT`'s VALUES lists of at most ROWS_PER_STATEMENT rows. */
@@ -108,8 +83,9 @@ class WrittenToday {
  * followed is in the recommId it carries (see recomm-id.ts), so no answer needs to be kept one by one:
  * the record grows with days, the catalog and the experiments' users, not with traffic.
  *
- * Answers are held in memory as given and written once a second beside the write queue (the store's
- * `writeApart`), so a request only appends to a list and ingestion never waits for the record. Bounded:
+ * Answers are held in memory as summaries (summarizeAnswer) and written once a second beside the write
+ * queue (the store's `writeApart`), so a request only appends to a list and ingestion never waits for
+ * the record. Bounded:
  * answers beyond MAX_PENDING_ANSWERS between two writes are not recorded (counted in `dropped`).
  */
 export class AnswerLog {
@@ -131,7 +107,14 @@ export class AnswerLog {
       this.dropped++;
       return;
     }
-    this.pending.push({ tenantId, ts, userId, body });
+    let summary: AnswerSummary;
+    try {
+      summary = summarizeAnswer(body);
+    } catch {
+      summary = parsedSummary(body);
+    }
+    // Only the summary is held: the answer's text goes with the response.
+    this.pending.push({ tenantId, ts, userId, ...summary });
   }
 
   /** Drops the held answers of deleted users (the store's rows are deleted with the user's other rows). */
@@ -201,19 +184,18 @@ export class AnswerLog {
     for (let i = 0; i < answers.length; i++) {
       if (i > 0 && i % ANSWERS_PER_TURN === 0) await setImmediate();
       const answer = answers[i];
-      const fields = answerFields(answer.body);
       const day = Math.floor(answer.ts / DAY_MS);
-      const key = [answer.tenantId, day, fields.scenario, fields.algorithm, fields.experiment];
+      const key = [answer.tenantId, day, answer.scenario, answer.algorithm, answer.experiment];
       const joined = key.join('\u0000');
       const counted = counts.get(joined);
       if (counted) (counted[5] as number)++;
       else counts.set(joined, [...key, 1]);
-      for (const itemId of fields.itemIds) {
+      for (const itemId of answer.itemIds) {
         if (this.itemsWritten.add(answer.tenantId, day, itemId)) items.push([answer.tenantId, day, itemId]);
       }
       // Who was served is kept only where an experiment needs it (its users per variant).
-      if (fields.experiment !== '' && answer.userId !== undefined) {
-        const user = [fields.experiment, fields.scenario, answer.userId];
+      if (answer.experiment !== '' && answer.userId !== undefined) {
+        const user = [answer.experiment, answer.scenario, answer.userId];
         if (this.usersWritten.add(answer.tenantId, day, user.join('\u0000')))
           users.push([answer.tenantId, day, ...user]);
       }
