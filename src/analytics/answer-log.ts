@@ -111,7 +111,13 @@ export class AnswerLog {
     try {
       summary = summarizeAnswer(body);
     } catch {
-      summary = parsedSummary(body);
+      try {
+        summary = parsedSummary(body);
+      } catch {
+        // Never on the request path: an answer that cannot be read goes unrecorded, and is counted.
+        this.dropped++;
+        return;
+      }
     }
     // Only the summary is held: the answer's text goes with the response.
     this.pending.push({ tenantId, ts, userId, ...summary });

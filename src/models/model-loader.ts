@@ -187,6 +187,15 @@ export class ModelLoader {
     return this.polling;
   }
 
+  /**
+   * A poll that starts after this call: a poll already under way may have passed the tenant of a version
+   * published since (a build that just ended), so it is waited for, and then another is run or joined.
+   */
+  async pollAgain(): Promise<number> {
+    await this.polling?.catch(() => undefined);
+    return this.poll();
+  }
+
   private async pollOnce(): Promise<number> {
     let swapped = 0;
     for (const tenantId of this.state.ids()) {

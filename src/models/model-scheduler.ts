@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
+import { DELTA_BATCH_ROOM } from '../vector/tenant-vectors.js';
 import { BuildLauncher } from './build-launcher.js';
 import type { ModelLoader } from './model-loader.js';
 
@@ -77,8 +78,12 @@ interface Progress {
   current: number;
   built: number;
   builtAt: number;
-  /** Items that have no vector of their text until the model is built (vectors only). */
-  awaiting: number;
+  /**
+   * Whether the model is to be built as soon as possible, whatever the stale share and the spacing
+   * (vectors only): items wait for it with no vector of their text, or the delta has less room left than
+   * a batch (DELTA_BATCH_ROOM).
+   */
+  due: boolean;
 }
 
 /** When the tenant's loaded version of `model` was built (epoch ms; 0: none is loaded). */
@@ -93,7 +98,7 @@ function progress(tenant: TenantState, model: ModelName): Progress {
       current: vectors.baseRows + vectors.deltaSize + vectors.awaitingBuild.size,
       built: vectors.baseRows,
       builtAt: vectors.builtAt,
-      awaiting: vectors.awaitingBuild.size,
+      due: vectors.awaitingBuild.size > 0 || vectors.deltaRoom < DELTA_BATCH_ROOM,
     };
   }
   const loaded =
@@ -104,7 +109,7 @@ function progress(tenant: TenantState, model: ModelName): Progress {
     current: tenant.interactionTotal,
     built: loaded.interactionCount,
     builtAt: loaded.builtAt,
-    awaiting: 0,
+    due: false,
   };
 }
 
@@ -144,15 +149,15 @@ class Lane {
     const model = this.oldest(tenant);
     if (!model) return;
     const small = this.followsSmallTenants && model.current < schedule.smallTenantInteractions;
-    // An item waiting for the build has no vector at all: any share of them is too many.
     const stale =
-      model.awaiting > 0 ||
+      model.due ||
       (model.current > model.built && model.current - model.built > schedule.staleShare * model.built);
     if (!small && !stale) return;
     const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
-    const delay = small
-      ? schedule.debounceMs
-      : Math.max(schedule.debounceMs, model.builtAt + spacing - Date.now());
+    const delay =
+      small || model.due
+        ? schedule.debounceMs
+        : Math.max(schedule.debounceMs, model.builtAt + spacing - Date.now());
     const timer = setTimeout(() => {
       this.timers.delete(tenant.tenantId);
       this.enqueue(tenant.tenantId);
@@ -204,7 +209,7 @@ class Lane {
   private behind(tenantId: string): boolean {
     const tenant = this.scheduler.tenant(tenantId);
     const model = tenant && this.oldest(tenant);
-    return model !== undefined && (model.current > model.built || model.awaiting > 0);
+    return model !== undefined && (model.current > model.built || model.due);
   }
 }
 
@@ -303,7 +308,7 @@ export class ModelScheduler {
     try {
       await this.lake.flush(tenantId);
       await this.runBuild(tenantId, models, this.stopping.signal);
-      await this.loader.poll();
+      await this.loader.pollAgain();
       this.log.debug({ tenantId, models, ms: Date.now() - started }, 'models built');
       this.buildListener(models, (Date.now() - started) / 1000, 'ok');
     } catch (error) {

@@ -11,8 +11,8 @@ export function sharedArray<T extends TypedArray>(Ctor: TypedArrayConstructor<T>
 }
 
 /**
- * Returns `array` when it can hold `needed` elements, else a copy with doubled capacity, or only up to
- * `ceiling` elements (when the array is not meant to grow past it, unless `needed` is more).
+ * Returns `array` when it can hold `needed` elements, else a copy with doubled capacity, but no more than
+ * `ceiling` elements while `needed` is within it (an array meant to stop there); past it, doubled again.
  */
 export function ensureCapacity<T extends TypedArray>(
   array: T,
@@ -31,7 +31,8 @@ export function growTo<T extends TypedArray>(
   ceiling = Infinity,
 ): T {
   if (needed <= array.length) return array;
-  const grown = allocate(Math.max(needed, Math.min(ceiling, Math.max(array.length * 2, 16))));
+  const doubled = Math.max(needed, array.length * 2, 16);
+  const grown = allocate(needed <= ceiling ? Math.min(ceiling, doubled) : doubled);
   grown.set(array);
   return grown;
 }

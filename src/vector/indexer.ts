@@ -92,6 +92,17 @@ export class VectorIndexer {
       const text = itemText(sorted, { category: item.category ?? null, attributes: item.attributes });
       if (text !== undefined) named.push({ externalId: item.externalId, text });
     }
+    // Within the delta's room: the rest get theirs from the vectors build (catalog items) or, not in the
+    // catalog yet, once they are upserted.
+    const { vectors, catalog } = tenant;
+    const room = vectors.deltaRoom;
+    if (named.length > room) {
+      for (const { externalId } of named.splice(room)) {
+        const id = catalog.idOf(externalId);
+        if (id >= 0) vectors.awaitingBuild.add(id);
+      }
+      this.events.embedded(tenant);
+    }
     if (named.length === 0) return 0;
     const embedded = await this.embedder.embed(named.map((entry) => entry.text));
     const d = this.embedder.dimensions;
@@ -106,6 +117,10 @@ export class VectorIndexer {
       hashes.push(vectorTextHash(model, entry.text));
     });
     if (externalIds.length === 0) return 0;
+    for (const externalId of externalIds) {
+      const id = catalog.idOf(externalId);
+      if (id >= 0) vectors.awaitingBuild.delete(id);
+    }
     tenant.setVectors(externalIds, matrix.slice(0, externalIds.length * d), Uint32Array.from(hashes));
     this.events.embedded(tenant);
     return externalIds.length;

@@ -68,10 +68,14 @@ const D = VECTOR_DIMENSIONS;
 /**
  * The most rows a tenant's delta takes (README, "Vectors and search"): 30 MB in each thread that holds
  * it. Items that find it full wait for the vectors build, so a bulk load (a first feed sync of 100,000
- * items) does not hold 1.5 KB per item twice over until that build. Twice the 10,000 items the contract
- * has show within 60 s.
+ * items) does not hold 1.5 KB per item twice over until that build.
  */
 export const DELTA_ROWS_LIMIT = 20_000;
+/**
+ * The room the delta keeps for one batch: CONTRACT.md has batches of up to 10,000 items show in vector
+ * results within 60 s. A delta with less room left makes the vectors build due at once.
+ */
+export const DELTA_BATCH_ROOM = 10_000;
 
 /** The best `want` of matches found in parts, best first. */
 function ranked(found: { id: number; score: number }[], want: number): VectorMatches {

@@ -66,6 +66,16 @@ describe('the answer record', () => {
     ]);
   });
 
+  it('never throws for an answer it cannot read: it goes unrecorded and is counted', async () => {
+    const log = new AnswerLog(store);
+    expect(() => log.record('t1', 'u1', '{"items":[{"itemId":"a"', AT)).not.toThrow();
+    expect(() => log.record('t1', 'u1', 'not an answer', AT)).not.toThrow();
+    log.record('t1', 'u1', answer(['a'], 'popularity'), AT);
+    expect(log.dropped).toBe(2);
+    await log.flush(AT);
+    expect(await query('SELECT item_id FROM answer_items')).toEqual([['a']]);
+  });
+
   it('adds to the counts of a day already written, and writes each item and user of a day once, across restarts', async () => {
     const first = new AnswerLog(store);
     const body = answer(

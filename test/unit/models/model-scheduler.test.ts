@@ -10,6 +10,7 @@ import { BUILD_NICENESS, BuildLauncher } from '../../../src/models/build-launche
 import { DEFAULT_SCHEDULE, ModelScheduler, processBuildRunner } from '../../../src/models/model-scheduler.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
+import { DELTA_BATCH_ROOM, DELTA_ROWS_LIMIT } from '../../../src/vector/tenant-vectors.js';
 
 let runtime: Runtime;
 let scheduler: ModelScheduler;
@@ -181,10 +182,11 @@ describe('ModelScheduler', () => {
     await until(() => built.length === 2);
   });
 
-  it('builds the vectors when items wait for them, however few against the base', async () => {
+  it('builds the vectors at once when items wait for them, however few against the base', async () => {
     const shop = await setUp({});
+    // The base below was just built: without waiting items, the next build would wait out the spacing.
     await schedulerWith(async (_tenantId, chosen) => void built.push([...chosen]), ['vectors'], {
-      slowModelSpacingMs: 0,
+      slowModelSpacingMs: 60_000,
     });
     const D = 384;
     const ids = Array.from({ length: 100 }, (_, i) => `v${i}`);
@@ -208,6 +210,35 @@ describe('ModelScheduler', () => {
     scheduler.vectorsChanged(shop);
     await until(() => built.length === 1);
     expect(built[0]).toEqual(['vectors']);
+  });
+
+  it('builds the vectors at once when the delta has less room left than a batch', async () => {
+    const shop = await setUp({});
+    await schedulerWith(async (_tenantId, chosen) => void built.push([...chosen]), ['vectors'], {
+      slowModelSpacingMs: 60_000,
+      staleShare: 1_000,
+    });
+    const D = 384;
+    // A base just built, and far more new rows than the stale share would take.
+    shop.replaceVectorBase({
+      version: 1,
+      builtAt: Date.now(),
+      model: 'hashing',
+      externalIds: Array.from({ length: 100 }, (_, i) => `v${i}`),
+      hashes: new Uint32Array(100),
+      matrix: new Float32Array(100 * D).fill(1 / Math.sqrt(D)),
+      indexFiles: {},
+    });
+    const rows = DELTA_ROWS_LIMIT - DELTA_BATCH_ROOM;
+    const unit = new Float32Array(rows * D).fill(1 / Math.sqrt(D));
+    const ids = Array.from({ length: rows }, (_, i) => `d${i}`);
+    shop.setVectors(ids, unit, new Uint32Array(rows));
+    scheduler.vectorsChanged(shop);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(built).toEqual([]);
+    shop.setVectors(['one-more'], unit.slice(0, D), Uint32Array.of(1));
+    scheduler.vectorsChanged(shop);
+    await until(() => built.length === 1);
   });
 });
 

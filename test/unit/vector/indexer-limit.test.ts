@@ -1,4 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LakeDb } from '../../../jobs/lake/lake-db.js';
+import { vectorsJob } from '../../../jobs/vectors/vectors-job.js';
+import { publishModel } from '../../../src/artifacts/publish.js';
+import { openRuntime } from '../../../src/runtime.js';
+import { createTenant } from '../../../src/tenants/tenant-service.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
 import { VECTOR_DIMENSIONS } from '../../../src/vector/embedder.js';
 import { HashingEmbedder } from '../../../src/vector/hashing-embedder.js';
@@ -62,6 +70,16 @@ describe('the vector indexer with a full delta', () => {
     indexer.itemsChanged(tenant, [`i${count - 1}`]);
     await indexer.idle();
     expect(vectors.awaitingBuild.size).toBe(OVER);
+    // So do items sent to the embeddings helper (POST /index): one of the catalog waits, one not in it
+    // yet is embedded once it is upserted.
+    const sent = [
+      { externalId: 'i0', attributes: { name: 'a text of its own' } },
+      { externalId: 'not-yet', attributes: { name: 'a new product' } },
+    ];
+    expect(await indexer.indexItems(tenant, sent)).toBe(0);
+    expect(vectors.deltaSize).toBe(DELTA_ROWS_LIMIT);
+    expect(vectors.awaitingBuild.size).toBe(OVER + 1);
+    expect(tenant.catalog.idOf('not-yet')).toBe(-1);
 
     // The build has every item the delta has and all but ten of those that waited.
     const covered = Array.from({ length: count - 10 }, (_, id) => id);
@@ -75,5 +93,38 @@ describe('the vector indexer with a full delta', () => {
     expect(indexer.backlog().get('t1')).toBeUndefined();
     const last = tenant.catalog.idOf(`i${count - 1}`);
     expect(vectors.vectorOf(last)).toBeDefined();
+  });
+
+  it('looks at the waiting items again once the daemon swaps a vectors build in', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-awaiting-'));
+    const runtime = await openRuntime(dataDir);
+    try {
+      await createTenant(runtime, 'shop');
+      const tenant = runtime.state.get('shop')!;
+      tenant.upsertItem(item('kettle', { attributes: { name: 'stainless steel kettle' } }));
+      const kettle = tenant.catalog.idOf('kettle');
+      tenant.vectors.awaitingBuild.add(kettle);
+      // A vectors build that lacks the kettle (it came after the build's lake was read).
+      const lake = await LakeDb.scratch();
+      await lake.db.run(
+        `CREATE OR REPLACE VIEW items AS SELECT * FROM (VALUES ('mug', NULL, '{"name":"a mug"}')) AS t(external_id, category, attributes)`,
+      );
+      lake.location = { dataDir, tenantId: 'shop' };
+      const built = await vectorsJob.build(
+        lake,
+        { ...vectorsJob.defaults, modelDir: null },
+        { now: Date.now(), threads: 1 },
+      );
+      lake.close();
+      publishModel(dataDir, 'shop', 'vectors', built, 1);
+      expect(await runtime.loader.poll()).toBeGreaterThan(0);
+      expect(tenant.vectors.baseRows).toBe(1);
+      expect(tenant.vectors.awaitingBuild.size).toBe(0);
+      await runtime.vectors.idle();
+      expect(tenant.vectors.vectorOf(kettle)).toBeDefined();
+    } finally {
+      await runtime.store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
