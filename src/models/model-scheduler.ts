@@ -168,8 +168,7 @@ class Lane {
 
   /** Enqueues the tenant when one of its models in this lane saw fewer interactions than it has. */
   sweep(tenant: TenantState): void {
-    const model = this.oldest(tenant);
-    if (model && model.current > model.built) this.enqueue(tenant.tenantId);
+    if (this.behind(tenant)) this.enqueue(tenant.tenantId);
   }
 
   stop(): Promise<void> | null {
@@ -197,7 +196,9 @@ class Lane {
     if (this.running || this.stopped) return;
     let tenantId: string | undefined;
     while ((tenantId = this.queue.shift()) !== undefined) {
-      if (this.forced.delete(tenantId) || this.behind(tenantId)) break;
+      if (this.forced.delete(tenantId)) break;
+      const tenant = this.scheduler.tenant(tenantId);
+      if (tenant && this.behind(tenant)) break;
     }
     if (tenantId === undefined) return;
     this.running = this.scheduler.build(this, tenantId).finally(() => {
@@ -206,10 +207,10 @@ class Lane {
     });
   }
 
-  private behind(tenantId: string): boolean {
-    const tenant = this.scheduler.tenant(tenantId);
-    const model = tenant && this.oldest(tenant);
-    return model !== undefined && (model.current > model.built || model.due);
+  /** Whether one of the lane's models of the tenant saw fewer rows than it has (a due model always did). */
+  private behind(tenant: TenantState): boolean {
+    const model = this.oldest(tenant);
+    return model !== undefined && model.current > model.built;
   }
 }
 
