@@ -92,17 +92,10 @@ export class VectorIndexer {
       const text = itemText(sorted, { category: item.category ?? null, attributes: item.attributes });
       if (text !== undefined) named.push({ externalId: item.externalId, text });
     }
-    // Within the delta's room: the rest get theirs from the vectors build (catalog items) or, not in the
-    // catalog yet, once they are upserted.
+    // Items not in the catalog yet get theirs, when left out, once they are upserted.
     const { vectors, catalog } = tenant;
-    const room = vectors.deltaRoom;
-    if (named.length > room) {
-      for (const { externalId } of named.splice(room)) {
-        const id = catalog.idOf(externalId);
-        if (id >= 0) vectors.awaitingBuild.add(id);
-      }
+    if (this.leaveForBuild(tenant, named, (entry) => catalog.idOf(entry.externalId)))
       this.events.embedded(tenant);
-    }
     if (named.length === 0) return 0;
     const embedded = await this.embedder.embed(named.map((entry) => entry.text));
     const d = this.embedder.dimensions;
@@ -194,6 +187,20 @@ export class VectorIndexer {
     }
   }
 
+  /**
+   * Keeps in `entries` only as many as the delta has room for; those left out that are in the catalog
+   * (`idOf` ≥ 0) wait for the vectors build. Whether any was left out.
+   */
+  private leaveForBuild<T>(tenant: TenantState, entries: T[], idOf: (entry: T) => number): boolean {
+    const room = tenant.vectors.deltaRoom;
+    if (entries.length <= room) return false;
+    for (const entry of entries.splice(room)) {
+      const id = idOf(entry);
+      if (id >= 0) tenant.vectors.awaitingBuild.add(id);
+    }
+    return true;
+  }
+
   /** Whether any vector was set, or an item was left for the vectors build. */
   private async embedBatch(tenant: TenantState, batch: readonly number[]): Promise<boolean> {
     const { catalog, vectors } = tenant;
@@ -219,13 +226,9 @@ export class VectorIndexer {
       hashes.push(hash);
     }
     if (removed.length > 0) tenant.removeVectors(removed);
-    // A full delta leaves the rest to the vectors build, which the `embedded` event asks for.
-    const room = vectors.deltaRoom;
-    const left = items.length > room;
-    if (left) {
-      for (const id of items.splice(room)) vectors.awaitingBuild.add(id);
-      texts.length = hashes.length = room;
-    }
+    // The `embedded` event asks for the vectors build of those left.
+    const left = this.leaveForBuild(tenant, items, (id) => id);
+    texts.length = hashes.length = items.length;
     if (items.length === 0) return left;
     const embedded = await this.embedder.embed(texts);
     const d = this.embedder.dimensions;
