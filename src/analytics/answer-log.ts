@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import { OneAtATime } from '../one-at-a-time.js';
-import { parsedSummary, summarizeAnswer, type AnswerSummary } from './answer-summary.js';
+import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
@@ -111,13 +111,9 @@ export class AnswerLog {
     try {
       summary = summarizeAnswer(body);
     } catch {
-      try {
-        summary = parsedSummary(body);
-      } catch {
-        // Never on the request path: an answer that cannot be read goes unrecorded, and is counted.
-        this.dropped++;
-        return;
-      }
+      // Never on the request path: an answer that cannot be read goes unrecorded, and is counted.
+      this.dropped++;
+      return;
     }
     // Only the summary is held: the answer's text goes with the response.
     this.pending.push({ tenantId, ts, userId, ...summary });

@@ -93,23 +93,3 @@ export function summarizeAnswer(body: string): AnswerSummary {
   }
   return summary;
 }
-
-/**
- * The same summary read by parsing the whole answer: for a text summarizeAnswer refuses, which rendering
- * never gives it. The answer as rendered ends before its recommId (see withRecommId), so a closing brace
- * makes it whole.
- */
-export function parsedSummary(body: string): AnswerSummary {
-  const answer = JSON.parse(`${body}}`) as {
-    items: { itemId: string }[];
-    algorithm?: string;
-    scenario?: string;
-    experiment?: { slug: string };
-  };
-  return {
-    itemIds: answer.items.map((item) => item.itemId),
-    algorithm: answer.algorithm ?? '',
-    scenario: answer.scenario ?? '',
-    experiment: answer.experiment?.slug ?? '',
-  };
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsedSummary, summarizeAnswer } from '../../../src/analytics/answer-summary.js';
+import { summarizeAnswer, type AnswerSummary } from '../../../src/analytics/answer-summary.js';
 import type { RankedList } from '../../../src/engine/pipeline.js';
 import { resolveProjection } from '../../../src/engine/projection.js';
 import { renderList } from '../../../src/engine/response-body.js';
@@ -32,6 +32,22 @@ function answerOf(list: Partial<RankedList>, projection = resolveProjection({}))
     { ids, algorithm: 'popularity', scores: ids.map((id) => 1 / (id + 1)), ...list },
     projection,
   );
+}
+
+/** The same summary, read by parsing the whole answer (it ends before its recommId: a brace closes it). */
+function parsedSummary(body: string): AnswerSummary {
+  const answer = JSON.parse(`${body}}`) as {
+    items: { itemId: string }[];
+    algorithm?: string;
+    scenario?: string;
+    experiment?: { slug: string };
+  };
+  return {
+    itemIds: answer.items.map((entry) => entry.itemId),
+    algorithm: answer.algorithm ?? '',
+    scenario: answer.scenario ?? '',
+    experiment: answer.experiment?.slug ?? '',
+  };
 }
 
 describe('summarizeAnswer', () => {
