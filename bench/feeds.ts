@@ -170,29 +170,27 @@ interface Aftermath {
  * `items` items (GET /debug/memory) and the daemon is idle.
  */
 async function aftermath(bench: BenchDaemon, items: number): Promise<Aftermath> {
-  const started = Date.now();
-  let peak = memory(bench.daemon.pid, 'VmRSS');
-  const sampler = setInterval(() => (peak = Math.max(peak, memory(bench.daemon.pid, 'VmRSS'))), 20);
-  let vectorsServedAfter: number | undefined;
-  try {
-    while (Date.now() - started < 180_000) {
+  const followed = await measured(bench.daemon, async () => {
+    const started = Date.now();
+    let servedAfter: number | undefined;
+    while (servedAfter === undefined && Date.now() - started < 180_000) {
       const response = await request(`${bench.daemon.url}/debug/memory`, {
         headers: { 'x-api-key': OPERATOR_KEY },
       });
       const report = (await response.body.json()) as {
         tenants: Record<string, { models: { vectors: { source: number } } }>;
       };
-      if (report.tenants.bench.models.vectors.source >= items) {
-        vectorsServedAfter = (Date.now() - started) / 1000;
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      if (report.tenants.bench.models.vectors.source >= items) servedAfter = (Date.now() - started) / 1000;
+      else await new Promise((resolve) => setTimeout(resolve, 500));
     }
     await untilIdle(bench.daemon);
-    return { vectorsServedAfter, peak, settled: memory(bench.daemon.pid, 'VmRSS') };
-  } finally {
-    clearInterval(sampler);
-  }
+    return servedAfter;
+  });
+  return {
+    vectorsServedAfter: followed.value,
+    peak: followed.peak,
+    settled: memory(bench.daemon.pid, 'VmRSS'),
+  };
 }
 
 /** Waits until the daemon used less than a tenth of a core over a second (at most 60 s). */

@@ -9,6 +9,7 @@ import type { ModelName } from '../../../src/artifacts/layout.js';
 import { BUILD_NICENESS, BuildLauncher } from '../../../src/models/build-launcher.js';
 import { DEFAULT_SCHEDULE, ModelScheduler, processBuildRunner } from '../../../src/models/model-scheduler.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
+import type { TenantState } from '../../../src/state/tenant-state.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
 import { DELTA_BATCH_ROOM, DELTA_ROWS_LIMIT } from '../../../src/vector/tenant-vectors.js';
 
@@ -182,23 +183,28 @@ describe('ModelScheduler', () => {
     await until(() => built.length === 2);
   });
 
+  const D = 384;
+
+  /** A vectors base of 100 items, built now. */
+  function justBuiltBase(shop: TenantState): void {
+    shop.replaceVectorBase({
+      version: 1,
+      builtAt: Date.now(),
+      model: 'hashing',
+      externalIds: Array.from({ length: 100 }, (_, i) => `v${i}`),
+      hashes: new Uint32Array(100),
+      matrix: new Float32Array(100 * D).fill(1 / Math.sqrt(D)),
+      indexFiles: {},
+    });
+  }
+
   it('builds the vectors at once when items wait for them, however few against the base', async () => {
     const shop = await setUp({});
     // The base below was just built: without waiting items, the next build would wait out the spacing.
     await schedulerWith(async (_tenantId, chosen) => void built.push([...chosen]), ['vectors'], {
       slowModelSpacingMs: 60_000,
     });
-    const D = 384;
-    const ids = Array.from({ length: 100 }, (_, i) => `v${i}`);
-    shop.replaceVectorBase({
-      version: 1,
-      builtAt: Date.now(),
-      model: 'hashing',
-      externalIds: ids,
-      hashes: new Uint32Array(100),
-      matrix: new Float32Array(100 * D).fill(1 / Math.sqrt(D)),
-      indexFiles: {},
-    });
+    justBuiltBase(shop);
     // Five new rows against a base of 100: under the stale share.
     const fresh = Array.from({ length: 5 }, (_, i) => `w${i}`);
     shop.setVectors(fresh, new Float32Array(5 * D).fill(1 / Math.sqrt(D)), Uint32Array.of(1, 2, 3, 4, 5));
@@ -218,17 +224,8 @@ describe('ModelScheduler', () => {
       slowModelSpacingMs: 60_000,
       staleShare: 1_000,
     });
-    const D = 384;
     // A base just built, and far more new rows than the stale share would take.
-    shop.replaceVectorBase({
-      version: 1,
-      builtAt: Date.now(),
-      model: 'hashing',
-      externalIds: Array.from({ length: 100 }, (_, i) => `v${i}`),
-      hashes: new Uint32Array(100),
-      matrix: new Float32Array(100 * D).fill(1 / Math.sqrt(D)),
-      indexFiles: {},
-    });
+    justBuiltBase(shop);
     const rows = DELTA_ROWS_LIMIT - DELTA_BATCH_ROOM;
     const unit = new Float32Array(rows * D).fill(1 / Math.sqrt(D));
     const ids = Array.from({ length: rows }, (_, i) => `d${i}`);
