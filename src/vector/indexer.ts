@@ -168,23 +168,76 @@ export class VectorIndexer {
   private async drain(): Promise<void> {
     while (!this.stopped && this.pending.size > 0) {
       const [tenantId, set] = this.pending.entries().next().value!;
-      const batch: number[] = [];
-      for (const item of set) {
-        batch.push(item);
-        set.delete(item);
-        if (batch.length === BATCH) break;
-      }
-      if (set.size === 0) this.pending.delete(tenantId);
+      this.pending.delete(tenantId);
       const tenant = this.state.get(tenantId);
       if (!tenant) continue;
       try {
-        if (await this.embedBatch(tenant, batch)) this.events.embedded(tenant);
+        if (await this.embedChanged(tenant, [...set])) this.events.embedded(tenant);
       } catch (error) {
         this.events.error({ err: error, tenantId }, 'embedding items failed');
       }
+    }
+  }
+
+  /**
+   * Looks at the items, a batch per turn, and embeds those whose text changed (README, "Vectors and
+   * search"). When they are more than the delta has room for, as in a bulk load, none is embedded here:
+   * all of them wait for the vectors build, which embeds each once, rather than some of them twice (here,
+   * then again in the build, which reuses only its previous version's vectors). Whether any vector was
+   * set, or an item was left for the vectors build.
+   */
+  private async embedChanged(tenant: TenantState, ids: readonly number[]): Promise<boolean> {
+    const { catalog, vectors } = tenant;
+    const sorted = sortedTemplates(tenant.config.embeddingTemplates);
+    const model = this.embedder.model;
+    const room = vectors.deltaRoom;
+    const changed: number[] = [];
+    // Kept while the changed items fit the room; past it, only their ids are.
+    let texts: string[] | undefined = [];
+    const hashes: number[] = [];
+    const removed: number[] = [];
+    for (let start = 0; start < ids.length; start += BATCH) {
+      if (start > 0) await nextTurn();
+      if (this.stopped) return false;
+      for (const id of ids.slice(start, start + BATCH)) {
+        vectors.awaitingBuild.delete(id);
+        const text = catalog.inCatalog[id]
+          ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
+          : undefined;
+        if (text === undefined) {
+          if (vectors.hashOf(id) !== undefined) removed.push(id);
+          continue;
+        }
+        const hash = vectorTextHash(model, text);
+        if (vectors.hashOf(id) === hash) continue;
+        changed.push(id);
+        texts?.push(text);
+        hashes.push(hash);
+        if (changed.length > room) texts = undefined;
+      }
+    }
+    if (removed.length > 0) tenant.removeVectors(removed);
+    if (texts === undefined) {
+      for (const id of changed) vectors.awaitingBuild.add(id);
+      return true;
+    }
+    let any = false;
+    for (let start = 0; start < changed.length; start += BATCH) {
+      if (this.stopped) break;
+      const end = start + BATCH;
+      if (
+        await this.embedBatch(
+          tenant,
+          changed.slice(start, end),
+          texts.slice(start, end),
+          hashes.slice(start, end),
+        )
+      )
+        any = true;
       // A turn of its own per batch: the built-in embedder computes in this thread.
       await nextTurn();
     }
+    return any;
   }
 
   /**
@@ -201,32 +254,18 @@ export class VectorIndexer {
     return true;
   }
 
-  /** Whether any vector was set, or an item was left for the vectors build. */
-  private async embedBatch(tenant: TenantState, batch: readonly number[]): Promise<boolean> {
+  /**
+   * Embeds a batch of items whose text changed (their texts and text hashes alongside), as far as the
+   * delta has room. Whether any vector was set, or an item was left for the vectors build.
+   */
+  private async embedBatch(
+    tenant: TenantState,
+    items: number[],
+    texts: string[],
+    hashes: number[],
+  ): Promise<boolean> {
     const { catalog, vectors } = tenant;
-    const sorted = sortedTemplates(tenant.config.embeddingTemplates);
-    const model = this.embedder.model;
-    const items: number[] = [];
-    const texts: string[] = [];
-    const hashes: number[] = [];
-    const removed: number[] = [];
-    for (const id of batch) {
-      vectors.awaitingBuild.delete(id);
-      const text = catalog.inCatalog[id]
-        ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
-        : undefined;
-      if (text === undefined) {
-        if (vectors.hashOf(id) !== undefined) removed.push(id);
-        continue;
-      }
-      const hash = vectorTextHash(model, text);
-      if (vectors.hashOf(id) === hash) continue;
-      items.push(id);
-      texts.push(text);
-      hashes.push(hash);
-    }
-    if (removed.length > 0) tenant.removeVectors(removed);
-    // The `embedded` event asks for the vectors build of those left.
+    // Room taken meanwhile (POST /index) leaves the rest for the build; the `embedded` event asks for it.
     const left = this.leaveForBuild(tenant, items, (id) => id);
     texts.length = hashes.length = items.length;
     if (items.length === 0) return left;

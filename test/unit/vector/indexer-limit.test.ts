@@ -46,7 +46,7 @@ async function baseOf(tenant: TenantState, embedder: HashingEmbedder, ids: numbe
 }
 
 describe('the vector indexer with a full delta', () => {
-  it('embeds up to the limit, leaves the rest for the vectors build, and embeds what that build lacks', async () => {
+  it('leaves a change larger than the room to the vectors build, embeds one that fits, and then what a build lacks', async () => {
     const count = DELTA_ROWS_LIMIT + OVER;
     const state = new ServingState();
     const tenant = tenantWith(state, count);
@@ -56,43 +56,55 @@ describe('the vector indexer with a full delta', () => {
     indexer.tenantChanged(tenant);
     await indexer.idle();
 
+    // More items changed than the delta has room for: none is embedded now, all wait for the build.
     const { vectors } = tenant;
+    expect(vectors.deltaSize).toBe(0);
+    expect(vectors.size).toBe(0);
+    expect(vectors.awaitingBuild.size).toBe(count);
+    expect(told).toBe(1);
+    expect(indexer.backlog().get('t1')).toBe(count);
+    const idRows = count * 4 * 2;
+    expect(vectors.bytes.own).toBeLessThan(idRows + D * 4);
+
+    // A build of the first OVER items: the rest fit the room exactly, and are embedded.
+    const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+    tenant.replaceVectorBase(await baseOf(tenant, embedder, ids(0, OVER)));
+    indexer.baseReplaced(tenant);
+    expect(vectors.awaitingBuild.size).toBe(0);
+    await indexer.idle();
     expect(vectors.deltaSize).toBe(DELTA_ROWS_LIMIT);
     expect(vectors.deltaRoom).toBe(0);
-    expect(vectors.awaitingBuild.size).toBe(OVER);
-    expect(vectors.size).toBe(DELTA_ROWS_LIMIT);
-    expect(told).toBeGreaterThan(0);
-    expect(indexer.backlog().get('t1')).toBe(OVER);
+    expect(vectors.size).toBe(count);
+    expect(indexer.backlog().get('t1')).toBeUndefined();
     // The delta grew to the limit and no further (doubling would have made room for 32,768 rows).
     const deltaBytes = DELTA_ROWS_LIMIT * (D * 4 + 8);
-    expect(vectors.bytes.own).toBeLessThan(deltaBytes + count * 4 * 2);
-    // An item left for the build keeps waiting when looked at again while the delta is full.
-    indexer.itemsChanged(tenant, [`i${count - 1}`]);
+    expect(vectors.bytes.own).toBeLessThan(deltaBytes + idRows + D * 4);
+
+    // With the delta full, an item whose text changed waits.
+    tenant.upsertItem(item('i0', { attributes: { name: 'a new name' } }));
+    indexer.itemsChanged(tenant, ['i0']);
     await indexer.idle();
-    expect(vectors.awaitingBuild.size).toBe(OVER);
+    expect(vectors.awaitingBuild.size).toBe(1);
     // So do items sent to the embeddings helper (POST /index): one of the catalog waits, one not in it
     // yet is embedded once it is upserted.
     const sent = [
-      { externalId: 'i0', attributes: { name: 'a text of its own' } },
+      { externalId: 'i1', attributes: { name: 'a text of its own' } },
       { externalId: 'not-yet', attributes: { name: 'a new product' } },
     ];
     expect(await indexer.indexItems(tenant, sent)).toBe(0);
     expect(vectors.deltaSize).toBe(DELTA_ROWS_LIMIT);
-    expect(vectors.awaitingBuild.size).toBe(OVER + 1);
+    expect(vectors.awaitingBuild.size).toBe(2);
     expect(tenant.catalog.idOf('not-yet')).toBe(-1);
 
-    // The build has every item the delta has and all but ten of those that waited.
-    const covered = Array.from({ length: count - 10 }, (_, id) => id);
-    tenant.replaceVectorBase(await baseOf(tenant, embedder, covered));
+    // The next build has every item but i0: i0 is embedded after it; i1's text in the catalog is there.
+    tenant.replaceVectorBase(await baseOf(tenant, embedder, ids(1, count)));
     expect(vectors.deltaSize).toBe(0);
     indexer.baseReplaced(tenant);
-    expect(vectors.awaitingBuild.size).toBe(0);
     await indexer.idle();
-    expect(vectors.deltaSize).toBe(10);
+    expect(vectors.deltaSize).toBe(1);
     expect(vectors.size).toBe(count);
-    expect(indexer.backlog().get('t1')).toBeUndefined();
-    const last = tenant.catalog.idOf(`i${count - 1}`);
-    expect(vectors.vectorOf(last)).toBeDefined();
+    expect(vectors.awaitingBuild.size).toBe(0);
+    expect(vectors.vectorOf(tenant.catalog.idOf('i0'))).toBeDefined();
   });
 
   it('looks at the waiting items again once the daemon swaps a vectors build in', async () => {
