@@ -29,11 +29,17 @@ type Typed<K extends Kind> = K extends 'int32'
 
 const CONSTRUCTORS = { int32: Int32Array, float32: Float32Array, float64: Float64Array } as const;
 
-/** Reads the named columns of an Arrow IPC file, each checked for its type; the file name is for errors. */
+/**
+ * Reads the named columns of an Arrow IPC file, each checked for its type; the file name is for errors.
+ * Number columns are copies of the file's bytes, so that a column does not keep the whole file alive; of
+ * a file in shared memory, `shared` keeps them views into it where they line up (a copy in shared memory
+ * where they do not).
+ */
 export function arrowToColumns<S extends Record<string, Kind>>(
   bytes: Uint8Array,
   schema: S,
   fileName: string,
+  shared = false,
 ): { [K in keyof S]: Typed<S[K]> } {
   let table: Table;
   try {
@@ -54,8 +60,8 @@ export function arrowToColumns<S extends Record<string, Kind>>(
       const Constructor = CONSTRUCTORS[kind];
       if (!(values instanceof Constructor))
         throw new ArtifactError(`${fileName}: column '${name}' is not ${kind}`);
-      // A view into the file's bytes is copied, so the model does not keep the whole file alive.
-      result[name] = values.byteLength === values.buffer.byteLength ? values : values.slice();
+      if (shared) result[name] = values.buffer === bytes.buffer ? values : sharedCopy(values);
+      else result[name] = values.byteLength === values.buffer.byteLength ? values : values.slice();
     }
   }
   return result as { [K in keyof S]: Typed<S[K]> };

@@ -235,10 +235,14 @@ export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | '
       { offset: 'int32' },
       'list-offsets.arrow',
     );
+    // Read into shared memory and kept as views there: the lists are the largest part of a version loaded
+    // whole (8 bytes a neighbour: 40 MB for 100,000 items), and the file read, its columns copied out of
+    // it and those copied into shared memory held them three times over while a version loaded.
     const { row: rows, score: scores } = arrowToColumns(
-      artifact.file('lists.arrow'),
+      artifact.sharedFile?.('lists.arrow') ?? sharedCopy(artifact.file('lists.arrow')),
       { row: 'int32', score: 'float32' },
       'lists.arrow',
+      true,
     );
     if (offsets.length !== items.length + 1 || offsets[0] !== 0 || offsets[items.length] !== rows.length)
       throw new ArtifactError('list offsets do not span the lists');
@@ -249,7 +253,7 @@ export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | '
       if (rows[k] < 0 || rows[k] >= items.length) throw new ArtifactError(`list entry ${k} names no row`);
     }
     checkFinite(scores, 'list scores');
-    lists = { offsets: sharedCopy(offsets), rows: sharedCopy(rows), scores: sharedCopy(scores) };
+    lists = { offsets: sharedCopy(offsets), rows, scores };
   }
   const model = artifact.manifest.parameters.model;
   return {

@@ -18,6 +18,11 @@ export interface VerifiedArtifact {
   /** The bytes of one of the manifest's files. */
   file(name: string): Uint8Array;
   /**
+   * The bytes of one of the manifest's files, read into shared memory: columns read from them are views
+   * a message to another thread carries without a copy.
+   */
+  sharedFile?(name: string): Uint8Array;
+  /**
    * Where one of the manifest's files is, for what reads it in parts or by path (a file of a version
    * opened from its folder; undefined otherwise).
    */
@@ -51,6 +56,25 @@ export function readChunks(file: string, each: (chunk: Uint8Array) => void): num
       if (filled > 0) each(buffer.subarray(0, filled));
       total += filled;
       if (filled < buffer.byteLength) return total;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads the file into `bytes` from its start; resolves to its size when it fits them (else to more than
+ * their length).
+ */
+function readInto(file: string, bytes: Uint8Array): number {
+  const fd = openSync(file, 'r');
+  try {
+    let filled = 0;
+    for (;;) {
+      const read = readSync(fd, bytes, filled, bytes.byteLength - filled, null);
+      filled += read;
+      if (filled === bytes.byteLength) return filled + readSync(fd, new Uint8Array(1), 0, 1, null);
+      if (read === 0) return filled;
     }
   } finally {
     closeSync(fd);
@@ -122,6 +146,16 @@ export function openVersion(
       // Checked above; read again now that it is wanted whole.
       const bytes = readFileSync(fileOf(name));
       if (bytes.byteLength !== manifest.files[name].bytes)
+        throw new ArtifactError(`${name} changed since it was checked`);
+      return bytes;
+    },
+    sharedFile(name) {
+      listed(name);
+      const size = manifest.files[name].bytes;
+      const bytes = new Uint8Array(new SharedArrayBuffer(size));
+      const held = contents.get(name);
+      if (held) bytes.set(held);
+      else if (readInto(fileOf(name), bytes) !== size)
         throw new ArtifactError(`${name} changed since it was checked`);
       return bytes;
     },

@@ -1,5 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -151,7 +161,19 @@ describe('opening a version', () => {
       path.join(modelDir(dataDir, 'shop', 'factors'), versionName(version), 'big.bin'),
     );
     expect(() => opened.file('other.bin')).toThrow(/lists no file/);
+    // Read into shared memory, whether held from the check or read again.
+    for (const [name, bytes] of [
+      ['big.bin', big],
+      ['small.bin', small],
+    ] as const) {
+      const shared = opened.sharedFile!(name);
+      expect(shared.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(Buffer.compare(shared, bytes)).toBe(0);
+    }
     const file = opened.path!('big.bin');
+    appendFileSync(file, Uint8Array.from([1]));
+    expect(() => opened.sharedFile!('big.bin')).toThrow(/changed since it was checked/);
+    truncateSync(file, big.byteLength);
     const bytes = readFileSync(file);
     bytes[9 * 1024 * 1024] ^= 0xff;
     writeFileSync(file, bytes);

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LakeDb } from '../../../jobs/lake/lake-db.js';
 import { nearestLists, vectorsJob, type VectorsParameters } from '../../../jobs/vectors/vectors-job.js';
+import { arrowToColumns } from '../../../src/artifacts/columns.js';
+import { decodeItemVectors } from '../../../src/artifacts/formats.js';
 import { modelDir, versionName } from '../../../src/artifacts/layout.js';
+import { openVersion } from '../../../src/artifacts/open.js';
 import { publishModel } from '../../../src/artifacts/publish.js';
 import { recommendList } from '../../../src/engine/pipeline.js';
 import { loadModel } from '../../../src/models/model-loader.js';
@@ -192,6 +195,13 @@ describe('the vectors job and the vector index it publishes', () => {
     loadModel(dataDir, tenant, 'vectors', manifest.version);
     expect(tenant.vectors.approximate).toBe(true);
     expect(tenant.vectors.baseRows).toBe(6);
+    // The lists are read into shared memory once and kept as views there, not copied out and back.
+    const decoded = decodeItemVectors(openVersion(dataDir, 't1', 'vectors', manifest.version), 'file').lists!;
+    const written = arrowToColumns(built.files['lists.arrow'], { row: 'int32', score: 'float32' }, 'lists');
+    expect(decoded.rows.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(decoded.scores.buffer).toBe(decoded.rows.buffer);
+    expect(Array.from(decoded.rows)).toEqual(Array.from(written.row));
+    expect(Array.from(decoded.scores)).toEqual(Array.from(written.score));
     const list = recommendList(
       tenant,
       {
