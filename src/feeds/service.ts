@@ -3,7 +3,6 @@ import { ApiError } from '../contract/errors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Store } from '../store/database.js';
 import type { LakeExporter } from '../store/lake-export.js';
-import type { CatalogItem } from '../state/item-catalog.js';
 import type { VectorIndexer } from '../vector/indexer.js';
 import {
   activeFeed,
@@ -229,6 +228,16 @@ export class FeedService {
   }
 
   private async runSync(tenant: TenantState, id: string, entry: RunningSync): Promise<SyncResult> {
+    const release = this.lake.hold(tenant.tenantId);
+    try {
+      return await this.syncHeld(tenant, id, entry);
+    } finally {
+      release();
+    }
+  }
+
+  /** A sync, the tenant's lake exports held meanwhile (see LakeExporter.hold). */
+  private async syncHeld(tenant: TenantState, id: string, entry: RunningSync): Promise<SyncResult> {
     const startedAt = new Date().toISOString();
     const feed = await this.change(tenant, (view, now) => {
       const current = this.existing(view, id);
@@ -238,13 +247,19 @@ export class FeedService {
     });
     let result: SyncResult | undefined;
     let failure: unknown;
+    const changed: string[] = [];
     try {
       result = await syncFeedIntoStore(
         feed,
         this.network,
         this.store,
         tenant.tenantId,
-        (items) => this.itemsChanged(tenant, items),
+        (items) => {
+          for (const item of items) {
+            tenant.upsertCatalogItem(item);
+            changed.push(item.externalId);
+          }
+        },
         (progress) => {
           entry.progress = progress;
           for (const listener of entry.listeners) listener(progress);
@@ -255,6 +270,10 @@ export class FeedService {
     } catch (error) {
       failure = error;
     }
+    // Vector indexing follows the items the serving state took, as one change: one larger than the room
+    // the vectors since the last build have waits for the vectors build whole (README, "Vectors and
+    // search"), rather than the first chunks being embedded here and again in that build.
+    this.vectors.itemsChanged(tenant, changed);
     const lastSync: LastSync = result
       ? { status: 'succeeded', ...result }
       : {
@@ -276,15 +295,6 @@ export class FeedService {
     });
     if (failure !== undefined) throw this.fetchFailure(id, failure);
     return result!;
-  }
-
-  /** The sync's changes, committed: the serving state, then vector indexing, follow them. */
-  private itemsChanged(tenant: TenantState, items: CatalogItem[]): void {
-    for (const item of items) tenant.upsertCatalogItem(item);
-    this.vectors.itemsChanged(
-      tenant,
-      items.map((item) => item.externalId),
-    );
   }
 
   private failureMessage(tenant: TenantState, id: string, error: unknown): string {

@@ -306,6 +306,9 @@ export async function storedTenants(store: Store): Promise<string[]> {
  */
 export class LakeExporter {
   private readonly due = new Map<string, NodeJS.Timeout>();
+  /** Tenants whose exports are held (`hold`), by how many holds; and those whose export came due meanwhile. */
+  private readonly held = new Map<string, number>();
+  private readonly dueWhileHeld = new Set<string>();
   private readonly exports = new OneAtATime();
   private stopped = false;
 
@@ -332,10 +335,34 @@ export class LakeExporter {
     if (!this.following || this.stopped || this.due.has(tenantId)) return;
     const timer = setTimeout(() => {
       this.due.delete(tenantId);
-      this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
+      if (this.held.has(tenantId)) this.dueWhileHeld.add(tenantId);
+      else this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
     }, this.delayMs);
     timer.unref();
     this.due.set(tenantId, timer);
+  }
+
+  /**
+   * Holds the tenant's exports that come due until the returned function is called; an export that came
+   * due meanwhile runs then. A feed sync holds them (README, "Catalog feeds"): its own first write would
+   * otherwise start one in the middle of it, which waits for the sync's apply, then reads its items from
+   * the store while the sync takes them into memory. `flush` is not held.
+   */
+  hold(tenantId: string): () => void {
+    this.held.set(tenantId, (this.held.get(tenantId) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = this.held.get(tenantId)! - 1;
+      if (left > 0) {
+        this.held.set(tenantId, left);
+        return;
+      }
+      this.held.delete(tenantId);
+      if (this.dueWhileHeld.delete(tenantId) && !this.stopped)
+        this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
+    };
   }
 
   /** Exports the tenant now, after any export in progress. */
@@ -354,9 +381,10 @@ export class LakeExporter {
   /** Exports every tenant with pending commits, then stops following commits. */
   async stop(): Promise<void> {
     this.stopped = true;
-    const pending = [...this.due.keys()];
+    const pending = [...this.due.keys(), ...this.dueWhileHeld];
     for (const timer of this.due.values()) clearTimeout(timer);
     this.due.clear();
+    this.dueWhileHeld.clear();
     for (const tenantId of pending) await this.flush(tenantId).catch(() => undefined);
     await this.exports.ended();
   }

@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FEED_BODY } from '../../../src/contract/feeds.js';
+import { OPEN_NETWORK } from '../../../src/feeds/network.js';
+import { openRuntime, type Runtime } from '../../../src/runtime.js';
+import { createTenant } from '../../../src/tenants/tenant-service.js';
+
+const RECORDS = Array.from({ length: 30 }, (_, i) => ({ sku: `s${i}`, title: `product ${i}` }));
+
+let dataDir: string;
+let runtime: Runtime;
+let server: http.Server;
+let url: string;
+/** What happened, in order: the source served, the lake's hold and its release, the sync's answer. */
+let order: string[];
+
+beforeEach(async () => {
+  order = [];
+  dataDir = mkdtempSync(path.join(tmpdir(), 'nextrec-sync-wiring-'));
+  runtime = await openRuntime(dataDir, undefined, undefined, { feedNetwork: OPEN_NETWORK });
+  server = http.createServer((_, res) => {
+    order.push('served');
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ items: RECORDS }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/items`;
+});
+afterEach(async () => {
+  await runtime.store.close();
+  await new Promise((resolve) => server.close(resolve));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a feed sync', () => {
+  it("holds the tenant's lake exports until it answered, and hands its items to vector indexing at once", async () => {
+    await createTenant(runtime, 'shop');
+    const tenant = runtime.state.get('shop')!;
+    const body = FEED_BODY.parse({
+      sourceType: 'json_url',
+      url,
+      itemsPath: '$.items',
+      itemIdPath: 'sku',
+      mappingRules: [{ property: 'title', path: 'title', dataType: 'string', target: 'name' }],
+    });
+    const feed = await runtime.feeds.create(tenant, body);
+    await runtime.feeds.preview(tenant, feed.id);
+    await runtime.feeds.activate(tenant, feed.id);
+    order = [];
+    const hold = runtime.lake.hold.bind(runtime.lake);
+    vi.spyOn(runtime.lake, 'hold').mockImplementation((tenantId) => {
+      order.push(`hold ${tenantId}`);
+      const release = hold(tenantId);
+      return () => {
+        order.push(`release ${tenantId}`);
+        release();
+      };
+    });
+    const indexed = vi.spyOn(runtime.vectors, 'itemsChanged');
+
+    const result = await runtime.feeds.sync(tenant, feed.id);
+    order.push('answered');
+    expect(result.upserted).toBe(30);
+    expect(order).toEqual(['hold shop', 'served', 'release shop', 'answered']);
+    expect(indexed).toHaveBeenCalledTimes(1);
+    expect([...indexed.mock.calls[0][1]].sort()).toEqual(RECORDS.map((record) => record.sku).sort());
+  });
+});
