@@ -32,8 +32,8 @@ const CONSTRUCTORS = { int32: Int32Array, float32: Float32Array, float64: Float6
 /**
  * Reads the named columns of an Arrow IPC file, each checked for its type; the file name is for errors.
  * Number columns are copies of the file's bytes, so that a column does not keep the whole file alive; of
- * a file in shared memory, `shared` keeps them views into it where they line up (a copy in shared memory
- * where they do not).
+ * a file in shared memory, `shared` keeps them views into it (a column the file holds in several record
+ * batches comes out joined: that one is copied into shared memory).
  */
 export function arrowToColumns<S extends Record<string, Kind>>(
   bytes: Uint8Array,

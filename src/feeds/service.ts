@@ -270,9 +270,10 @@ export class FeedService {
     } catch (error) {
       failure = error;
     }
-    // Vector indexing follows the items the serving state took, as one change: one larger than the room
-    // the vectors since the last build have waits for the vectors build whole (README, "Vectors and
-    // search"), rather than the first chunks being embedded here and again in that build.
+    // Vector indexing follows the items the serving state took (committed, even when the sync failed
+    // after its apply), as one change: one larger than the room the vectors since the last build have
+    // waits for the vectors build whole (README, "Vectors and search"), rather than its first chunks
+    // being embedded here and again in that build.
     this.vectors.itemsChanged(tenant, changed);
     const lastSync: LastSync = result
       ? { status: 'succeeded', ...result }

@@ -381,7 +381,7 @@ export class LakeExporter {
   /** Exports every tenant with pending commits, then stops following commits. */
   async stop(): Promise<void> {
     this.stopped = true;
-    const pending = [...this.due.keys(), ...this.dueWhileHeld];
+    const pending = new Set([...this.due.keys(), ...this.dueWhileHeld]);
     for (const timer of this.due.values()) clearTimeout(timer);
     this.due.clear();
     this.dueWhileHeld.clear();

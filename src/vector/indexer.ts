@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Embedder } from './embedder.js';
+import { DELTA_ROWS_LIMIT } from './tenant-vectors.js';
 import { itemText, sortedTemplates } from './templates.js';
 import { vectorTextHash } from './text-hash.js';
 
@@ -19,7 +20,7 @@ export interface IndexedItem {
 
 export interface IndexerEvents {
   error(details: object, message: string): void;
-  /** A batch of the tenant's items got its vectors, or some were left for the vectors build. */
+  /** A change's items got their vectors, or some were left for the vectors build. */
   embedded(tenant: TenantState): void;
 }
 
@@ -30,8 +31,10 @@ export interface IndexerEvents {
  * follows its upsert within seconds.
  */
 export class VectorIndexer {
-  /** Items to look at, by tenant. */
-  private readonly pending = new Map<string, Set<number>>();
+  /** Changes to look at, by tenant, oldest first: each is decided on as a whole (see embedChanged). */
+  private readonly pending = new Map<string, number[][]>();
+  /** The change being looked at: its tenant, and how many of its items are not settled yet. */
+  private current: { tenantId: string; left: number } | undefined;
   private running: Promise<void> | null = null;
   private stopped = false;
   private waiters: (() => void)[] = [];
@@ -130,15 +133,20 @@ export class VectorIndexer {
   }
 
   /**
-   * Items waiting for a vector, by tenant: to be looked at (the batch being embedded excepted), or left
-   * for the vectors build.
+   * Items waiting for a vector, by tenant: to be looked at or embedded (an item named by two changes
+   * counts twice), or left for the vectors build.
    */
   backlog(): Map<string, number> {
-    const backlog = new Map(Array.from(this.pending, ([tenantId, items]) => [tenantId, items.size]));
-    for (const tenantId of this.state.ids()) {
-      const awaiting = this.state.get(tenantId)!.vectors.awaitingBuild.size;
-      if (awaiting > 0) backlog.set(tenantId, (backlog.get(tenantId) ?? 0) + awaiting);
+    const backlog = new Map<string, number>();
+    const add = (tenantId: string, count: number) => {
+      if (count > 0) backlog.set(tenantId, (backlog.get(tenantId) ?? 0) + count);
+    };
+    for (const [tenantId, changes] of this.pending) {
+      for (const change of changes) add(tenantId, change.length);
     }
+    if (this.current) add(this.current.tenantId, this.current.left);
+    for (const tenantId of this.state.ids())
+      add(tenantId, this.state.get(tenantId)!.vectors.awaitingBuild.size);
     return backlog;
   }
 
@@ -151,9 +159,12 @@ export class VectorIndexer {
 
   private enqueue(tenantId: string, items: readonly number[]): void {
     if (this.stopped || items.length === 0) return;
-    let set = this.pending.get(tenantId);
-    if (!set) this.pending.set(tenantId, (set = new Set()));
-    for (const item of items) set.add(item);
+    let changes = this.pending.get(tenantId);
+    if (!changes) this.pending.set(tenantId, (changes = []));
+    // Small changes that come one after another are looked at together, to embed them in one batch.
+    const last = changes.at(-1);
+    if (last && last.length + items.length <= BATCH) last.push(...items);
+    else changes.push([...items]);
     this.kick();
   }
 
@@ -167,77 +178,85 @@ export class VectorIndexer {
 
   private async drain(): Promise<void> {
     while (!this.stopped && this.pending.size > 0) {
-      const [tenantId, set] = this.pending.entries().next().value!;
-      this.pending.delete(tenantId);
+      const [tenantId, changes] = this.pending.entries().next().value!;
+      const change = changes.shift()!;
+      if (changes.length === 0) this.pending.delete(tenantId);
       const tenant = this.state.get(tenantId);
       if (!tenant) continue;
+      this.current = { tenantId, left: change.length };
       try {
-        if (await this.embedChanged(tenant, [...set])) this.events.embedded(tenant);
+        if (await this.embedChanged(tenant, change)) this.events.embedded(tenant);
       } catch (error) {
         this.events.error({ err: error, tenantId }, 'embedding items failed');
+      } finally {
+        this.current = undefined;
       }
     }
   }
 
   /**
-   * Looks at the items, a batch per turn, and embeds those whose text changed (README, "Vectors and
-   * search"). When they are more than the delta has room for, as in a bulk load, none is embedded here:
-   * all of them wait for the vectors build, which embeds each once, rather than some of them twice (here,
-   * then again in the build, which reuses only its previous version's vectors). Whether any vector was
-   * set, or an item was left for the vectors build.
+   * Looks at a change's items, a batch per turn, and embeds those whose text changed (README, "Vectors
+   * and search"). When they are more than the delta has room for, as in a bulk load, none is embedded
+   * here: all of them wait for the vectors build, which embeds each once, rather than some of them twice
+   * (here, then again in the build, which reuses only its previous version's vectors). When embedding
+   * fails, the change's items wait for the build too. Whether any vector was set, or an item was left
+   * for the vectors build.
    */
   private async embedChanged(tenant: TenantState, ids: readonly number[]): Promise<boolean> {
     const { catalog, vectors } = tenant;
-    const sorted = sortedTemplates(tenant.config.embeddingTemplates);
-    const model = this.embedder.model;
-    const room = vectors.deltaRoom;
-    const changed: number[] = [];
-    // Kept while the changed items fit the room; past it, only their ids are.
-    let texts: string[] | undefined = [];
-    const hashes: number[] = [];
-    const removed: number[] = [];
-    for (let start = 0; start < ids.length; start += BATCH) {
-      if (start > 0) await nextTurn();
-      if (this.stopped) return false;
-      for (const id of ids.slice(start, start + BATCH)) {
-        vectors.awaitingBuild.delete(id);
-        const text = catalog.inCatalog[id]
-          ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
-          : undefined;
-        if (text === undefined) {
-          if (vectors.hashOf(id) !== undefined) removed.push(id);
-          continue;
+    const progress = this.current!;
+    try {
+      const sorted = sortedTemplates(tenant.config.embeddingTemplates);
+      const model = this.embedder.model;
+      const changed: number[] = [];
+      // Kept while the changed items could fit the delta; past its limit, only their ids are.
+      let texts: string[] | undefined = [];
+      const hashes: number[] = [];
+      const removed: number[] = [];
+      for (let start = 0; start < ids.length; start += BATCH) {
+        if (start > 0) await nextTurn();
+        if (this.stopped) return false;
+        const batch = ids.slice(start, start + BATCH);
+        for (const id of batch) {
+          vectors.awaitingBuild.delete(id);
+          const text = catalog.inCatalog[id]
+            ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
+            : undefined;
+          if (text === undefined) {
+            if (vectors.hashOf(id) !== undefined) removed.push(id);
+            continue;
+          }
+          const hash = vectorTextHash(model, text);
+          if (vectors.hashOf(id) === hash) continue;
+          changed.push(id);
+          texts?.push(text);
+          hashes.push(hash);
+          if (changed.length > DELTA_ROWS_LIMIT) texts = undefined;
         }
-        const hash = vectorTextHash(model, text);
-        if (vectors.hashOf(id) === hash) continue;
-        changed.push(id);
-        texts?.push(text);
-        hashes.push(hash);
-        if (changed.length > room) texts = undefined;
+        progress.left = ids.length - start - batch.length + changed.length;
       }
-    }
-    if (removed.length > 0) tenant.removeVectors(removed);
-    if (texts === undefined) {
-      for (const id of changed) vectors.awaitingBuild.add(id);
+      if (removed.length > 0) tenant.removeVectors(removed);
+      if (texts === undefined || changed.length > vectors.deltaRoom) {
+        for (const id of changed) vectors.awaitingBuild.add(id);
+        return true;
+      }
+      let any = false;
+      for (let start = 0; start < changed.length && !this.stopped; start += BATCH) {
+        const end = start + BATCH;
+        const batch = changed.slice(start, end);
+        any =
+          (await this.embedBatch(tenant, batch, texts.slice(start, end), hashes.slice(start, end))) || any;
+        progress.left = Math.max(0, changed.length - end);
+        // A turn of its own per batch: the built-in embedder computes in this thread.
+        await nextTurn();
+      }
+      return any;
+    } catch (error) {
+      this.events.error({ err: error, tenantId: tenant.tenantId }, 'embedding items failed');
+      // Each item of the change in the catalog waits for the build; those it has already are skipped.
+      for (const id of ids) if (catalog.inCatalog[id]) vectors.awaitingBuild.add(id);
       return true;
     }
-    let any = false;
-    for (let start = 0; start < changed.length; start += BATCH) {
-      if (this.stopped) break;
-      const end = start + BATCH;
-      if (
-        await this.embedBatch(
-          tenant,
-          changed.slice(start, end),
-          texts.slice(start, end),
-          hashes.slice(start, end),
-        )
-      )
-        any = true;
-      // A turn of its own per batch: the built-in embedder computes in this thread.
-      await nextTurn();
-    }
-    return any;
   }
 
   /**

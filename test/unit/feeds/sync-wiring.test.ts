@@ -9,7 +9,8 @@ import { OPEN_NETWORK } from '../../../src/feeds/network.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
 
-const RECORDS = Array.from({ length: 30 }, (_, i) => ({ sku: `s${i}`, title: `product ${i}` }));
+// More than the store hands back in one chunk (2,048 rows), so that the items come in several.
+const RECORDS = Array.from({ length: 5_000 }, (_, i) => ({ sku: `s${i}`, title: `product ${i}` }));
 
 let dataDir: string;
 let runtime: Runtime;
@@ -64,7 +65,7 @@ describe('a feed sync', () => {
 
     const result = await runtime.feeds.sync(tenant, feed.id);
     order.push('answered');
-    expect(result.upserted).toBe(30);
+    expect(result.upserted).toBe(RECORDS.length);
     expect(order).toEqual(['hold shop', 'served', 'release shop', 'answered']);
     expect(indexed).toHaveBeenCalledTimes(1);
     expect([...indexed.mock.calls[0][1]].sort()).toEqual(RECORDS.map((record) => record.sku).sort());

@@ -72,6 +72,12 @@ describe("holding a tenant's lake exports", () => {
     expect(exported()).toBe(1);
     again();
     await until(() => exported() === 2);
+    // An export asked for (a model build's) is not held.
+    const held = exporter.hold(TENANT);
+    await commitInteraction();
+    await exporter.flush(TENANT);
+    expect(exported()).toBe(3);
+    held();
   });
 
   it('exports what came due while held when it stops', async () => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { LakeDb } from '../../../jobs/lake/lake-db.js';
 import { vectorsJob } from '../../../jobs/vectors/vectors-job.js';
@@ -105,6 +106,54 @@ describe('the vector indexer with a full delta', () => {
     expect(vectors.size).toBe(count);
     expect(vectors.awaitingBuild.size).toBe(0);
     expect(vectors.vectorOf(tenant.catalog.idOf('i0'))).toBeDefined();
+  });
+
+  it('decides on each change by itself, and counts every item not settled in the backlog meanwhile', async () => {
+    const first = 15_000;
+    const second = 6_000;
+    const state = new ServingState();
+    const tenant = tenantWith(state, first + second);
+    const indexer = new VectorIndexer(new HashingEmbedder(), state);
+    const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `i${from + i}`);
+    // Together more than the delta's room, each alone not: the first is embedded, then the second finds
+    // the room it left too small, and waits whole.
+    indexer.itemsChanged(tenant, names(0, first));
+    indexer.itemsChanged(tenant, names(first, first + second));
+    let settled = false;
+    const idle = indexer.idle().then(() => (settled = true));
+    let lowest = Infinity;
+    while (!settled) {
+      lowest = Math.min(lowest, indexer.backlog().get('t1') ?? 0);
+      await nextTurn();
+    }
+    await idle;
+    expect(tenant.vectors.deltaSize).toBe(first);
+    expect(tenant.vectors.awaitingBuild.size).toBe(second);
+    // The second change was never out of the count while the first was embedded.
+    expect(lowest).toBeGreaterThanOrEqual(second);
+  });
+
+  it('leaves the items of a change whose embedding failed to the vectors build', async () => {
+    const state = new ServingState();
+    const tenant = tenantWith(state, 300);
+    const embedder = new HashingEmbedder();
+    let calls = 0;
+    const embed = embedder.embed.bind(embedder);
+    embedder.embed = (texts) => (++calls === 2 ? Promise.reject(new Error('model broke')) : embed(texts));
+    const errors: string[] = [];
+    let told = 0;
+    const indexer = new VectorIndexer(embedder, state, {
+      error: (_, message) => errors.push(message),
+      embedded: () => told++,
+    });
+    indexer.tenantChanged(tenant);
+    await indexer.idle();
+    expect(errors).toEqual(['embedding items failed']);
+    expect(told).toBe(1);
+    // The first batch got its vectors; every item of the change waits for the build all the same.
+    expect(tenant.vectors.deltaSize).toBe(128);
+    expect(tenant.vectors.awaitingBuild.size).toBe(300);
+    expect(indexer.backlog().get('t1')).toBe(300);
   });
 
   it('looks at the waiting items again once the daemon swaps a vectors build in', async () => {
