@@ -2,6 +2,7 @@ import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { MappedItem } from '../contract/feeds.js';
 import type { Store } from '../store/database.js';
 import { ITEM_COLUMNS, catalogItemFromRow } from '../store/row-mapping.js';
+import { fullCollection } from '../state/memory.js';
 import type { CatalogItem } from '../state/item-catalog.js';
 
 /** A record of the source as staged: mapped, or only seen (its mapping failed but its id was read). */
@@ -17,6 +18,18 @@ export interface AppliedSync {
 let tables = 0;
 
 /**
+ * A sync that staged at least this many records runs a full garbage collection between its apply and
+ * its changed items coming into memory (see `apply`).
+ */
+export const COLLECT_AFTER_RECORDS = 10_000;
+
+let collection: (() => void) | undefined;
+/** V8's full collection, exposed the first time a large sync asks for it. */
+function collectGarbage(): void {
+  (collection ??= fullCollection())();
+}
+
+/**
  * A sync's records on their way to the catalog: a TEMP table of the store's write connection, filled page
  * by page (so a sync holds one page in memory, whatever the size of the feed) and applied to the items in
  * one transaction only once the whole source was read. Every statement runs as an exclusive task of the
@@ -28,9 +41,11 @@ export class FeedStaging {
   private constructor(
     private readonly store: Store,
     private readonly table: string,
+    private readonly collect: () => void,
   ) {}
 
-  static async create(store: Store): Promise<FeedStaging> {
+  /** @param collect a full garbage collection (V8's, unless a test counts them) */
+  static async create(store: Store, collect: () => void = collectGarbage): Promise<FeedStaging> {
     const table = `feed_stage_${++tables}`;
     await store.writes.exclusive((db) =>
       db.run(
@@ -44,7 +59,7 @@ export class FeedStaging {
         )`,
       ),
     );
-    return new FeedStaging(store, table);
+    return new FeedStaging(store, table, collect);
   }
 
   /** Adds a page's records, in source order. */
@@ -120,8 +135,11 @@ export class FeedStaging {
         await db.run('ROLLBACK').catch(() => undefined);
         throw error;
       }
-      // The staged records go before the changed items come into memory: the peak holds one of them.
+      // The staged records go before the changed items come into memory: the peak holds one of them. So do
+      // the pages a large sync parsed while staging, garbage by now that V8 would collect only later: the
+      // items then take their space in the heap rather than growing it (README, "Catalog feeds").
       await this.dropTables(db);
+      if (this.sequence >= COLLECT_AFTER_RECORDS) this.collect();
       // Rows this transaction wrote carry its time; one written by an earlier flush in the same
       // millisecond is read again as committed, which changes nothing.
       const rows = await db.stream(
