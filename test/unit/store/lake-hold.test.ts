@@ -2,7 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { liveSegments, tableDir } from '../../../src/lake/layout.js';
 import { LakeExporter } from '../../../src/store/lake-export.js';
-import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
+import {
+  closeTempStore,
+  openTempStore,
+  storedInteraction,
+  type TempStore,
+} from '../../support/temp-store.js';
 
 const TENANT = 'shop';
 const DELAY_MS = 20;
@@ -25,21 +30,7 @@ afterEach(async () => {
 
 function commitInteraction(): Promise<void> {
   return temp.store.writes.submit((rows) => {
-    rows.interactions.push([
-      TENANT,
-      {
-        eventId: `event-${nextEvent++}`,
-        userId: 'u1',
-        sessionId: null,
-        itemId: 'item',
-        type: 'view',
-        weight: 1,
-        scenarioSlug: null,
-        country: null,
-        ts: 1,
-        receivedAt: 1,
-      },
-    ]);
+    rows.interactions.push([TENANT, storedInteraction(`event-${nextEvent++}`)]);
     return () => undefined;
   });
 }
