@@ -165,8 +165,8 @@ interface Aftermath {
 }
 
 /**
- * What follows a first sync: the daemon embeds the new items (as many as its delta takes) and builds
- * their vectors. Follows it, sampling the daemon's resident memory, until the vectors build serves
+ * What follows a first sync: the daemon builds the new items' vectors (a change of more items than its
+ * delta takes waits whole for that build; a smaller one it embeds itself). Follows it, sampling the daemon's resident memory, until the vectors build serves
  * `items` items (GET /debug/memory) and the daemon is idle.
  */
 async function aftermath(bench: BenchDaemon, items: number): Promise<Aftermath> {
@@ -250,7 +250,7 @@ async function measureFeed(items: ShopItem[], pageSize: number) {
     if (first.value.upserted !== items.length || first.value.errors.length > 0) {
       throw new Error(`the first sync answered ${JSON.stringify(first.value).slice(0, 500)}`);
     }
-    // After a sync the daemon exports the new items to the lake, embeds them and builds their vectors:
+    // After a sync the daemon exports the new items to the lake and builds their vectors:
     // the second sync starts once that is done, so that it measures the sync alone.
     const after = await aftermath(bench, items.length);
     const again = await measured(bench.daemon, () => sync(bench, feed.id));
