@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
+import type { EmbeddingTemplate } from '../contract/vectors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Embedder } from './embedder.js';
-import { DELTA_ROWS_LIMIT } from './tenant-vectors.js';
 import { itemText, sortedTemplates } from './templates.js';
 import { vectorTextHash } from './text-hash.js';
 
@@ -183,9 +183,9 @@ export class VectorIndexer {
       if (changes.length === 0) this.pending.delete(tenantId);
       const tenant = this.state.get(tenantId);
       if (!tenant) continue;
-      this.current = { tenantId, left: change.length };
+      const progress = (this.current = { tenantId, left: change.length });
       try {
-        if (await this.embedChanged(tenant, change)) this.events.embedded(tenant);
+        if (await this.embedChanged(tenant, change, progress)) this.events.embedded(tenant);
       } catch (error) {
         this.events.error({ err: error, tenantId }, 'embedding items failed');
       } finally {
@@ -202,16 +202,15 @@ export class VectorIndexer {
    * fails, the change's items wait for the build too. Whether any vector was set, or an item was left
    * for the vectors build.
    */
-  private async embedChanged(tenant: TenantState, ids: readonly number[]): Promise<boolean> {
+  private async embedChanged(
+    tenant: TenantState,
+    ids: readonly number[],
+    progress: { left: number },
+  ): Promise<boolean> {
     const { catalog, vectors } = tenant;
-    const progress = this.current!;
     try {
       const sorted = sortedTemplates(tenant.config.embeddingTemplates);
-      const model = this.embedder.model;
       const changed: number[] = [];
-      // Kept while the changed items could fit the delta; past its limit, only their ids are.
-      let texts: string[] | undefined = [];
-      const hashes: number[] = [];
       const removed: number[] = [];
       for (let start = 0; start < ids.length; start += BATCH) {
         if (start > 0) await nextTurn();
@@ -219,34 +218,22 @@ export class VectorIndexer {
         const batch = ids.slice(start, start + BATCH);
         for (const id of batch) {
           vectors.awaitingBuild.delete(id);
-          const text = catalog.inCatalog[id]
-            ? itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) })
-            : undefined;
+          const text = this.textOf(tenant, sorted, id);
           if (text === undefined) {
             if (vectors.hashOf(id) !== undefined) removed.push(id);
-            continue;
-          }
-          const hash = vectorTextHash(model, text);
-          if (vectors.hashOf(id) === hash) continue;
-          changed.push(id);
-          texts?.push(text);
-          hashes.push(hash);
-          if (changed.length > DELTA_ROWS_LIMIT) texts = undefined;
+          } else if (vectors.hashOf(id) !== text.hash) changed.push(id);
         }
         progress.left = ids.length - start - batch.length + changed.length;
       }
       if (removed.length > 0) tenant.removeVectors(removed);
-      if (texts === undefined || changed.length > vectors.deltaRoom) {
+      if (changed.length > vectors.deltaRoom) {
         for (const id of changed) vectors.awaitingBuild.add(id);
         return true;
       }
       let any = false;
       for (let start = 0; start < changed.length && !this.stopped; start += BATCH) {
-        const end = start + BATCH;
-        const batch = changed.slice(start, end);
-        any =
-          (await this.embedBatch(tenant, batch, texts.slice(start, end), hashes.slice(start, end))) || any;
-        progress.left = Math.max(0, changed.length - end);
+        any = (await this.embedBatch(tenant, sorted, changed.slice(start, start + BATCH))) || any;
+        progress.left = Math.max(0, changed.length - start - BATCH);
         // A turn of its own per batch: the built-in embedder computes in this thread.
         await nextTurn();
       }
@@ -257,6 +244,18 @@ export class VectorIndexer {
       for (const id of ids) if (catalog.inCatalog[id]) vectors.awaitingBuild.add(id);
       return true;
     }
+  }
+
+  /** The item's text to embed and its hash; undefined for a placeholder or an item no template fits. */
+  private textOf(
+    tenant: TenantState,
+    sorted: readonly EmbeddingTemplate[],
+    id: number,
+  ): { text: string; hash: number } | undefined {
+    const { catalog } = tenant;
+    if (!catalog.inCatalog[id]) return undefined;
+    const text = itemText(sorted, { category: catalog.categories[id], attributes: catalog.attributesOf(id) });
+    return text === undefined ? undefined : { text, hash: vectorTextHash(this.embedder.model, text) };
   }
 
   /**
@@ -274,19 +273,27 @@ export class VectorIndexer {
   }
 
   /**
-   * Embeds a batch of items whose text changed (their texts and text hashes alongside), as far as the
-   * delta has room. Whether any vector was set, or an item was left for the vectors build.
+   * Embeds a batch of items whose text changed, their texts as they are now, as far as the delta has room.
+   * Whether any vector was set, or an item was left for the vectors build.
    */
   private async embedBatch(
     tenant: TenantState,
-    items: number[],
-    texts: string[],
-    hashes: number[],
+    sorted: readonly EmbeddingTemplate[],
+    batch: number[],
   ): Promise<boolean> {
     const { catalog, vectors } = tenant;
     // Room taken meanwhile (POST /index) leaves the rest for the build; the `embedded` event asks for it.
-    const left = this.leaveForBuild(tenant, items, (id) => id);
-    texts.length = hashes.length = items.length;
+    const left = this.leaveForBuild(tenant, batch, (id) => id);
+    const items: number[] = [];
+    const texts: string[] = [];
+    const hashes: number[] = [];
+    for (const id of batch) {
+      const text = this.textOf(tenant, sorted, id);
+      if (text === undefined) continue;
+      items.push(id);
+      texts.push(text.text);
+      hashes.push(text.hash);
+    }
     if (items.length === 0) return left;
     const embedded = await this.embedder.embed(texts);
     const d = this.embedder.dimensions;
