@@ -23,12 +23,6 @@ let tables = 0;
  */
 export const COLLECT_AFTER_RECORDS = 10_000;
 
-let collection: (() => void) | undefined;
-/** V8's full collection, exposed the first time a large sync asks for it. */
-function collectGarbage(): void {
-  (collection ??= fullCollection())();
-}
-
 /**
  * A sync's records on their way to the catalog: a TEMP table of the store's write connection, filled page
  * by page (so a sync holds one page in memory, whatever the size of the feed) and applied to the items in
@@ -45,7 +39,7 @@ export class FeedStaging {
   ) {}
 
   /** @param collect a full garbage collection (V8's, unless a test counts them) */
-  static async create(store: Store, collect: () => void = collectGarbage): Promise<FeedStaging> {
+  static async create(store: Store, collect = () => fullCollection()()): Promise<FeedStaging> {
     const table = `feed_stage_${++tables}`;
     await store.writes.exclusive((db) =>
       db.run(

@@ -37,6 +37,13 @@ export function heapFigures(): HeapFigures {
  * exposes `gc` to contexts created after it.
  */
 export function fullCollection(): () => void {
+  return (exposedCollection ??= exposeCollection());
+}
+
+/** The thread's full collection, once exposed. */
+let exposedCollection: (() => void) | undefined;
+
+function exposeCollection(): () => void {
   const exposed = (globalThis as { gc?: () => void }).gc;
   if (typeof exposed === 'function') return exposed;
   setFlagsFromString('--expose-gc');
