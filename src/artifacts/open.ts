@@ -62,25 +62,6 @@ export function readChunks(file: string, each: (chunk: Uint8Array) => void): num
   }
 }
 
-/**
- * Reads the file into `bytes` from its start; resolves to its size when it fits them (else to more than
- * their length).
- */
-function readInto(file: string, bytes: Uint8Array): number {
-  const fd = openSync(file, 'r');
-  try {
-    let filled = 0;
-    for (;;) {
-      const read = readSync(fd, bytes, filled, bytes.byteLength - filled, null);
-      filled += read;
-      if (filled === bytes.byteLength) return filled + readSync(fd, new Uint8Array(1), 0, 1, null);
-      if (read === 0) return filled;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function readManifest(dir: string, model: ModelName, version: number): Manifest {
   let manifest: Manifest;
   try {
@@ -155,8 +136,14 @@ export function openVersion(
       const bytes = new Uint8Array(new SharedArrayBuffer(size));
       const held = contents.get(name);
       if (held) bytes.set(held);
-      else if (readInto(fileOf(name), bytes) !== size)
-        throw new ArtifactError(`${name} changed since it was checked`);
+      else {
+        let at = 0;
+        const read = readChunks(fileOf(name), (chunk) => {
+          if (at + chunk.byteLength <= size) bytes.set(chunk, at);
+          at += chunk.byteLength;
+        });
+        if (read !== size) throw new ArtifactError(`${name} changed since it was checked`);
+      }
       return bytes;
     },
     path(name) {
