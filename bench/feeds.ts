@@ -166,8 +166,9 @@ interface Aftermath {
 
 /**
  * What follows a first sync: the daemon builds the new items' vectors (a change of more items than its
- * delta takes waits whole for that build; a smaller one it embeds itself). Follows it, sampling the daemon's resident memory, until the vectors build serves
- * `items` items (GET /debug/memory) and the daemon is idle.
+ * delta takes waits whole for that build; a smaller one it embeds itself). Follows it, sampling the
+ * daemon's resident memory, until the vectors build serves `items` items (GET /debug/memory) and the
+ * daemon is idle.
  */
 async function aftermath(bench: BenchDaemon, items: number): Promise<Aftermath> {
   const followed = await measured(bench.daemon, async () => {
