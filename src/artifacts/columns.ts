@@ -30,16 +30,20 @@ type Typed<K extends Kind> = K extends 'int32'
 const CONSTRUCTORS = { int32: Int32Array, float32: Float32Array, float64: Float64Array } as const;
 
 /**
- * Reads the named columns of an Arrow IPC file, each checked for its type; the file name is for errors.
- * Number columns are copies of the file's bytes, so that a column does not keep the whole file alive; of
- * a file in shared memory, `shared` keeps them views into it (a column the file holds in several record
- * batches comes out joined: that one is copied into shared memory).
+ * Where `arrowToColumns` puts a number column: `copy`, out of the file's bytes, so that a column does not
+ * keep the whole file alive; `view`, left in them (for columns read once and dropped with the file, as a
+ * model's are while it is mapped into dense ids); `shared`, views into a file read into shared memory.
+ * Either way a column the file holds in several record batches comes out joined, in a copy of its own
+ * (in shared memory for `shared`).
  */
+export type Placement = 'copy' | 'view' | 'shared';
+
+/** Reads the named columns of an Arrow IPC file, each checked for its type; the file name is for errors. */
 export function arrowToColumns<S extends Record<string, Kind>>(
   bytes: Uint8Array,
   schema: S,
   fileName: string,
-  shared = false,
+  placement: Placement = 'copy',
 ): { [K in keyof S]: Typed<S[K]> } {
   let table: Table;
   try {
@@ -60,8 +64,10 @@ export function arrowToColumns<S extends Record<string, Kind>>(
       const Constructor = CONSTRUCTORS[kind];
       if (!(values instanceof Constructor))
         throw new ArtifactError(`${fileName}: column '${name}' is not ${kind}`);
-      if (shared) result[name] = values.buffer === bytes.buffer ? values : sharedCopy(values);
-      else result[name] = values.byteLength === values.buffer.byteLength ? values : values.slice();
+      const inFile = values.buffer === bytes.buffer;
+      if (placement === 'shared') result[name] = inFile ? values : sharedCopy(values);
+      else if (placement === 'view' || !inFile) result[name] = values;
+      else result[name] = values.slice();
     }
   }
   return result as { [K in keyof S]: Typed<S[K]> };
@@ -74,6 +80,8 @@ export function arrowToColumns<S extends Record<string, Kind>>(
 export function sharedCopy<T extends Int32Array | Float32Array | Float64Array | Uint8Array | Uint16Array>(
   array: T,
 ): T {
+  // Already the whole of a shared buffer (made there, as a model's mapped lists are): nothing to copy.
+  if (array.buffer instanceof SharedArrayBuffer && array.byteLength === array.buffer.byteLength) return array;
   const Kind = array.constructor as new (buffer: SharedArrayBuffer) => T;
   const copy = new Kind(new SharedArrayBuffer(array.byteLength));
   copy.set(array as never);

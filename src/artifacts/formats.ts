@@ -68,15 +68,19 @@ export const NEIGHBOUR_LISTS: ModelFormat<NeighbourLists> = {
       { external_id: 'text' },
       'items.arrow',
     );
+    // Left in the files they were read from: a loader maps them into dense ids and drops them (README,
+    // "Batch models"), so copies of the two largest columns would only be dropped with them.
     const { offset: offsets } = arrowToColumns(
       artifact.file('offsets.arrow'),
       { offset: 'int32' },
       'offsets.arrow',
+      'view',
     );
     const { neighbour: neighbours, weight: weights } = arrowToColumns(
       artifact.file('neighbours.arrow'),
       { neighbour: 'int32', weight: 'float32' },
       'neighbours.arrow',
+      'view',
     );
     checkShape(artifact, 'items', items.length);
     checkShape(artifact, 'entries', neighbours.length);
@@ -242,7 +246,7 @@ export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | '
       artifact.sharedFile?.('lists.arrow') ?? sharedCopy(artifact.file('lists.arrow')),
       { row: 'int32', score: 'float32' },
       'lists.arrow',
-      true,
+      'shared',
     );
     if (offsets.length !== items.length + 1 || offsets[0] !== 0 || offsets[items.length] !== rows.length)
       throw new ArtifactError('list offsets do not span the lists');

@@ -1,3 +1,4 @@
+import { sharedArray } from '../state/growable.js';
 import { HALF_VALUES, toHalves } from './half-float.js';
 
 /** Most items a compact numbering covers: their sums (8 bytes each) stay within a core's L2 cache. */
@@ -54,7 +55,7 @@ export class ItemNeighbours {
     }
     let bound = offsets.length - 1;
     for (let k = 0; k < neighbours.length; k++) bound = Math.max(bound, neighbours[k] + 1);
-    const localOf = new Int32Array(bound).fill(-1);
+    const localOf = sharedArray(Int32Array, bound).fill(-1);
     let reach = 0;
     for (let k = 0; k < neighbours.length; k++) {
       if (localOf[neighbours[k]] < 0) localOf[neighbours[k]] = reach++;
@@ -62,8 +63,9 @@ export class ItemNeighbours {
     this.reach = reach;
     // Worth its memory (a second index per entry) where lists are long over few items.
     if (reach > 0 && reach <= COMPACT_REACH && neighbours.length >= 8 * reach) {
-      const members = new Int32Array(reach);
-      const local = new Uint16Array(neighbours.length);
+      // In shared memory, like the lists they number: a loader hands them to the threads without a copy.
+      const members = sharedArray(Int32Array, reach);
+      const local = sharedArray(Uint16Array, neighbours.length);
       for (let k = 0; k < neighbours.length; k++) {
         local[k] = localOf[neighbours[k]];
         members[local[k]] = neighbours[k];

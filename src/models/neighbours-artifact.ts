@@ -1,12 +1,16 @@
 import { ArtifactError } from '../artifacts/errors.js';
 import type { NeighbourLists } from '../artifacts/formats.js';
+import { sharedArray } from '../state/growable.js';
 import type { CatalogIds } from './prepared-model.js';
+import { toHalf } from './half-float.js';
 import { ItemNeighbours } from './item-neighbours.js';
 
 /**
  * An item-neighbour artifact in the serving state's dense ids. Items the catalog does not know (removed
  * since the build) are left out as sources and as neighbours; a model none of whose items the catalog
- * knows belongs to no catalog of this tenant and is refused.
+ * knows belongs to no catalog of this tenant and is refused. The lists are written straight into shared
+ * memory, weights in half precision, as the serving state keeps them: a loader hands them on to the
+ * threads as they are, without a copy of millions of entries (README, "Batch models").
  */
 export function servingNeighbours(
   lists: NeighbourLists,
@@ -23,7 +27,7 @@ export function servingNeighbours(
   if (known === 0 && lists.items.length > 0)
     throw new ArtifactError("none of the model's items is in the tenant's catalog");
   const size = catalog.size;
-  const offsets = new Int32Array(size + 1);
+  const offsets = sharedArray(Int32Array, size + 1);
   for (let i = 0; i < lists.items.length; i++) {
     if (dense[i] < 0) continue;
     for (let k = lists.offsets[i]; k < lists.offsets[i + 1]; k++) {
@@ -31,8 +35,8 @@ export function servingNeighbours(
     }
   }
   for (let id = 0; id < size; id++) offsets[id + 1] += offsets[id];
-  const neighbours = new Int32Array(offsets[size]);
-  const weights = new Float32Array(offsets[size]);
+  const neighbours = sharedArray(Int32Array, offsets[size]);
+  const weights = sharedArray(Uint16Array, offsets[size]);
   const next = offsets.slice(0, size);
   for (let i = 0; i < lists.items.length; i++) {
     if (dense[i] < 0) continue;
@@ -40,7 +44,7 @@ export function servingNeighbours(
       const neighbour = dense[lists.neighbours[k]];
       if (neighbour < 0) continue;
       neighbours[next[dense[i]]] = neighbour;
-      weights[next[dense[i]]++] = lists.weights[k];
+      weights[next[dense[i]]++] = toHalf(lists.weights[k]);
     }
   }
   return new ItemNeighbours(offsets, neighbours, weights, interactionCount, builtAt);

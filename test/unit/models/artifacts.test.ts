@@ -14,6 +14,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HALF_VALUES } from '../../../src/models/half-float.js';
+import {
+  arrowToColumns,
+  columnsToArrow,
+  sharedCopy,
+  type Placement,
+} from '../../../src/artifacts/columns.js';
 import { ArtifactError } from '../../../src/artifacts/errors.js';
 import { MODEL_FORMATS, type Factors, type NeighbourLists } from '../../../src/artifacts/formats.js';
 import {
@@ -31,6 +37,7 @@ import {
   inThisThread,
   type ModelPreparer,
 } from '../../../src/models/model-loader.js';
+import { prepareModel } from '../../../src/models/prepared-model.js';
 import { ServingState } from '../../../src/state/tenant-state.js';
 
 let dataDir: string;
@@ -195,6 +202,66 @@ describe('neighbour lists', () => {
     expect(() =>
       MODEL_FORMATS.cooccurrence.decode(openVersion(dataDir, 'shop', 'cooccurrence', other)),
     ).toThrow(/span/);
+  });
+});
+
+describe('reading columns', () => {
+  const file = columnsToArrow({
+    neighbour: Int32Array.from([1, 2, 0]),
+    weight: Float32Array.from([0.5, 1, 2]),
+  });
+  const read = (placement?: Placement) =>
+    arrowToColumns(file, { neighbour: 'int32', weight: 'float32' }, 'neighbours.arrow', placement);
+
+  it('copies number columns out of the file, or leaves them in it as views when asked', () => {
+    const copied = read();
+    const viewed = read('view');
+    for (const columns of [copied, viewed]) {
+      expect(Array.from(columns.neighbour)).toEqual([1, 2, 0]);
+      expect(Array.from(columns.weight)).toEqual([0.5, 1, 2]);
+    }
+    expect(copied.neighbour.buffer).not.toBe(file.buffer);
+    expect(copied.neighbour.byteLength).toBe(copied.neighbour.buffer.byteLength);
+    expect(viewed.neighbour.buffer).toBe(file.buffer);
+    expect(viewed.weight.buffer).toBe(file.buffer);
+  });
+
+  it('copies into shared memory only what is not there already', () => {
+    const whole = new Int32Array(new SharedArrayBuffer(12));
+    whole.set([4, 5, 6]);
+    expect(sharedCopy(whole)).toBe(whole);
+    const part = whole.subarray(1);
+    const copy = sharedCopy(part);
+    expect(copy).not.toBe(part);
+    expect(copy.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(Array.from(copy)).toEqual([5, 6]);
+    const local = Int32Array.from([7]);
+    expect(sharedCopy(local).buffer).toBeInstanceOf(SharedArrayBuffer);
+  });
+});
+
+describe.each(['cooccurrence', 'ease'] as const)('a %s version prepared for serving', (model) => {
+  it('is mapped straight into shared memory, weights in half precision, so that no thread copies it', () => {
+    const ids = new Map([
+      ['c', 0],
+      ['b', 1],
+      ['a', 2],
+    ]);
+    const prepared = prepareModel(dataDir, 'shop', model, publish(model, lists(0.5)), {
+      size: ids.size,
+      idOf: (externalId) => ids.get(externalId) ?? -1,
+    });
+    if (!('neighbours' in prepared)) throw new Error('expected neighbour lists');
+    const { offsets, neighbours, weights } = prepared.neighbours;
+    for (const array of [offsets, neighbours, weights]) {
+      expect(array.buffer).toBeInstanceOf(SharedArrayBuffer);
+      // What the loading thread hands on is these arrays themselves.
+      expect(sharedCopy(array)).toBe(array);
+    }
+    expect(weights).toBeInstanceOf(Uint16Array);
+    expect(Array.from(offsets)).toEqual([0, 0, 1, 3]);
+    expect(Array.from(neighbours)).toEqual([2, 1, 0]);
+    expect(Array.from(weights, (bits) => HALF_VALUES[bits])).toEqual([0.75, 0.5, 0.25]);
   });
 });
 
