@@ -115,7 +115,9 @@ export const FACTORS: ModelFormat<Factors> = {
   decode(artifact) {
     const read = (name: string) =>
       arrowToColumns(artifact.file(name), { external_id: 'text' }, name).external_id;
-    const values = (name: string) => arrowToColumns(artifact.file(name), { value: 'float32' }, name).value;
+    // In place, as the neighbour lists: the loader maps them into dense ids and drops them.
+    const values = (name: string) =>
+      arrowToColumns(artifact.file(name), { value: 'float32' }, name, 'view').value;
     const items = read('items.arrow');
     const users = read('users.arrow');
     const itemFactors = values('item-factors.arrow');

@@ -1,6 +1,7 @@
 import { ArtifactError } from '../artifacts/errors.js';
 import type { Factors } from '../artifacts/formats.js';
 import { gram } from '../linalg/dense.js';
+import { sharedArray } from '../state/growable.js';
 import type { CatalogIds } from './prepared-model.js';
 
 /**
@@ -40,8 +41,9 @@ export function servingFactors(
   if (!(regularization >= 0) || !(alpha >= 0))
     throw new ArtifactError('the manifest gives no regularization and alpha to fold users in with');
   const size = catalog.size;
-  const itemFactors = new Float32Array(size * k);
-  const known = new Uint8Array(size);
+  // In shared memory from the start, like the neighbour lists: a loader hands them on without a copy.
+  const itemFactors = sharedArray(Float32Array, size * k);
+  const known = sharedArray(Uint8Array, size);
   let found = 0;
   for (let row = 0; row < model.items.length; row++) {
     const id = catalog.idOf(model.items[row]);

@@ -265,6 +265,39 @@ describe.each(['cooccurrence', 'ease'] as const)('a %s version prepared for serv
   });
 });
 
+describe('a factors version prepared for serving', () => {
+  it('has its item factors mapped straight into shared memory, so that no thread copies them', () => {
+    const version = publishModel(
+      dataDir,
+      'shop',
+      'factors',
+      {
+        ...MODEL_FORMATS.factors.encode(factors(0.5)),
+        parameters: { regularization: 0.1, alpha: 1 },
+        source: { interactions: 10, users: 1, items: 2 },
+      },
+      1,
+    ).version;
+    const ids = new Map([
+      ['b', 0],
+      ['a', 1],
+    ]);
+    const prepared = prepareModel(dataDir, 'shop', 'factors', version, {
+      size: 3,
+      idOf: (externalId) => ids.get(externalId) ?? -1,
+    });
+    if (!('factors' in prepared)) throw new Error('expected factors');
+    const { itemFactors, known } = prepared.factors;
+    for (const array of [itemFactors, known]) {
+      expect(array.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(sharedCopy(array)).toBe(array);
+    }
+    // b's row first, then a's; the third id is not in the model.
+    expect(Array.from(itemFactors)).toEqual([2, 3, 0.5, 1, 0, 0]);
+    expect(Array.from(known)).toEqual([1, 1, 0]);
+  });
+});
+
 const PREPARERS: { where: string; preparer: () => ModelPreparer }[] = [
   { where: 'in this thread', preparer: () => inThisThread },
   // The daemon's: the compiled module (npm test builds first).
