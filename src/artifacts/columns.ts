@@ -64,9 +64,9 @@ export function arrowToColumns<S extends Record<string, Kind>>(
       const Constructor = CONSTRUCTORS[kind];
       if (!(values instanceof Constructor))
         throw new ArtifactError(`${fileName}: column '${name}' is not ${kind}`);
-      const inFile = values.buffer === bytes.buffer;
-      if (placement === 'shared') result[name] = inFile ? values : sharedCopy(values);
-      else if (placement === 'view' || !inFile) result[name] = values;
+      if (placement === 'shared')
+        result[name] = values.buffer === bytes.buffer ? values : sharedMemoryOf(values);
+      else if (placement === 'view' || values.byteLength === values.buffer.byteLength) result[name] = values;
       else result[name] = values.slice();
     }
   }
@@ -74,13 +74,13 @@ export function arrowToColumns<S extends Record<string, Kind>>(
 }
 
 /**
- * A copy of a typed array in shared memory: a message to another thread carries it without copying it
- * again (README, "Batch models").
+ * A typed array in shared memory, where a message to another thread carries it without copying it
+ * (README, "Batch models"): the array itself when it already spans a whole SharedArrayBuffer (a model's
+ * lists are mapped there), else a copy there. Callers only read what it returns.
  */
-export function sharedCopy<T extends Int32Array | Float32Array | Float64Array | Uint8Array | Uint16Array>(
+export function sharedMemoryOf<T extends Int32Array | Float32Array | Float64Array | Uint8Array | Uint16Array>(
   array: T,
 ): T {
-  // Already the whole of a shared buffer (made there, as a model's mapped lists are): nothing to copy.
   if (array.buffer instanceof SharedArrayBuffer && array.byteLength === array.buffer.byteLength) return array;
   const Kind = array.constructor as new (buffer: SharedArrayBuffer) => T;
   const copy = new Kind(new SharedArrayBuffer(array.byteLength));

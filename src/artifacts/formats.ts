@@ -1,4 +1,4 @@
-import { arrowToColumns, columnsToArrow, sharedCopy } from './columns.js';
+import { arrowToColumns, columnsToArrow, sharedMemoryOf } from './columns.js';
 import { ArtifactError } from './errors.js';
 import { QUANTIZATIONS, type Quantization } from '../contract/vectors.js';
 import { readChunks, type VerifiedArtifact } from './open.js';
@@ -245,7 +245,7 @@ export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | '
     // whole (8 bytes a neighbour: 40 MB for 100,000 items), and the file read, its columns copied out of
     // it and those copied into shared memory held them three times over while a version loaded.
     const { row: rows, score: scores } = arrowToColumns(
-      artifact.sharedFile?.('lists.arrow') ?? sharedCopy(artifact.file('lists.arrow')),
+      artifact.sharedFile?.('lists.arrow') ?? sharedMemoryOf(artifact.file('lists.arrow')),
       { row: 'int32', score: 'float32' },
       'lists.arrow',
       'shared',
@@ -259,7 +259,7 @@ export function decodeItemVectors(artifact: VerifiedArtifact, rows: 'memory' | '
       if (rows[k] < 0 || rows[k] >= items.length) throw new ArtifactError(`list entry ${k} names no row`);
     }
     checkFinite(scores, 'list scores');
-    lists = { offsets: sharedCopy(offsets), rows, scores };
+    lists = { offsets: sharedMemoryOf(offsets), rows, scores };
   }
   const model = artifact.manifest.parameters.model;
   return {

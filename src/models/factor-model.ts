@@ -41,7 +41,7 @@ export function servingFactors(
   if (!(regularization >= 0) || !(alpha >= 0))
     throw new ArtifactError('the manifest gives no regularization and alpha to fold users in with');
   const size = catalog.size;
-  // In shared memory from the start, like the neighbour lists: a loader hands them on without a copy.
+  // In shared memory, as servingNeighbours writes its lists.
   const itemFactors = sharedArray(Float32Array, size * k);
   const known = sharedArray(Uint8Array, size);
   let found = 0;

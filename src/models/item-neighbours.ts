@@ -63,7 +63,7 @@ export class ItemNeighbours {
     this.reach = reach;
     // Worth its memory (a second index per entry) where lists are long over few items.
     if (reach > 0 && reach <= COMPACT_REACH && neighbours.length >= 8 * reach) {
-      // In shared memory, like the lists they number: a loader hands them to the threads without a copy.
+      // In shared memory, like the lists they number (see servingNeighbours).
       const members = sharedArray(Int32Array, reach);
       const local = sharedArray(Uint16Array, neighbours.length);
       for (let k = 0; k < neighbours.length; k++) {

@@ -5,7 +5,7 @@
  * message nor the state change that carries the model on to the ranking thread copies them.
  */
 import { parentPort } from 'node:worker_threads';
-import { sharedCopy } from '../artifacts/columns.js';
+import { sharedMemoryOf } from '../artifacts/columns.js';
 import { prepareModel, type PreparedModel } from './prepared-model.js';
 import type { LoadRequest, LoadAnswer } from './model-loader.js';
 
@@ -14,21 +14,25 @@ function inSharedMemory(prepared: PreparedModel): PreparedModel {
   if ('vectors' in prepared) return prepared;
   if ('factors' in prepared) {
     const { itemFactors, known, itemGram } = prepared.factors;
-    const factors = { ...prepared.factors, itemFactors: sharedCopy(itemFactors), known: sharedCopy(known) };
-    return { ...prepared, factors: { ...factors, itemGram: sharedCopy(itemGram) } };
+    const factors = {
+      ...prepared.factors,
+      itemFactors: sharedMemoryOf(itemFactors),
+      known: sharedMemoryOf(known),
+    };
+    return { ...prepared, factors: { ...factors, itemGram: sharedMemoryOf(itemGram) } };
   }
   const { offsets, neighbours, weights, compact } = prepared.neighbours;
   return {
     ...prepared,
     neighbours: {
       ...prepared.neighbours,
-      offsets: sharedCopy(offsets),
-      neighbours: sharedCopy(neighbours),
-      weights: sharedCopy(weights),
+      offsets: sharedMemoryOf(offsets),
+      neighbours: sharedMemoryOf(neighbours),
+      weights: sharedMemoryOf(weights),
       compact: compact && {
-        local: sharedCopy(compact.local),
-        members: sharedCopy(compact.members),
-        localOf: sharedCopy(compact.localOf),
+        local: sharedMemoryOf(compact.local),
+        members: sharedMemoryOf(compact.members),
+        localOf: sharedMemoryOf(compact.localOf),
       },
     },
   };

@@ -17,7 +17,7 @@ import { HALF_VALUES } from '../../../src/models/half-float.js';
 import {
   arrowToColumns,
   columnsToArrow,
-  sharedCopy,
+  sharedMemoryOf,
   type Placement,
 } from '../../../src/artifacts/columns.js';
 import { ArtifactError } from '../../../src/artifacts/errors.js';
@@ -229,14 +229,14 @@ describe('reading columns', () => {
   it('copies into shared memory only what is not there already', () => {
     const whole = new Int32Array(new SharedArrayBuffer(12));
     whole.set([4, 5, 6]);
-    expect(sharedCopy(whole)).toBe(whole);
+    expect(sharedMemoryOf(whole)).toBe(whole);
     const part = whole.subarray(1);
-    const copy = sharedCopy(part);
+    const copy = sharedMemoryOf(part);
     expect(copy).not.toBe(part);
     expect(copy.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(Array.from(copy)).toEqual([5, 6]);
     const local = Int32Array.from([7]);
-    expect(sharedCopy(local).buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(sharedMemoryOf(local).buffer).toBeInstanceOf(SharedArrayBuffer);
   });
 });
 
@@ -256,12 +256,17 @@ describe.each(['cooccurrence', 'ease'] as const)('a %s version prepared for serv
     for (const array of [offsets, neighbours, weights]) {
       expect(array.buffer).toBeInstanceOf(SharedArrayBuffer);
       // What the loading thread hands on is these arrays themselves.
-      expect(sharedCopy(array)).toBe(array);
+      expect(sharedMemoryOf(array)).toBe(array);
     }
+    // The mapping itself is checked through the loading thread (ThreadPreparer, below).
     expect(weights).toBeInstanceOf(Uint16Array);
-    expect(Array.from(offsets)).toEqual([0, 0, 1, 3]);
-    expect(Array.from(neighbours)).toEqual([2, 1, 0]);
-    expect(Array.from(weights, (bits) => HALF_VALUES[bits])).toEqual([0.75, 0.5, 0.25]);
+  });
+
+  it('is decoded with its number columns left in the file they were read from', () => {
+    const decoded = MODEL_FORMATS[model].decode(openVersion(dataDir, 'shop', model, publish(model, lists())));
+    for (const column of [decoded.offsets, decoded.neighbours, decoded.weights])
+      expect(column.byteLength).toBeLessThan(column.buffer.byteLength);
+    expect(decoded.neighbours.buffer).toBe(decoded.weights.buffer);
   });
 });
 
@@ -290,11 +295,18 @@ describe('a factors version prepared for serving', () => {
     const { itemFactors, known } = prepared.factors;
     for (const array of [itemFactors, known]) {
       expect(array.buffer).toBeInstanceOf(SharedArrayBuffer);
-      expect(sharedCopy(array)).toBe(array);
+      expect(sharedMemoryOf(array)).toBe(array);
     }
     // b's row first, then a's; the third id is not in the model.
     expect(Array.from(itemFactors)).toEqual([2, 3, 0.5, 1, 0, 0]);
     expect(Array.from(known)).toEqual([1, 1, 0]);
+  });
+
+  it('is decoded with its factors left in the files they were read from', () => {
+    const version = publish('factors', factors());
+    const decoded = MODEL_FORMATS.factors.decode(openVersion(dataDir, 'shop', 'factors', version));
+    for (const column of [decoded.itemFactors, decoded.userFactors])
+      expect(column.byteLength).toBeLessThan(column.buffer.byteLength);
   });
 });
 
