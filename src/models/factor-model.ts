@@ -1,3 +1,4 @@
+import { sharedMemoryOf } from '../artifacts/columns.js';
 import { ArtifactError } from '../artifacts/errors.js';
 import type { Factors } from '../artifacts/formats.js';
 import { gram } from '../linalg/dense.js';
@@ -55,7 +56,7 @@ export function servingFactors(
   if (found === 0 && model.items.length > 0)
     throw new ArtifactError("none of the model's items is in the tenant's catalog");
   // The gram of the model's own item factors: items unknown here still shaped every user's solve.
-  const itemGram = gram(model.itemFactors, model.items.length, k);
+  const itemGram = sharedMemoryOf(gram(model.itemFactors, model.items.length, k));
   return new ServingFactors(
     k,
     itemFactors,

@@ -30,7 +30,8 @@ export type PreparedModel =
 /**
  * Opens a version of a tenant's model, checks it and maps it into the catalog's dense ids. Throws when
  * the artifact is missing, incomplete, corrupt or inconsistent. Touches no serving state, so it can run
- * in a thread of its own (see model-load-worker.ts) with the catalog's ids copied there.
+ * in a thread of its own (see model-load-worker.ts) with the catalog's ids copied there; its arrays are
+ * in shared memory, so that thread hands them on without a copy.
  */
 export function prepareModel(
   dataDir: string,
