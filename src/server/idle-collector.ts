@@ -6,6 +6,12 @@ import { fullCollection } from '../state/memory.js';
  * routes, a catalog sync), nothing allocates, and the heap keeps the size the load grew it to with the
  * load's garbage in it, hundreds of MB at a million events (README, "Memory"). The collector runs a
  * full collection once the daemon received no request for a while after its heap grew.
+ *
+ * What a collection cannot free because something still referenced it (an old model version a thread
+ * had not let go of yet, a query's result still being read) becomes garbage later, without the heap
+ * growing again. So while the heap stays well above the lowest size a collection ever left, the
+ * collector tries once more after a longer quiet spell; a retry that frees little means what is held
+ * is live, and its size becomes the base.
  */
 export interface IdleCollectorOptions {
   /** How often it looks. */
@@ -14,12 +20,15 @@ export interface IdleCollectorOptions {
   quietMs: number;
   /** How much the heap must have grown since the last collection. */
   growthBytes: number;
+  /** How long after a collection to retry while the heap stays `growthBytes` above its lowest. */
+  retryMs: number;
 }
 
 export const IDLE_COLLECTOR: IdleCollectorOptions = Object.freeze({
   checkMs: 2_000,
   quietMs: 3_000,
   growthBytes: 32 * 1024 * 1024,
+  retryMs: 30_000,
 });
 
 /**
@@ -38,6 +47,9 @@ export class IdleCollector {
   /** The heap's size after the last collection: none yet, so the first quiet moment collects what the
    * start-up load left. */
   private sizeAfter = 0;
+  /** The lowest size a collection left (or V8 shrank the heap to). */
+  private floor = Infinity;
+  private lastCollection = -Infinity;
   private timer: NodeJS.Timeout | undefined;
   /** Collections run so far. */
   collections = 0;
@@ -70,17 +82,25 @@ export class IdleCollector {
     this.lastRequest = this.now();
   }
 
-  /** Collects now if the daemon is quiet and the heap grew; whether it did. */
+  /** Collects now if the daemon is quiet and the heap grew (or a retry is due); whether it did. */
   check(): boolean {
-    if (this.now() - this.lastRequest < this.options.quietMs) return false;
+    const now = this.now();
+    if (now - this.lastRequest < this.options.quietMs) return false;
+    const { growthBytes, retryMs } = this.options;
     const size = this.size();
     // A heap V8 shrank by itself is the new base.
     this.sizeAfter = Math.min(this.sizeAfter, size);
-    if (size - this.sizeAfter < this.options.growthBytes) return false;
+    this.floor = Math.min(this.floor, size);
+    const grew = size - this.sizeAfter >= growthBytes;
+    const retry = !grew && size - this.floor >= growthBytes && now - this.lastCollection >= retryMs;
+    if (!grew && !retry) return false;
     this.collect();
     this.alsoCollect?.();
     this.collections++;
+    this.lastCollection = now;
     this.sizeAfter = this.size();
+    this.floor =
+      retry && size - this.sizeAfter < growthBytes ? this.sizeAfter : Math.min(this.floor, this.sizeAfter);
     return true;
   }
 

@@ -4,7 +4,7 @@ import { IdleCollector, heapSize } from '../../../src/server/idle-collector.js';
 import { fullCollection } from '../../../src/state/memory.js';
 
 const MB = 1024 * 1024;
-const OPTIONS = { checkMs: 1_000, quietMs: 3_000, growthBytes: 32 * MB };
+const OPTIONS = { checkMs: 1_000, quietMs: 3_000, growthBytes: 32 * MB, retryMs: 30_000 };
 
 /** A collector over a heap and a clock the test moves; a collection shrinks the heap to `live`. */
 function rig() {
@@ -54,6 +54,43 @@ describe('IdleCollector', () => {
       expect(collector.check()).toBe(false);
     }
     expect(collector.collections).toBe(0);
+  });
+
+  it('retries later what a collection could not free because it was still referenced', () => {
+    const { heap, clock, collector } = rig();
+    heap.size += 200 * MB;
+    heap.live += 200 * MB;
+    clock.now = 3_000;
+    expect(collector.check()).toBe(true);
+    expect(heap.size).toBe(300 * MB);
+    // Let go of without the heap growing: only a retry frees it, and not before retryMs.
+    heap.live = 100 * MB;
+    clock.now = 32_999;
+    expect(collector.check()).toBe(false);
+    collector.requested();
+    clock.now = 33_000;
+    expect(collector.check()).toBe(false);
+    clock.now = 36_000;
+    expect(collector.check()).toBe(true);
+    expect(heap.size).toBe(100 * MB);
+    clock.now = 600_000;
+    expect(collector.check()).toBe(false);
+    expect(collector.collections).toBe(2);
+  });
+
+  it('retries once when what the heap grew by is live, then takes it as the base', () => {
+    const { heap, clock, collector } = rig();
+    heap.size += 200 * MB;
+    heap.live += 200 * MB;
+    clock.now = 3_000;
+    expect(collector.check()).toBe(true);
+    clock.now = 33_000;
+    expect(collector.check()).toBe(true);
+    for (clock.now = 34_000; clock.now < 600_000; clock.now += 1_000) expect(collector.check()).toBe(false);
+    expect(collector.collections).toBe(2);
+    // Growth past the new base still collects.
+    heap.size += 32 * MB;
+    expect(collector.check()).toBe(true);
   });
 
   it('takes a heap V8 shrank by itself as its new base', () => {
