@@ -208,7 +208,14 @@ function serving(
   const port = (app.server.address() as { port: number }).port;
   writeFileSync(daemonFile, JSON.stringify({ pid: process.pid, host: options.host, port }));
   followWrites(runtime, app.log);
-  const collector = new IdleCollector({ alsoCollect: () => ranker.collectGarbage?.() });
+  const collector = new IdleCollector({
+    alsoCollect: () => {
+      ranker.collectGarbage?.();
+      runtime.store
+        .releaseCache()
+        .catch((error: unknown) => app.log.warn({ err: error }, "could not give back DuckDB's cached pages"));
+    },
+  });
   app.server.on('request', () => collector.requested());
   collector.start();
   let stopping: Promise<void> | undefined;

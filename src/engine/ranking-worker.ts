@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../contract/errors.js';
-import { fullCollection, heapFigures } from '../state/memory.js';
+import { heapFigures, releasingCollection } from '../state/memory.js';
 import { applyStateChange } from '../state/state-changes.js';
 import { ServingState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
@@ -42,7 +42,7 @@ function send(outcomes: RankingOutcome[]): void {
 
 // A change that does not apply means the replica no longer equals the original: the error ends the
 // thread, and the original ranks from then on.
-const collect = fullCollection();
+const collect = releasingCollection();
 
 parentPort!.on('message', ({ changes, jobs, heap, collect: collecting }: RankingBatch) => {
   for (const change of changes) applyStateChange(state, change);

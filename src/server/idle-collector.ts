@@ -1,5 +1,5 @@
 import { getHeapStatistics } from 'node:v8';
-import { fullCollection } from '../state/memory.js';
+import { releasingCollection } from '../state/memory.js';
 
 /**
  * V8 collects garbage when a thread allocates: once a load ends (a backfill through the ingestion
@@ -66,11 +66,14 @@ export class IdleCollector {
       size?: () => number;
       options?: IdleCollectorOptions;
       now?: () => number;
-      /** Asks other threads to collect too (the ranking thread, whose replica a load grew as well). */
+      /**
+       * What else to give back at the same moment: the ranking thread's garbage (its replica grew with
+       * the load), the store's cached pages.
+       */
       alsoCollect?: () => void;
     } = {},
   ) {
-    this.collect = parts.collect ?? fullCollection();
+    this.collect = parts.collect ?? releasingCollection();
     this.size = parts.size ?? heapSize;
     this.options = parts.options ?? IDLE_COLLECTOR;
     this.now = parts.now ?? (() => performance.now());

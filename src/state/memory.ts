@@ -40,6 +40,19 @@ export function fullCollection(): () => void {
   return (exposedCollection ??= exposeCollection());
 }
 
+/**
+ * A full collection that also gives back the pages of the heap it emptied, for an idle thread. V8
+ * releases those only at its next collection: after one, a heap whose live objects fell from 164 to 10 MB
+ * still took 137 MB; a second (quick, since little is left to mark) brought it to 54 MB.
+ */
+export function releasingCollection(): () => void {
+  const collect = fullCollection();
+  return () => {
+    collect();
+    collect();
+  };
+}
+
 /** The thread's full collection, once exposed. */
 let exposedCollection: (() => void) | undefined;
 

@@ -157,12 +157,32 @@ export class Store {
     return this.writes.exclusive(() => this.rewrite(), 'scrub');
   }
 
-  /** Copies the database into a fresh file and swaps it in; the write queue holds its flushes meanwhile. */
-  private async rewrite(): Promise<void> {
-    let openGate!: () => void;
-    this.readGate = new Promise((resolve) => (openGate = resolve));
+  /**
+   * Gives back the store's pages DuckDB keeps cached (README, "Memory"): a checkpoint first, so that the
+   * rows written since the last one are pages of the file too, then DuckDB's memory limit lowered for a
+   * moment, which evicts every page no query holds. The daemon calls it when idle; reads afterwards load
+   * the pages they need again. Runs alone, like a scrub; calls while one waits share it.
+   */
+  releaseCache(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return this.writes.exclusive(() => this.alone(() => this.evictPages()), 'release-cache');
+  }
+
+  private async evictPages(): Promise<void> {
+    await this.writer.run('CHECKPOINT');
     try {
-      await this.untilNoReads();
+      await this.writer.run(`SET memory_limit = ${sqlString(EVICTING_LIMIT)}`);
+    } catch {
+      // DuckDB evicted what it could before it found that the rest does not fit (what a sync staged,
+      // which it would have to spill): that is all there is to give back.
+    } finally {
+      await this.writer.run(`SET memory_limit = ${sqlString(this.settings.memoryLimit)}`);
+    }
+  }
+
+  /** Copies the database into a fresh file and swaps it in; the write queue holds its flushes meanwhile. */
+  private rewrite(): Promise<void> {
+    return this.alone(async () => {
       await this.writer.run('CHECKPOINT');
       await this.copyToScrubFile();
       this.writer.closeSync();
@@ -173,6 +193,16 @@ export class Store {
         // Reopen whichever file is in place: the copy, or the untouched original if the swap failed.
         await this.reopen();
       }
+    });
+  }
+
+  /** Runs `task` once no read runs, holding new reads (and writes apart) until it ends. */
+  private async alone<T>(task: () => Promise<T>): Promise<T> {
+    let openGate!: () => void;
+    this.readGate = new Promise((resolve) => (openGate = resolve));
+    try {
+      await this.untilNoReads();
+      return await task();
     } finally {
       this.readGate = null;
       openGate();
@@ -229,6 +259,9 @@ export class Store {
 }
 
 const openStores = new Map<string, Promise<Store>>();
+
+/** The memory limit `releaseCache` sets for a moment: below what any cached page takes. */
+const EVICTING_LIMIT = '1MB';
 
 /** Upserts append to these first, then one INSERT OR REPLACE moves them, keeping upserts set-based. */
 const STAGING_TABLES = `

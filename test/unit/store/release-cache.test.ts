@@ -1,0 +1,86 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import {
+  closeTempStore,
+  openTempStore,
+  storedInteraction,
+  type TempStore,
+} from '../../support/temp-store.js';
+
+let temp: TempStore;
+
+beforeEach(async () => {
+  temp = await openTempStore('nextrec-release-');
+});
+
+afterEach(() => closeTempStore(temp));
+
+/** What DuckDB holds of tables (pages of the file, rows not checkpointed yet), in bytes. */
+async function tableMemory(db: DuckDBConnection): Promise<number> {
+  const result = await db.runAndReadAll(
+    `SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()
+      WHERE tag IN ('BASE_TABLE', 'IN_MEMORY_TABLE')`,
+  );
+  return Number(result.getRows()[0][0]);
+}
+
+async function memoryLimit(db: DuckDBConnection): Promise<string> {
+  const result = await db.runAndReadAll(`SELECT current_setting('memory_limit')`);
+  return String(result.getRows()[0][0]);
+}
+
+describe('Store.releaseCache', () => {
+  it("gives back the pages DuckDB cached, keeps every row and restores the store's memory limit", async () => {
+    const { store } = temp;
+    for (let flush = 0; flush < 20; flush++)
+      await store.writes.submit((rows) => {
+        for (let i = 0; i < 5_000; i++) {
+          const n = flush * 5_000 + i;
+          rows.interactions.push([
+            't',
+            storedInteraction(`e${n}`, { userId: `u${n % 977}`, itemId: `i${n % 5_003}`, ts: n }),
+          ]);
+        }
+        return () => undefined;
+      });
+    // Checkpointed, then read: the pages are cached, none of it is rows waiting for a checkpoint.
+    await store.writes.exclusive((db) => db.run('CHECKPOINT'));
+    const before = await store.read(async (db) => {
+      await db.runAndReadAll(
+        'SELECT count(DISTINCT (event_id, user_id, item_id, ts, received_at)) FROM interactions',
+      );
+      return { memory: await tableMemory(db), limit: await memoryLimit(db) };
+    });
+    expect(before.memory).toBeGreaterThan(2 * 1024 * 1024);
+
+    // A read asked for meanwhile waits for it, then reads every row.
+    const [, counted] = await Promise.all([
+      store.releaseCache(),
+      store.read(async (db) =>
+        Number((await db.runAndReadAll('SELECT count(*) FROM interactions')).getRows()[0][0]),
+      ),
+    ]);
+    expect(counted).toBe(100_000);
+
+    const after = await store.read(async (db) => ({
+      memory: await tableMemory(db),
+      limit: await memoryLimit(db),
+    }));
+    expect(after.memory).toBeLessThan(before.memory / 4);
+    expect(after.limit).toBe(before.limit);
+    // Writes go on as before.
+    await store.writes.submit((rows) => {
+      rows.interactions.push(['t', storedInteraction('last')]);
+      return () => undefined;
+    });
+    const total = await store.read(async (db) =>
+      Number((await db.runAndReadAll('SELECT count(*) FROM interactions')).getRows()[0][0]),
+    );
+    expect(total).toBe(100_001);
+  });
+
+  it('does nothing once the store is closed', async () => {
+    await temp.store.close();
+    await expect(temp.store.releaseCache()).resolves.toBeUndefined();
+  });
+});
