@@ -1,4 +1,5 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { LocalRanker, type Ranker } from './engine/ranker.js';
@@ -216,7 +217,10 @@ function serving(
         .catch((error: unknown) => app.log.warn({ err: error }, "could not give back DuckDB's cached pages"));
     },
   });
-  app.server.on('request', () => collector.requested());
+  app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    collector.requested();
+    response.once('close', () => collector.answered());
+  });
   collector.start();
   let stopping: Promise<void> | undefined;
   return {

@@ -44,6 +44,7 @@ export function heapSize(): number {
 
 export class IdleCollector {
   private lastRequest = -Infinity;
+  private inFlight = 0;
   /** The heap's size after the last collection: none yet, so the first quiet moment collects what the
    * start-up load left. */
   private sizeAfter = 0;
@@ -83,12 +84,22 @@ export class IdleCollector {
   /** A request arrived. */
   requested(): void {
     this.lastRequest = this.now();
+    this.inFlight++;
+  }
+
+  /**
+   * A request was answered (or its connection closed). Until then the daemon is not idle, however long
+   * the request takes: a feed sync asked for over HTTP runs for seconds.
+   */
+  answered(): void {
+    this.lastRequest = this.now();
+    this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
   /** Collects now if the daemon is quiet and the heap grew (or a retry is due); whether it did. */
   check(): boolean {
     const now = this.now();
-    if (now - this.lastRequest < this.options.quietMs) return false;
+    if (this.inFlight > 0 || now - this.lastRequest < this.options.quietMs) return false;
     const { growthBytes, retryMs } = this.options;
     const size = this.size();
     // A heap V8 shrank by itself is the new base.

@@ -161,7 +161,8 @@ export class Store {
    * Gives back the store's pages DuckDB keeps cached (README, "Memory"): a checkpoint first, so that the
    * rows written since the last one are pages of the file too, then DuckDB's memory limit lowered for a
    * moment, which evicts every page no query holds. The daemon calls it when idle; reads afterwards load
-   * the pages they need again. Runs alone, like a scrub; calls while one waits share it.
+   * the pages they need again. Runs alone, like a scrub; calls while one waits share it. While TEMP
+   * tables hold rows (a feed sync staging its pages), it only checkpoints.
    */
   releaseCache(): Promise<void> {
     if (this.closed) return Promise.resolve();
@@ -170,6 +171,12 @@ export class Store {
 
   private async evictPages(): Promise<void> {
     await this.writer.run('CHECKPOINT');
+    // What is still in memory after a checkpoint is TEMP tables: a feed sync's staged records, which a
+    // lower limit would spill to disk midway through the sync. Its pages wait for the next quiet moment.
+    const held = await this.writer.runAndReadAll(
+      `SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`,
+    );
+    if (Number(held.getRows()[0][0]) > 0) return;
     try {
       await this.writer.run(`SET memory_limit = ${sqlString(EVICTING_LIMIT)}`);
     } catch {

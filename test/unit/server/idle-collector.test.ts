@@ -31,6 +31,7 @@ describe('IdleCollector', () => {
     const { heap, clock, collector, others } = rig();
     heap.size += 200 * MB;
     collector.requested();
+    collector.answered();
     clock.now = 2_999;
     expect(collector.check()).toBe(false);
     clock.now = 3_000;
@@ -46,11 +47,25 @@ describe('IdleCollector', () => {
     expect(others()).toBe(3);
   });
 
+  it('waits while a request is in flight, however long it takes, and counts quiet from its answer', () => {
+    const { heap, clock, collector } = rig();
+    heap.size += 200 * MB;
+    collector.requested();
+    clock.now = 60_000;
+    expect(collector.check()).toBe(false);
+    collector.answered();
+    clock.now = 62_999;
+    expect(collector.check()).toBe(false);
+    clock.now = 63_000;
+    expect(collector.check()).toBe(true);
+  });
+
   it('leaves a daemon under traffic to V8 however its heap grows', () => {
     const { heap, clock, collector } = rig();
     heap.size += 500 * MB;
     for (clock.now = 0; clock.now < 60_000; clock.now += 1_000) {
       collector.requested();
+      collector.answered();
       expect(collector.check()).toBe(false);
     }
     expect(collector.collections).toBe(0);
@@ -68,6 +83,7 @@ describe('IdleCollector', () => {
     clock.now = 32_999;
     expect(collector.check()).toBe(false);
     collector.requested();
+    collector.answered();
     clock.now = 33_000;
     expect(collector.check()).toBe(false);
     clock.now = 36_000;

@@ -79,6 +79,41 @@ describe('Store.releaseCache', () => {
     expect(total).toBe(100_001);
   });
 
+  it('only checkpoints while a TEMP table holds rows (a feed sync staging), which eviction would spill', async () => {
+    const { store } = temp;
+    await store.writes.submit((rows) => {
+      for (let i = 0; i < 50_000; i++)
+        rows.interactions.push([
+          't',
+          storedInteraction(`e${i}`, { userId: `u${i % 977}`, itemId: `i${i % 5_003}`, ts: i }),
+        ]);
+      return () => undefined;
+    });
+    await store.writes.exclusive(async (db) => {
+      await db.run('CHECKPOINT');
+      await db.run(
+        `CREATE TEMP TABLE staged AS SELECT 'item-' || i AS id, repeat('x', 100) AS page FROM range(50000) t(i)`,
+      );
+    });
+    const cached = () =>
+      store.read(async (db) => {
+        await db.runAndReadAll('SELECT count(DISTINCT (event_id, user_id, item_id, ts)) FROM interactions');
+        const result = await db.runAndReadAll(
+          `SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'`,
+        );
+        return Number(result.getRows()[0][0]);
+      });
+    const pages = await cached();
+    expect(pages).toBeGreaterThan(1024 * 1024);
+    await store.releaseCache();
+    const kept = await store.read(async (db) => tableMemory(db));
+    expect(kept).toBeGreaterThan(pages);
+    await store.writes.exclusive((db) => db.run('DROP TABLE temp.staged'));
+    await cached();
+    await store.releaseCache();
+    expect(await store.read(async (db) => tableMemory(db))).toBeLessThan(pages / 2);
+  });
+
   it('does nothing once the store is closed', async () => {
     await temp.store.close();
     await expect(temp.store.releaseCache()).resolves.toBeUndefined();
