@@ -1,5 +1,4 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { LocalRanker, type Ranker } from './engine/ranker.js';
@@ -11,7 +10,7 @@ import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
 import { feedNetwork } from './feeds/network.js';
-import { IdleCollector } from './server/idle-collector.js';
+import { IdleCollector, followRequests } from './server/idle-collector.js';
 import { StoreInUseError } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { operatorKey, type OperatorKey } from './tenants/secrets.js';
@@ -214,13 +213,12 @@ function serving(
       ranker.collectGarbage?.();
       runtime.store
         .releaseCache()
-        .catch((error: unknown) => app.log.warn({ err: error }, "could not give back DuckDB's cached pages"));
+        .catch((error: unknown) =>
+          app.log.error({ err: error }, "could not give back DuckDB's cached pages"),
+        );
     },
   });
-  app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    collector.requested();
-    response.once('close', () => collector.answered());
-  });
+  followRequests(app.server, collector);
   collector.start();
   let stopping: Promise<void> | undefined;
   return {

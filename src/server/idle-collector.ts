@@ -1,4 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { releasingCollection } from '../state/memory.js';
 
 /**
@@ -10,8 +12,8 @@ import { releasingCollection } from '../state/memory.js';
  * What a collection cannot free because something still referenced it (an old model version a thread
  * had not let go of yet, a query's result still being read) becomes garbage later, without the heap
  * growing again. So while the heap stays well above the lowest size a collection ever left, the
- * collector tries once more after a longer quiet spell; a retry that frees little means what is held
- * is live, and its size becomes the base.
+ * collector tries once more at a quiet moment `retryMs` after its last collection; a retry that frees
+ * little means what is held is live, and its size becomes the base.
  */
 export interface IdleCollectorOptions {
   /** How often it looks. */
@@ -96,6 +98,11 @@ export class IdleCollector {
     this.inFlight = Math.max(0, this.inFlight - 1);
   }
 
+  /** Requests arrived and not answered yet. */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
   /** Collects now if the daemon is quiet and the heap grew (or a retry is due); whether it did. */
   check(): boolean {
     const now = this.now();
@@ -126,4 +133,30 @@ export class IdleCollector {
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+/**
+ * Has `collector` follow `server`'s requests: each is answered once, when its response closes or else its
+ * connection does (a pipelined request still queued when its connection closes gets no response, nor
+ * its 'close').
+ */
+export function followRequests(server: Server, collector: IdleCollector): void {
+  const open = new WeakMap<Socket, Set<ServerResponse>>();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    collector.requested();
+    const socket = request.socket;
+    let responses = open.get(socket);
+    if (!responses) {
+      const pending = (responses = new Set());
+      open.set(socket, pending);
+      socket.once('close', () => {
+        for (let n = pending.size; n > 0; n--) collector.answered();
+        pending.clear();
+      });
+    }
+    responses.add(response);
+    response.once('close', () => {
+      if (responses.delete(response)) collector.answered();
+    });
+  });
 }

@@ -161,30 +161,45 @@ export class Store {
    * Gives back the store's pages DuckDB keeps cached (README, "Memory"): a checkpoint first, so that the
    * rows written since the last one are pages of the file too, then DuckDB's memory limit lowered for a
    * moment, which evicts every page no query holds. The daemon calls it when idle; reads afterwards load
-   * the pages they need again. Runs alone, like a scrub; calls while one waits share it. While TEMP
-   * tables hold rows (a feed sync staging its pages), it only checkpoints.
+   * the pages they need again. It runs alone, like a scrub, but never waits for reads: while one runs (a
+   * lake export, an analytics query) it does nothing, so as not to hold writes back until it ends. It
+   * only checkpoints while TEMP tables hold rows (a feed sync staging its pages), and while DuckDB caches
+   * less than `atLeast` bytes of pages, not worth reading again. Calls while one waits share it.
    */
-  releaseCache(): Promise<void> {
+  releaseCache(atLeast = RELEASE_AT_LEAST): Promise<void> {
     if (this.closed) return Promise.resolve();
-    return this.writes.exclusive(() => this.alone(() => this.evictPages()), 'release-cache');
+    return this.writes.exclusive(
+      () => (this.activeReads > 0 ? Promise.resolve() : this.alone(() => this.evictPages(atLeast))),
+      'release-cache',
+    );
   }
 
-  private async evictPages(): Promise<void> {
+  private async evictPages(atLeast: number): Promise<void> {
     await this.writer.run('CHECKPOINT');
-    // What is still in memory after a checkpoint is TEMP tables: a feed sync's staged records, which a
-    // lower limit would spill to disk midway through the sync. Its pages wait for the next quiet moment.
+    // What is still in memory after a checkpoint besides pages is TEMP tables: a feed sync's staged
+    // records, which a lower limit would spill to disk midway through the sync.
     const held = await this.writer.runAndReadAll(
-      `SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'`,
+      `SELECT coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'IN_MEMORY_TABLE'), 0),
+              coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'BASE_TABLE'), 0)
+         FROM duckdb_memory()`,
     );
-    if (Number(held.getRows()[0][0]) > 0) return;
+    const [staged, pages] = held.getRows()[0].map(Number);
+    if (staged > 0 || pages < atLeast) return;
     try {
       await this.writer.run(`SET memory_limit = ${sqlString(EVICTING_LIMIT)}`);
-    } catch {
-      // DuckDB evicted what it could before it found that the rest does not fit (what a sync staged,
-      // which it would have to spill): that is all there is to give back.
+    } catch (error) {
+      // DuckDB evicted what it could before it found that the rest (pages a query holds) does not fit
+      // under the lower limit: that is all there is to give back.
+      if (!/could not free up enough memory/i.test(String(error))) throw error;
     } finally {
-      await this.writer.run(`SET memory_limit = ${sqlString(this.settings.memoryLimit)}`);
+      await this.restoreMemoryLimit();
     }
+  }
+
+  /** Sets the store's own memory limit again; one retry, since a store left at 1MB fails its queries. */
+  private async restoreMemoryLimit(): Promise<void> {
+    const restore = `SET memory_limit = ${sqlString(this.settings.memoryLimit)}`;
+    await this.writer.run(restore).catch(() => this.writer.run(restore));
   }
 
   /** Copies the database into a fresh file and swaps it in; the write queue holds its flushes meanwhile. */
@@ -269,6 +284,9 @@ const openStores = new Map<string, Promise<Store>>();
 
 /** The memory limit `releaseCache` sets for a moment: below what any cached page takes. */
 const EVICTING_LIMIT = '1MB';
+
+/** Cached pages `releaseCache` leaves alone: less than this is not worth reading again. */
+const RELEASE_AT_LEAST = 16 * 1024 * 1024;
 
 /** Upserts append to these first, then one INSERT OR REPLACE moves them, keeping upserts set-based. */
 const STAGING_TABLES = `

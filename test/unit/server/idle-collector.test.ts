@@ -1,6 +1,8 @@
+import { createServer, request } from 'node:http';
+import { connect } from 'node:net';
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { IdleCollector, heapSize } from '../../../src/server/idle-collector.js';
+import { IdleCollector, followRequests, heapSize } from '../../../src/server/idle-collector.js';
 import { fullCollection, releasingCollection } from '../../../src/state/memory.js';
 
 const MB = 1024 * 1024;
@@ -169,5 +171,45 @@ describe('IdleCollector', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     collect();
     expect(heapSize()).toBeLessThan(before + 16 * MB);
+  });
+  it('follows the requests of a server: in flight until answered, or until their connection closes', async () => {
+    const collector = new IdleCollector();
+    const held: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      if (req.url === '/hold') held.push(() => res.end('held'));
+      else res.end('ok');
+    });
+    followRequests(server, collector);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const until = async (condition: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      const answered = await new Promise<string>((resolve) =>
+        request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+          res.setEncoding('utf8');
+          let body = '';
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve(body));
+        }).end(),
+      );
+      expect(answered).toBe('ok');
+      await until(() => collector.requestsInFlight === 0);
+      // Three pipelined requests, the first held: the other two wait behind it, and the connection closes.
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+      socket.write(get('/hold') + get('/') + get('/'));
+      await until(() => held.length === 1);
+      expect(collector.requestsInFlight).toBeGreaterThanOrEqual(1);
+      socket.destroy();
+      await until(() => collector.requestsInFlight === 0);
+      expect(collector.requestsInFlight).toBe(0);
+    } finally {
+      for (const release of held) release();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -53,13 +53,10 @@ describe('Store.releaseCache', () => {
     });
     expect(before.memory).toBeGreaterThan(2 * 1024 * 1024);
 
-    // A read asked for meanwhile waits for it, then reads every row.
-    const [, counted] = await Promise.all([
-      store.releaseCache(),
-      store.read(async (db) =>
-        Number((await db.runAndReadAll('SELECT count(*) FROM interactions')).getRows()[0][0]),
-      ),
-    ]);
+    await store.releaseCache(0);
+    const counted = await store.read(async (db) =>
+      Number((await db.runAndReadAll('SELECT count(*) FROM interactions')).getRows()[0][0]),
+    );
     expect(counted).toBe(100_000);
 
     const after = await store.read(async (db) => ({
@@ -105,13 +102,50 @@ describe('Store.releaseCache', () => {
       });
     const pages = await cached();
     expect(pages).toBeGreaterThan(1024 * 1024);
-    await store.releaseCache();
+    await store.releaseCache(0);
     const kept = await store.read(async (db) => tableMemory(db));
     expect(kept).toBeGreaterThan(pages);
     await store.writes.exclusive((db) => db.run('DROP TABLE temp.staged'));
     await cached();
-    await store.releaseCache();
+    await store.releaseCache(0);
     expect(await store.read(async (db) => tableMemory(db))).toBeLessThan(pages / 2);
+  });
+
+  it('leaves the pages while a read runs, without waiting for it, and when they are too few', async () => {
+    const { store } = temp;
+    await store.writes.submit((rows) => {
+      for (let i = 0; i < 50_000; i++)
+        rows.interactions.push([
+          't',
+          storedInteraction(`e${i}`, { userId: `u${i % 977}`, itemId: `i${i % 5_003}`, ts: i }),
+        ]);
+      return () => undefined;
+    });
+    await store.writes.exclusive((db) => db.run('CHECKPOINT'));
+    const pages = () =>
+      store.read(async (db) => {
+        await db.runAndReadAll('SELECT count(DISTINCT (event_id, user_id, item_id, ts)) FROM interactions');
+        return tableMemory(db);
+      });
+    const cached = await pages();
+    expect(cached).toBeGreaterThan(1024 * 1024);
+    let finish!: () => void;
+    let started!: () => void;
+    const reading = new Promise<void>((resolve) => (started = resolve));
+    const running = store.read(() => {
+      started();
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    await reading;
+    await store.releaseCache(0);
+    finish();
+    await running;
+    expect(await store.read(tableMemory)).toBeGreaterThanOrEqual(cached);
+    // Fewer bytes of pages than asked for.
+    await store.releaseCache(cached + 1);
+    expect(await store.read(tableMemory)).toBeGreaterThanOrEqual(cached);
+    await store.releaseCache(cached);
+    expect(await store.read(tableMemory)).toBeLessThan(cached / 2);
   });
 
   it('does nothing once the store is closed', async () => {
