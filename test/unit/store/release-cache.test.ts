@@ -24,6 +24,19 @@ async function tableMemory(db: DuckDBConnection): Promise<number> {
   return Number(result.getRows()[0][0]);
 }
 
+/** Stores `count` interactions, 5,000 a flush. */
+async function writeInteractions(count: number): Promise<void> {
+  for (let start = 0; start < count; start += 5_000)
+    await temp.store.writes.submit((rows) => {
+      for (let n = start; n < Math.min(count, start + 5_000); n++)
+        rows.interactions.push([
+          't',
+          storedInteraction(`e${n}`, { userId: `u${n % 977}`, itemId: `i${n % 5_003}`, ts: n }),
+        ]);
+      return () => undefined;
+    });
+}
+
 async function memoryLimit(db: DuckDBConnection): Promise<string> {
   const result = await db.runAndReadAll(`SELECT current_setting('memory_limit')`);
   return String(result.getRows()[0][0]);
@@ -32,17 +45,7 @@ async function memoryLimit(db: DuckDBConnection): Promise<string> {
 describe('Store.releaseCache', () => {
   it("gives back the pages DuckDB cached, keeps every row and restores the store's memory limit", async () => {
     const { store } = temp;
-    for (let flush = 0; flush < 20; flush++)
-      await store.writes.submit((rows) => {
-        for (let i = 0; i < 5_000; i++) {
-          const n = flush * 5_000 + i;
-          rows.interactions.push([
-            't',
-            storedInteraction(`e${n}`, { userId: `u${n % 977}`, itemId: `i${n % 5_003}`, ts: n }),
-          ]);
-        }
-        return () => undefined;
-      });
+    await writeInteractions(100_000);
     // Checkpointed, then read: the pages are cached, none of it is rows waiting for a checkpoint.
     await store.writes.exclusive((db) => db.run('CHECKPOINT'));
     const before = await store.read(async (db) => {
@@ -78,14 +81,7 @@ describe('Store.releaseCache', () => {
 
   it('only checkpoints while a TEMP table holds rows (a feed sync staging), which eviction would spill', async () => {
     const { store } = temp;
-    await store.writes.submit((rows) => {
-      for (let i = 0; i < 50_000; i++)
-        rows.interactions.push([
-          't',
-          storedInteraction(`e${i}`, { userId: `u${i % 977}`, itemId: `i${i % 5_003}`, ts: i }),
-        ]);
-      return () => undefined;
-    });
+    await writeInteractions(50_000);
     await store.writes.exclusive(async (db) => {
       await db.run('CHECKPOINT');
       await db.run(
@@ -113,14 +109,7 @@ describe('Store.releaseCache', () => {
 
   it('leaves the pages while a read runs, without waiting for it, and when they are too few', async () => {
     const { store } = temp;
-    await store.writes.submit((rows) => {
-      for (let i = 0; i < 50_000; i++)
-        rows.interactions.push([
-          't',
-          storedInteraction(`e${i}`, { userId: `u${i % 977}`, itemId: `i${i % 5_003}`, ts: i }),
-        ]);
-      return () => undefined;
-    });
+    await writeInteractions(50_000);
     await store.writes.exclusive((db) => db.run('CHECKPOINT'));
     const pages = () =>
       store.read(async (db) => {
