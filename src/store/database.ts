@@ -5,6 +5,7 @@ import { fsyncPath } from '../durable-files.js';
 import { duckDbSettings, instanceOptions, type DuckDbSettings } from './duckdb-settings.js';
 import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
+import { duckDbMemory } from './store-memory.js';
 import { sqlIdentifier, sqlString } from './sql.js';
 import type { Statement } from './rows.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
@@ -178,13 +179,8 @@ export class Store {
     await this.writer.run('CHECKPOINT');
     // What is still in memory after a checkpoint besides pages is TEMP tables: a feed sync's staged
     // records, which a lower limit would spill to disk midway through the sync.
-    const held = await this.writer.runAndReadAll(
-      `SELECT coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'IN_MEMORY_TABLE'), 0),
-              coalesce(sum(memory_usage_bytes) FILTER (WHERE tag = 'BASE_TABLE'), 0)
-         FROM duckdb_memory()`,
-    );
-    const [staged, pages] = held.getRows()[0].map(Number);
-    if (staged > 0 || pages < atLeast) return;
+    const { memory } = await duckDbMemory(this.writer);
+    if ((memory.IN_MEMORY_TABLE ?? 0) > 0 || (memory.BASE_TABLE ?? 0) < atLeast) return;
     try {
       await this.writer.run(`SET memory_limit = ${sqlString(EVICTING_LIMIT)}`);
     } catch (error) {

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './database.js';
 
 /** What the store's DuckDB holds (README, "Memory"), in bytes. */
@@ -24,14 +25,13 @@ function sizeOf(file: string): number {
   }
 }
 
-export async function storeMemory(store: Store): Promise<StoreMemory> {
-  const rows = await store.read(async (db) =>
-    (
-      await db.runAndReadAll(
-        'SELECT tag, memory_usage_bytes, temporary_storage_bytes FROM duckdb_memory() ORDER BY tag',
-      )
-    ).getRowsJS(),
-  );
+/** DuckDB's own count, read on `db`: `memory` by tag (those above 0, the total first), and what it spilled. */
+export async function duckDbMemory(db: DuckDBConnection): Promise<Pick<StoreMemory, 'memory' | 'temporary'>> {
+  const rows = (
+    await db.runAndReadAll(
+      'SELECT tag, memory_usage_bytes, temporary_storage_bytes FROM duckdb_memory() ORDER BY tag',
+    )
+  ).getRowsJS();
   const memory: Record<string, number> = { total: 0 };
   let temporary = 0;
   for (const [tag, used, spilled] of rows) {
@@ -40,6 +40,11 @@ export async function storeMemory(store: Store): Promise<StoreMemory> {
     if (bytes > 0) memory[String(tag)] = bytes;
     temporary += Number(spilled);
   }
+  return { memory, temporary };
+}
+
+export async function storeMemory(store: Store): Promise<StoreMemory> {
+  const { memory, temporary } = await store.read(duckDbMemory);
   return {
     memoryLimit: store.settings.memoryLimit,
     threads: store.settings.threads,

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { duckDbMemory } from '../../../src/store/store-memory.js';
 import {
   closeTempStore,
   openTempStore,
@@ -17,11 +18,8 @@ afterEach(() => closeTempStore(temp));
 
 /** What DuckDB holds of tables (pages of the file, rows not checkpointed yet), in bytes. */
 async function tableMemory(db: DuckDBConnection): Promise<number> {
-  const result = await db.runAndReadAll(
-    `SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()
-      WHERE tag IN ('BASE_TABLE', 'IN_MEMORY_TABLE')`,
-  );
-  return Number(result.getRows()[0][0]);
+  const { memory } = await duckDbMemory(db);
+  return (memory.BASE_TABLE ?? 0) + (memory.IN_MEMORY_TABLE ?? 0);
 }
 
 /** Stores `count` interactions, 5,000 a flush. */
@@ -91,10 +89,8 @@ describe('Store.releaseCache', () => {
     const cached = () =>
       store.read(async (db) => {
         await db.runAndReadAll('SELECT count(DISTINCT (event_id, user_id, item_id, ts)) FROM interactions');
-        const result = await db.runAndReadAll(
-          `SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'`,
-        );
-        return Number(result.getRows()[0][0]);
+        const { memory } = await duckDbMemory(db);
+        return memory.BASE_TABLE ?? 0;
       });
     const pages = await cached();
     expect(pages).toBeGreaterThan(1024 * 1024);
