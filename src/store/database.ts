@@ -267,6 +267,7 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     await this.writes.drain();
+    this.writes.releaseAppenders();
     // Reads and writes apart (the answer log's) that are running end on an open store.
     await this.untilNoReads();
     openStores.delete(this.file);

@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '../../../src/store/database.js';
 import {
   closeTempStore,
@@ -97,6 +98,30 @@ describe('WriteQueue', () => {
       return () => undefined;
     });
     expect(await storedEventIds(store)).toEqual(['ok-1', 'ok-2', 'ok-3']);
+  });
+
+  it('keeps its appenders from one flush to the next, and closes them when the store closes', async () => {
+    // Each appender holds DuckDB memory until a full garbage collection, so one per flush is not made.
+    const connection = await store.writes.exclusive(async (c) => c);
+    const creating = vi.spyOn(connection, 'createAppender');
+    const write = (id: string) =>
+      store.writes.submit((rows) => {
+        rows.interactions.push(['t', storedInteraction(id)]);
+        return () => undefined;
+      });
+    await write('first');
+    const created = creating.mock.calls.length;
+    expect(created).toBeGreaterThan(0);
+    const appenders = await Promise.all(
+      creating.mock.results.map((result) => result.value as ReturnType<DuckDBConnection['createAppender']>),
+    );
+    const closing = appenders.map((appender) => vi.spyOn(appender, 'closeSync'));
+    await write('second');
+    expect(creating).toHaveBeenCalledTimes(created);
+    for (const spy of closing) expect(spy).not.toHaveBeenCalled();
+    expect(await storedEventIds(store)).toEqual(['first', 'second']);
+    await store.close();
+    for (const spy of closing) expect(spy).toHaveBeenCalledTimes(1);
   });
 
   it('keeps one instance per file in a process', async () => {
