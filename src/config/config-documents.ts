@@ -22,7 +22,7 @@ export interface ConfigDocumentsOptions<K extends string, T extends ConfigDocume
 
 /**
  * One kind of configuration resource: zod-parsed documents kept in memory and stored as
- * `config_documents` rows. Whether a key exists is decided inside the write job, against memory and
+ * `config_documents` rows. Whether a key exists is decided inside the write, against memory and
  * the changes already staged in the same flush, so concurrent requests on one key act one after another.
  */
 export class ConfigDocuments<K extends string, T extends ConfigDocument & Record<K, string>> {
@@ -107,7 +107,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     if (parsed.success) tenant.putConfigDocument(this.collection, parsed.data[this.keyField], parsed.data);
   }
 
-  /** The document as of the jobs staged before this one in the flush, else as committed. */
+  /** The document as of the writes staged before this one in the flush, else as committed. */
   private staged(tenant: TenantState, scratch: Map<string, unknown>, key: string): T | undefined {
     const claim = this.claim(tenant, key);
     if (scratch.has(claim)) return (scratch.get(claim) as T | null) ?? undefined;

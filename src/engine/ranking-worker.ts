@@ -15,7 +15,7 @@ import {
   type RankingBatch,
   type RankingFailure,
   type HeapReport,
-  type RankingJob,
+  type RankingRequest,
 } from './worker-ranker.js';
 
 const state = new ServingState(undefined, true);
@@ -25,7 +25,7 @@ function failureOf(error: Error): RankingFailure {
   return { message: error.message, stack: error.stack };
 }
 
-function outcomeOf({ tenantId, request, now }: RankingJob): RankingOutcome {
+function outcomeOf({ tenantId, request, now }: RankingRequest): RankingOutcome {
   const tenant = state.get(tenantId);
   if (!tenant) return new Error(`no tenant '${tenantId}' to rank for`);
   // Projection errors were answered before the request was sent here.
@@ -44,10 +44,10 @@ function send(outcomes: RankingOutcome[]): void {
 // thread, and the original ranks from then on.
 const collect = releasingCollection();
 
-parentPort!.on('message', ({ changes, jobs, heap, collect: collecting }: RankingBatch) => {
+parentPort!.on('message', ({ changes, requests, heap, collect: collecting }: RankingBatch) => {
   for (const change of changes) applyStateChange(state, change);
-  for (let start = 0; start < jobs.length; start += ANSWERS_PER_MESSAGE) {
-    send(jobs.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
+  for (let start = 0; start < requests.length; start += ANSWERS_PER_MESSAGE) {
+    send(requests.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
   }
   if (heap) parentPort!.postMessage({ heap: heapFigures() } satisfies HeapReport);
   if (collecting) collect();

@@ -6,17 +6,17 @@
  * 14 % (item-to-item) on loopback; an idle daemon's turn holds one request, which waits for nothing.
  */
 export class TurnQueue {
-  private readonly jobs: Array<() => void> = [];
+  private readonly deferred: Array<() => void> = [];
 
-  /** `job` must not throw: a throw would skip the jobs after it. */
-  defer(job: () => void): void {
-    if (this.jobs.length === 0) setImmediate(this.runAll);
-    this.jobs.push(job);
+  /** `work` must not throw: a throw would skip the work deferred after it. */
+  defer(work: () => void): void {
+    if (this.deferred.length === 0) setImmediate(this.runAll);
+    this.deferred.push(work);
   }
 
   private readonly runAll = (): void => {
-    // A job deferring another one appends it to this same run.
-    for (let i = 0; i < this.jobs.length; i++) this.jobs[i]();
-    this.jobs.length = 0;
+    // Work that defers more appends it to this same run.
+    for (let i = 0; i < this.deferred.length; i++) this.deferred[i]();
+    this.deferred.length = 0;
   };
 }

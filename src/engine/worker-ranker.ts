@@ -13,10 +13,10 @@ import type { RecommendationRequest } from './request.js';
  * whole batch, while the cost of a message is still shared by several requests. Measured against one
  * message per turn each way: 6 to 10 % more user-to-item requests per second under load.
  */
-const JOBS_PER_MESSAGE = 8;
+const REQUESTS_PER_MESSAGE = 8;
 export const ANSWERS_PER_MESSAGE = 4;
 
-export interface RankingJob {
+export interface RankingRequest {
   tenantId: string;
   request: RecommendationRequest;
   now: number;
@@ -25,14 +25,14 @@ export interface RankingJob {
 /** What the ranking thread is sent: the state's changes since the last message, then requests. */
 export interface RankingBatch {
   changes: StateChange[];
-  jobs: RankingJob[];
+  requests: RankingRequest[];
   /** Asks the thread for its heap figures, which it sends after the batch's answers. */
   heap?: boolean;
   /** Asks the thread for a full garbage collection after the batch (README, "Memory"). */
   collect?: boolean;
 }
 
-/** Why a job has no list: an ApiError's parts, or another error's message and stack. */
+/** Why a request has no list: an ApiError's parts, or another error's message and stack. */
 export interface RankingFailure {
   code?: ErrorCode;
   message: string;
@@ -41,13 +41,13 @@ export interface RankingFailure {
 }
 
 /**
- * Answers to the oldest jobs not yet answered, in their order. Bodies travel as text: encoding them in
+ * Answers to the oldest requests not yet answered, in their order. Bodies travel as text: encoding them in
  * the ranking thread and copying the bytes back cost it more than the event-loop thread pays to encode
  * them (user-to-item under load: 12,500 to 12,800 against 13,500 to 14,200 requests per second).
  */
 export interface RankedBatch {
   bodies: string[];
-  /** null where the job has its body. */
+  /** null where the request has its body. */
   failures: (RankingFailure | null)[];
 }
 
@@ -56,7 +56,7 @@ export interface HeapReport {
   heap: HeapFigures;
 }
 
-interface Job {
+interface Waiting {
   tenant: TenantState;
   request: RecommendationRequest;
   projection: ResolvedProjection;
@@ -84,10 +84,10 @@ function errorOf(failure: RankingFailure): Error {
 export class WorkerRanker implements Ranker {
   readonly changes: StateChangeLog;
   private readonly worker: Worker;
-  /** Jobs of this turn, not yet sent. */
-  private queued: Job[] = [];
-  /** Jobs sent, oldest first; the thread answers them in order. */
-  private sent: Job[] = [];
+  /** Requests of this turn, not yet sent. */
+  private queued: Waiting[] = [];
+  /** Requests sent, oldest first; the thread answers them in order. */
+  private sent: Waiting[] = [];
   private scheduled = false;
   private closing = false;
   private fallback?: LocalRanker;
@@ -115,7 +115,7 @@ export class WorkerRanker implements Ranker {
     tenant.recentCounts.advance(now);
     tenant.geoCounts.advance(now);
     this.queued.push({ tenant, request, projection, now, done });
-    if (this.queued.length >= JOBS_PER_MESSAGE) this.flush();
+    if (this.queued.length >= REQUESTS_PER_MESSAGE) this.flush();
     else this.schedule();
   };
 
@@ -130,13 +130,13 @@ export class WorkerRanker implements Ranker {
     if (this.fallback) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.heapWaiters.push(resolve);
-      if (this.heapWaiters.length === 1) this.post({ changes: [], jobs: [], heap: true });
+      if (this.heapWaiters.length === 1) this.post({ changes: [], requests: [], heap: true });
     });
   }
 
   /** Has the thread collect its garbage (the daemon is idle: see server/idle-collector.ts). */
   collectGarbage(): void {
-    if (!this.fallback) this.post({ changes: [], jobs: [], collect: true });
+    if (!this.fallback) this.post({ changes: [], requests: [], collect: true });
   }
 
   /** Sends a batch to the thread; false, and ranking back in this thread, if it could not be sent. */
@@ -177,22 +177,22 @@ export class WorkerRanker implements Ranker {
   private flush(): void {
     const changes = this.changes.take();
     if (this.fallback || (changes.length === 0 && this.queued.length === 0)) return;
-    const jobs = this.queued;
+    const requests = this.queued;
     const batch: RankingBatch = {
       changes,
-      jobs: jobs.map(({ tenant, request, now }) => ({ tenantId: tenant.tenantId, request, now })),
+      requests: requests.map(({ tenant, request, now }) => ({ tenantId: tenant.tenantId, request, now })),
     };
-    // Not sent: the jobs, still queued, are ranked in this thread.
+    // Not sent: the requests, still queued, are ranked in this thread.
     if (!this.post(batch)) return;
     this.queued = [];
-    for (const job of jobs) this.sent.push(job);
+    for (const request of requests) this.sent.push(request);
   }
 
   private answered({ bodies, failures }: RankedBatch): void {
-    const jobs = this.sent.splice(0, bodies.length);
-    for (let i = 0; i < jobs.length; i++) {
+    const answered = this.sent.splice(0, bodies.length);
+    for (let i = 0; i < answered.length; i++) {
       const failure = failures[i];
-      jobs[i].done(failure ? errorOf(failure) : bodies[i]);
+      answered[i].done(failure ? errorOf(failure) : bodies[i]);
     }
   }
 

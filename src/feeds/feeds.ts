@@ -17,7 +17,7 @@ export const FEED_KIND = 'feed';
  *                                            disabled ──activate──► active
  *
  * A PUT puts a feed back to draft (its source or mapping changed: preview it again). Every change is a
- * write job: it decides against the feeds as committed plus those staged earlier in the same flush, so
+ * write: it decides against the feeds as committed plus those staged earlier in the same flush, so
  * concurrent requests on a tenant's feeds act one after another.
  */
 
@@ -59,7 +59,7 @@ export function activeFeed(tenant: TenantState): Feed | undefined {
 }
 
 /**
- * The feeds of the tenant a write job sees: as committed, with the changes of the jobs before it in the
+ * The feeds of the tenant a write sees: as committed, with the changes of the writes before it in the
  * same flush. (`all` leaves out a feed created in the same flush: a draft, which no decision about other
  * feeds concerns.)
  */
@@ -69,7 +69,7 @@ export interface FeedView {
 }
 
 /**
- * Changes some of a tenant's feeds in one write job: `decide` sees them (throwing an ApiError refuses
+ * Changes some of a tenant's feeds in one write: `decide` sees them (throwing an ApiError refuses
  * the change) and returns the feeds to store and the ids to remove. Resolves once they are committed;
  * `committed` runs then, before the answer.
  */

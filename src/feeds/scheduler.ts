@@ -5,8 +5,8 @@ import type { TenantState } from '../state/tenant-state.js';
 /** The longest wait a Node.js timer takes (about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-interface Job {
-  /** What the job was made from: the feed and its schedule. */
+interface Scheduled {
+  /** What the schedule was made from: the feed and its schedule. */
   signature: string;
   cancel(): void;
 }
@@ -22,7 +22,7 @@ function signatureOf(feed: Feed): string {
  * for over HTTP or by the CLI) is joined rather than doubled, so a schedule never overlaps a sync.
  */
 export class FeedScheduler {
-  private readonly jobs = new Map<string, Job>();
+  private readonly scheduled = new Map<string, Scheduled>();
   private stopped = false;
 
   constructor(
@@ -35,24 +35,24 @@ export class FeedScheduler {
     if (this.stopped) return;
     const feed = [...tenant.feeds.values()].find((f) => f.state === 'active' || f.state === 'syncing');
     const wanted = feed && feed.scheduleMode !== 'manual' ? signatureOf(feed) : undefined;
-    const job = this.jobs.get(tenant.tenantId);
-    if (job?.signature === wanted) return;
-    job?.cancel();
-    this.jobs.delete(tenant.tenantId);
+    const current = this.scheduled.get(tenant.tenantId);
+    if (current?.signature === wanted) return;
+    current?.cancel();
+    this.scheduled.delete(tenant.tenantId);
     if (!feed || wanted === undefined) return;
-    this.jobs.set(
+    this.scheduled.set(
       tenant.tenantId,
       feed.scheduleMode === 'cron'
-        ? this.cronJob(tenant, feed, wanted)
-        : this.intervalJob(tenant, feed, wanted),
+        ? this.onCron(tenant, feed, wanted)
+        : this.onInterval(tenant, feed, wanted),
     );
   }
 
   /** Cancels every schedule; syncs already running are the caller's to stop. */
   stop(): void {
     this.stopped = true;
-    for (const job of this.jobs.values()) job.cancel();
-    this.jobs.clear();
+    for (const schedule of this.scheduled.values()) schedule.cancel();
+    this.scheduled.clear();
   }
 
   private run(tenant: TenantState, feedId: string): Promise<void> {
@@ -62,14 +62,14 @@ export class FeedScheduler {
     );
   }
 
-  private cronJob(tenant: TenantState, feed: Feed, signature: string): Job {
+  private onCron(tenant: TenantState, feed: Feed, signature: string): Scheduled {
     const cron = new Cron(feed.cron!, { timezone: 'Etc/UTC', protect: true, unref: true }, () =>
       this.run(tenant, feed.id),
     );
     return { signature, cancel: () => cron.stop() };
   }
 
-  private intervalJob(tenant: TenantState, feed: Feed, signature: string): Job {
+  private onInterval(tenant: TenantState, feed: Feed, signature: string): Scheduled {
     const intervalMs = feed.intervalMinutes! * 60_000;
     let timer: NodeJS.Timeout | undefined;
     let cancelled = false;

@@ -24,8 +24,8 @@ export function mergeItem(current: StoredItem | undefined, delta: ItemUpsert, no
 }
 
 /**
- * Upserts item deltas durably. The merge runs at flush time against the state plus what earlier jobs
- * of the same flush wrote, so concurrent deltas of one item never overwrite each other.
+ * Upserts item deltas durably. The merge runs at flush time against the state plus what earlier writes
+ * of the same flush staged, so concurrent deltas of one item never overwrite each other.
  */
 export function upsertItems(runtime: Runtime, tenant: TenantState, deltas: ItemUpsert[]): Promise<number> {
   return runtime.store.writes.submit((rows, scratch) => {

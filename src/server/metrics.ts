@@ -2,8 +2,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /** What the metrics read when they are scraped (README, "Health and metrics"). */
 export interface MetricSources {
-  /** Records of bounded writes and jobs of any kind queued or being committed; the records limit. */
-  writeQueue(): { records: number; jobs: number; limit: number };
+  /** Records of bounded writes, and writes of any kind, queued or being committed; the records limit. */
+  writeQueue(): { records: number; writes: number; limit: number };
   /** Answers of the recommendation result cache, since the start. */
   resultCache(): { hits: number; misses: number };
   /** Items waiting to be looked at by the vector indexer, by tenant. */
@@ -161,11 +161,11 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'nextrec_write_queue_jobs',
+      name: 'nextrec_write_queue_writes',
       help: 'Writes of any kind queued or being committed',
       registers,
       collect() {
-        this.set(sources.writeQueue().jobs);
+        this.set(sources.writeQueue().writes);
       },
     });
     new Gauge({

@@ -10,11 +10,11 @@ import {
 } from './rows.js';
 
 /**
- * A write job adds its rows to the flush's buffer and returns what to do once they are committed
- * (update the serving state, compute the answer). It runs at flush time, after the jobs queued before it,
- * so read-modify-write jobs (item deltas) see each other through the flush's scratch space.
+ * A write adds its rows to the flush's buffer and returns what to do once they are committed
+ * (update the serving state, compute the answer). It runs at flush time, after the writes queued before it,
+ * so read-modify-writes (item deltas) see each other through the flush's scratch space.
  */
-export type WriteJob<T> = (rows: RowBuffer, scratch: Map<string, unknown>) => () => T;
+export type Write<T> = (rows: RowBuffer, scratch: Map<string, unknown>) => () => T;
 
 /** The last sequence number stored in each event table. */
 export interface EventSequences {
@@ -23,7 +23,7 @@ export interface EventSequences {
 }
 
 interface Pending {
-  job: WriteJob<unknown>;
+  write: Write<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -44,8 +44,8 @@ export class WriteQueueFullError extends Error {
 
 /** Told about the queue's work, for metrics. */
 export interface WriteQueueObserver {
-  /** A transaction was committed after `seconds` (from BEGIN to COMMIT), holding `jobs` jobs. */
-  committed(seconds: number, jobs: number): void;
+  /** A transaction was committed after `seconds` (from BEGIN to COMMIT), holding `writes` writes. */
+  committed(seconds: number, writes: number): void;
   /** A bounded write was refused. */
   refused(): void;
 }
@@ -65,11 +65,11 @@ function isExclusive(entry: Queued): entry is Exclusive {
 }
 
 /**
- * Group commit: every job queued while a transaction is being written joins the next one, so concurrent
+ * Group commit: every write queued while a transaction is being written joins the next one, so concurrent
  * requests share one DuckDB commit (one WAL sync) and each still answers only after its rows are durable.
  */
 export class WriteQueue {
-  /** Write jobs and exclusive tasks, in the order they were queued. */
+  /** Writes and exclusive tasks, in the order they were queued. */
   private pending: Queued[] = [];
   private flushing: Promise<void> | null = null;
   /** The last sequence number given to an event of each table (a rolled-back one leaves a gap). */
@@ -78,8 +78,8 @@ export class WriteQueue {
   /** Records of bounded writes queued or being committed, and the most it takes (see `submit`). */
   private records = 0;
   private limit = Infinity;
-  /** Jobs submitted and not yet answered. */
-  private jobs = 0;
+  /** Writes submitted and not yet answered. */
+  private writes = 0;
   private observer: WriteQueueObserver | undefined;
   /**
    * Appenders by table, kept from one commit to the next (creating one costs about as much as appending a
@@ -99,25 +99,25 @@ export class WriteQueue {
   }
 
   /**
-   * Queues `job`. A write of `records` records (ingestion) is bounded: when the queue already holds
+   * Queues `write`. A write of `records` records (ingestion) is bounded: when the queue already holds
    * records and this write would take it over its limit, it is refused at once with WriteQueueFullError
-   * and nothing of it is queued. Once queued, a job is committed (or fails) like any other.
+   * and nothing of it is queued. Once queued, a write is committed (or fails) like any other.
    */
-  submit<T>(job: WriteJob<T>, records?: number): Promise<T> {
+  submit<T>(write: Write<T>, records?: number): Promise<T> {
     const counted = records ?? 0;
     if (counted > 0 && this.records > 0 && this.records + counted > this.limit) {
       this.observer?.refused();
       return Promise.reject(new WriteQueueFullError(this.records, this.limit));
     }
     this.records += counted;
-    this.jobs++;
+    this.writes++;
     return new Promise<T>((resolve, reject) => {
       const done = () => {
         this.records -= counted;
-        this.jobs--;
+        this.writes--;
       };
       this.pending.push({
-        job,
+        write,
         resolve: (value) => {
           done();
           resolve(value as T);
@@ -136,9 +136,9 @@ export class WriteQueue {
     this.limit = records;
   }
 
-  /** Records of bounded writes and jobs of any kind, queued or being committed. */
-  depth(): { records: number; jobs: number; limit: number } {
-    return { records: this.records, jobs: this.jobs, limit: this.limit };
+  /** Records of bounded writes, and writes of any kind, queued or being committed. */
+  depth(): { records: number; writes: number; limit: number } {
+    return { records: this.records, writes: this.writes, limit: this.limit };
   }
 
   /** Item ids it keeps a key of, over all tenants (see item-keys.ts). */
@@ -151,10 +151,10 @@ export class WriteQueue {
   }
 
   /**
-   * Runs `task` alone: after the jobs queued before this call are committed (or failed) and before any
+   * Runs `task` alone: after the writes queued before this call are committed (or failed) and before any
    * queued after it is built. A task with a `key` that is still waiting to run is shared by later calls
    * with the same key; it then moves behind everything queued so far, so that it still runs after each
-   * caller's earlier jobs. Once it runs, a call with its key queues a new run. The task is given the write
+   * caller's earlier writes. Once it runs, a call with its key queues a new run. The task is given the write
    * connection, to use only until it settles (no transaction is open on it).
    */
   exclusive<T>(task: (connection: DuckDBConnection) => Promise<T>, key?: string): Promise<T> {
@@ -208,7 +208,7 @@ export class WriteQueue {
         await runExclusive(first, this.connection);
         continue;
       }
-      // The jobs up to the next exclusive task share one commit.
+      // The writes up to the next exclusive task share one commit.
       const end = this.pending.findIndex(isExclusive);
       const batch = (end < 0 ? this.pending : this.pending.slice(0, end)) as Pending[];
       this.pending = end < 0 ? [] : this.pending.slice(end);
@@ -219,22 +219,22 @@ export class WriteQueue {
 
   private async commitBatch(batch: Pending[]): Promise<void> {
     try {
-      const appliers = await this.commit(batch.map((p) => p.job));
+      const appliers = await this.commit(batch.map((p) => p.write));
       batch.forEach((p, i) => settle(p, appliers[i]));
     } catch (error) {
       if (batch.length === 1) {
         batch[0].reject(error);
         return;
       }
-      // One bad job must not fail its neighbours: retry each alone.
+      // One bad write must not fail its neighbours: retry each alone.
       for (const p of batch) await this.commitBatch([p]);
     }
   }
 
-  private async commit(jobs: WriteJob<unknown>[]): Promise<(() => unknown)[]> {
+  private async commit(writes: Write<unknown>[]): Promise<(() => unknown)[]> {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
-    const appliers = jobs.map((job) => job(rows, scratch));
+    const appliers = writes.map((write) => write(rows, scratch));
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
     try {
@@ -248,7 +248,7 @@ export class WriteQueue {
       throw error;
     }
     this.itemKeys.committed();
-    this.observer?.committed((performance.now() - started) / 1000, jobs.length);
+    this.observer?.committed((performance.now() - started) / 1000, writes.length);
     this.committedListener(tenantsOf(rows));
     return appliers;
   }

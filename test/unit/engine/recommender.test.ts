@@ -22,12 +22,12 @@ class HeldRanker implements Ranker {
   private readonly inline = new LocalRanker();
   readonly held: (() => void)[] = [];
 
-  readonly rank: Rank = (...job) => {
-    this.held.push(() => this.inline.rank(...job));
+  readonly rank: Rank = (...args) => {
+    this.held.push(() => this.inline.rank(...args));
   };
 
   release(): void {
-    for (const job of this.held.splice(0)) job();
+    for (const held of this.held.splice(0)) held();
   }
 
   async close(): Promise<void> {}

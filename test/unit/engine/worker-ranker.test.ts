@@ -140,10 +140,10 @@ describe('WorkerRanker', () => {
     // Answers the first requests with a list of its own, then breaks.
     const ranker = started(
       scriptOf(`let messages = 0;
-        parentPort.on('message', ({ jobs }) => {
-          if (jobs.length === 0) return;
+        parentPort.on('message', ({ requests }) => {
+          if (requests.length === 0) return;
           if (messages++ > 0) throw new Error('ranking thread broke');
-          parentPort.postMessage({ bodies: jobs.map(() => '{"thread":true'), failures: jobs.map(() => null) });
+          parentPort.postMessage({ bodies: requests.map(() => '{"thread":true'), failures: requests.map(() => null) });
         });`),
     );
     const failures: Error[] = [];

@@ -4,7 +4,7 @@ import { Metrics, type MetricSources } from '../../../src/server/metrics.js';
 function sources(overrides: Partial<MetricSources> = {}): MetricSources {
   const builtAt = Date.now() - 90_000;
   return {
-    writeQueue: () => ({ records: 12, jobs: 3, limit: 100 }),
+    writeQueue: () => ({ records: 12, writes: 3, limit: 100 }),
     resultCache: () => ({ hits: 3, misses: 1 }),
     vectorBacklog: () => new Map([['acme', 7]]),
     modelBuilds: () => [
@@ -53,7 +53,7 @@ describe('Metrics', () => {
     expect(sample(text, 'nextrec_result_cache_misses_total')).toBe(1);
     expect(sample(text, 'nextrec_result_cache_hit_ratio')).toBe(0.75);
     expect(sample(text, 'nextrec_write_queue_records')).toBe(12);
-    expect(sample(text, 'nextrec_write_queue_jobs')).toBe(3);
+    expect(sample(text, 'nextrec_write_queue_writes')).toBe(3);
     expect(sample(text, 'nextrec_write_queue_limit_records')).toBe(100);
     expect(sample(text, 'nextrec_vector_indexing_backlog_items', 'tenant="acme"')).toBe(7);
     const age = sample(text, 'nextrec_model_age_seconds', 'tenant="acme",model="cooccurrence"');

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/database.js';
-import { WriteQueueFullError, type WriteJob } from '../../../src/store/write-queue.js';
+import { WriteQueueFullError, type Write } from '../../../src/store/write-queue.js';
 import {
   closeTempStore,
   openTempStore,
@@ -11,7 +11,7 @@ import {
 
 let store: Store;
 
-function events(...ids: string[]): WriteJob<string[]> {
+function events(...ids: string[]): Write<string[]> {
   return (rows) => {
     for (const id of ids) rows.interactions.push(['t', storedInteraction(id)]);
     return () => ids;
@@ -35,7 +35,7 @@ describe('a bounded write queue', () => {
     store.writes.observe({ committed: () => observed.commits++, refused: () => observed.refused++ });
     const first = store.writes.submit(events('a', 'b'), 2);
     const second = store.writes.submit(events('c'), 1);
-    expect(store.writes.depth()).toEqual({ records: 3, jobs: 2, limit: 3 });
+    expect(store.writes.depth()).toEqual({ records: 3, writes: 2, limit: 3 });
     const third = store.writes.submit(events('d'), 1).catch((error: unknown) => {
       expect(error).toBeInstanceOf(WriteQueueFullError);
       expect(error).toMatchObject({ queued: 3, limit: 3 });
@@ -51,7 +51,7 @@ describe('a bounded write queue', () => {
     ]);
     expect(refused).toEqual(['d']);
     expect(await storedEventIds(store)).toEqual(['a', 'b', 'c', 'e']);
-    expect(store.writes.depth()).toEqual({ records: 0, jobs: 0, limit: 3 });
+    expect(store.writes.depth()).toEqual({ records: 0, writes: 0, limit: 3 });
     expect(observed).toEqual({ refused: 1, commits: 1 });
     // Committed, the records leave room again.
     expect(await store.writes.submit(events('f', 'g', 'h'), 3)).toEqual(['f', 'g', 'h']);
@@ -65,7 +65,7 @@ describe('a bounded write queue', () => {
 
   it('frees the records of a failed write', async () => {
     store.writes.setLimit(1);
-    const failing: WriteJob<never> = (rows) => {
+    const failing: Write<never> = (rows) => {
       rows.statements.push({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] });
       return () => {
         throw new Error('unreachable');

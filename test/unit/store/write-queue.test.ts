@@ -21,7 +21,7 @@ beforeEach(async () => {
 afterEach(() => closeTempStore(temp));
 
 describe('WriteQueue', () => {
-  it('commits jobs queued together in one transaction and answers each after commit', async () => {
+  it('commits writes queued together in one transaction and answers each after commit', async () => {
     const order: string[] = [];
     const results = await Promise.all(
       ['a', 'b', 'c'].map((id) =>
@@ -36,12 +36,12 @@ describe('WriteQueue', () => {
       ),
     );
     expect(results).toEqual(['A', 'B', 'C']);
-    // All jobs were built before any was applied: they shared one commit.
+    // All writes were built before any was applied: they shared one commit.
     expect(order).toEqual(['build a', 'build b', 'build c', 'apply a', 'apply b', 'apply c']);
     expect(await storedEventIds(store)).toEqual(['a', 'b', 'c']);
   });
 
-  it('lets later jobs of a flush see earlier ones through the scratch space', async () => {
+  it('lets later writes of a flush see earlier ones through the scratch space', async () => {
     const seen = await Promise.all(
       [1, 2].map(() =>
         store.writes.submit((_rows, scratch) => {
