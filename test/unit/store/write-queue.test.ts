@@ -54,7 +54,7 @@ describe('WriteQueue', () => {
     expect(seen).toEqual([1, 2]);
   });
 
-  it('fails only the job whose rows break the commit; its neighbours commit', async () => {
+  it('fails only the write whose rows break the commit; its neighbours commit', async () => {
     const outcomes = await Promise.allSettled([
       store.writes.submit((rows) => {
         rows.interactions.push(['t', storedInteraction('ok-1')]);
@@ -73,7 +73,7 @@ describe('WriteQueue', () => {
     expect(await storedEventIds(store)).toEqual(['ok-1', 'ok-2']);
   });
 
-  it('drops the rows of a job that breaks the appender half-way; later commits store none of them', async () => {
+  it('drops the rows of a write that breaks the appender half-way; later commits store none of them', async () => {
     const outcomes = await Promise.allSettled([
       store.writes.submit((rows) => {
         rows.interactions.push(['t', storedInteraction('ok-1')]);
