@@ -142,18 +142,20 @@ export class IdleCollector {
  */
 export function followRequests(server: Server, collector: IdleCollector): void {
   const open = new WeakMap<Socket, Set<ServerResponse>>();
+  const responsesOf = (socket: Socket): Set<ServerResponse> => {
+    const known = open.get(socket);
+    if (known) return known;
+    const responses = new Set<ServerResponse>();
+    open.set(socket, responses);
+    socket.once('close', () => {
+      for (let n = responses.size; n > 0; n--) collector.answered();
+      responses.clear();
+    });
+    return responses;
+  };
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     collector.requested();
-    const socket = request.socket;
-    let responses = open.get(socket);
-    if (!responses) {
-      const pending = (responses = new Set());
-      open.set(socket, pending);
-      socket.once('close', () => {
-        for (let n = pending.size; n > 0; n--) collector.answered();
-        pending.clear();
-      });
-    }
+    const responses = responsesOf(request.socket);
     responses.add(response);
     response.once('close', () => {
       if (responses.delete(response)) collector.answered();
