@@ -1,12 +1,14 @@
-import { setImmediate } from 'node:timers/promises';
 import { OneAtATime } from '../one-at-a-time.js';
 import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
 
-/** Answers held between writes; beyond it, answers go unrecorded until the next write (and are counted). */
-const MAX_PENDING_ANSWERS = 20_000;
+/**
+ * Rows held between writes (new counts, items and experiment users); beyond it, answers go unrecorded
+ * until the next write (and are counted).
+ */
+const MAX_PENDING_ROWS = 20_000;
 /** How often held answers are written. */
 const ANSWER_FLUSH_MS = 1_000;
 const DAY_MS = 86_400_000;
@@ -14,21 +16,11 @@ const DAY_MS = 86_400_000;
 const ANSWER_RETENTION_DAYS = 400;
 /** Rows per INSERT statement. */
 const ROWS_PER_STATEMENT = 500;
-/**
- * Answers read in one turn of the event loop: reading a second's answers at once (1,000 at 1,000
- * requests a second) held the loop for 15-40 ms, which requests arriving meanwhile waited for (when each
- * answer was parsed there; it is now summarized as it is recorded).
- */
-const ANSWERS_PER_TURN = 100;
 
-interface PendingAnswer extends AnswerSummary {
-  tenantId: string;
-  ts: number;
-  userId: string | undefined;
-}
+type Row = (string | number)[];
 
 /** The values of rows as `INSERT`'s VALUES lists of at most ROWS_PER_STATEMENT rows. */
-function insertions(prefix: string, suffix: string, rows: (string | number)[][]): Statement[] {
+function insertions(prefix: string, suffix: string, rows: Row[]): Statement[] {
   const statements: Statement[] = [];
   for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
     const params: (string | number)[] = [];
@@ -49,14 +41,12 @@ function insertions(prefix: string, suffix: string, rows: (string | number)[][])
 class WrittenToday {
   private readonly byDay = new Map<string, Set<string>>();
 
-  /** Whether the row was not written yet (and is now taken as written). */
-  add(tenantId: string, day: number, key: string): boolean {
+  /** The keys of a tenant's rows of a day taken as written (add one to take its row as written). */
+  of(tenantId: string, day: number): Set<string> {
     const dayKey = `${tenantId}\u0000${day}`;
     let keys = this.byDay.get(dayKey);
     if (keys === undefined) this.byDay.set(dayKey, (keys = new Set()));
-    if (keys.has(key)) return false;
-    keys.add(key);
-    return true;
+    return keys;
   }
 
   /** Takes the row as not written after all (its write failed). */
@@ -83,27 +73,38 @@ class WrittenToday {
  * followed is in the recommId it carries (see recomm-id.ts), so no answer needs to be kept one by one:
  * the record grows with days, the catalog and the experiments' users, not with traffic.
  *
- * Answers are held in memory as summaries (summarizeAnswer) and written once a second beside the write
- * queue (the store's `writeApart`), so a request only appends to a list and ingestion never waits for
- * the record. Bounded:
- * answers beyond MAX_PENDING_ANSWERS between two writes are not recorded (counted in `dropped`).
+ * Each answer is rolled up as it is given: its day's count goes up, and only the rows not written yet
+ * (an item or an experiment's user new to the day) are held. Those are written once a second beside the
+ * write queue (the store's `writeApart`), so ingestion never waits for the record. Holding the answers
+ * themselves until the write kept a second's answers alive through the event-loop thread's young
+ * collections, which moved them to the old generation, whose collections then held requests up
+ * (bench/latency). Bounded: answers that would hold more than MAX_PENDING_ROWS rows between two writes
+ * are not recorded (counted in `dropped`).
  */
 export class AnswerLog {
-  private pending: PendingAnswer[] = [];
+  /** Answers per tenant, day, scenario, algorithm and experiment since the last write, by that key. */
+  private counts = new Map<string, Row>();
+  /** Items new to their day: tenant, day, item id. */
+  private items: Row[] = [];
+  /** Experiment users new to their day: tenant, day, experiment, scenario, user id. */
+  private users: Row[] = [];
   private timer: NodeJS.Timeout | undefined;
   /** Writes and purges, one at a time. */
   private readonly writes = new OneAtATime();
   private lastPrune = 0;
   private readonly itemsWritten = new WrittenToday();
   private readonly usersWritten = new WrittenToday();
-  /** Users deleted since the write in progress took its answers (tenant and user id). */
-  private readonly forgotten = new Set<string>();
   dropped = 0;
 
   constructor(private readonly store: Store) {}
 
+  /** Rows held for the next write. */
+  get held(): number {
+    return this.counts.size + this.items.length + this.users.length;
+  }
+
   record(tenantId: string, userId: string | undefined, body: string, ts = Date.now()): void {
-    if (this.pending.length >= MAX_PENDING_ANSWERS) {
+    if (this.held >= MAX_PENDING_ROWS) {
       this.dropped++;
       return;
     }
@@ -115,18 +116,37 @@ export class AnswerLog {
       this.dropped++;
       return;
     }
-    // Only the summary is held: the answer's text goes with the response.
-    this.pending.push({ tenantId, ts, userId, ...summary });
+    const { scenario, algorithm, experiment } = summary;
+    const day = Math.floor(ts / DAY_MS);
+    const key = `${tenantId}\u0000${day}\u0000${scenario}\u0000${algorithm}\u0000${experiment}`;
+    const counted = this.counts.get(key);
+    if (counted) (counted[5] as number)++;
+    else this.counts.set(key, [tenantId, day, scenario, algorithm, experiment, 1]);
+    const itemsWritten = this.itemsWritten.of(tenantId, day);
+    for (const itemId of summary.itemIds) {
+      if (itemsWritten.has(itemId)) continue;
+      itemsWritten.add(itemId);
+      this.items.push([tenantId, day, itemId]);
+    }
+    // Who was served is kept only where an experiment needs it (its users per variant).
+    if (experiment !== '' && userId !== undefined) {
+      const usersWritten = this.usersWritten.of(tenantId, day);
+      const user = `${experiment}\u0000${scenario}\u0000${userId}`;
+      if (!usersWritten.has(user)) {
+        usersWritten.add(user);
+        this.users.push([tenantId, day, experiment, scenario, userId]);
+      }
+    }
   }
 
-  /** Drops the held answers of deleted users (the store's rows are deleted with the user's other rows). */
+  /**
+   * Drops the held rows of deleted users (the store's rows are deleted with the user's other rows; a
+   * write already under way is followed by `purge`). What they add to the counts and the items is no one's.
+   */
   forget(tenantId: string, identities: readonly string[]): void {
     const forgotten = new Set(identities);
-    // A write reading its answers meanwhile leaves these users out too.
-    for (const identity of identities) this.forgotten.add(`${tenantId}\u0000${identity}`);
-    this.pending = this.pending.filter(
-      (answer) =>
-        answer.tenantId !== tenantId || answer.userId === undefined || !forgotten.has(answer.userId),
+    this.users = this.users.filter(
+      ([tenant, , , , userId]) => tenant !== tenantId || !forgotten.has(`${userId}`),
     );
     this.usersWritten.forgetTenant(tenantId);
   }
@@ -174,37 +194,13 @@ export class AnswerLog {
   }
 
   private async write(now: number): Promise<void> {
-    const answers = this.pending;
-    this.pending = [];
-    this.forgotten.clear();
+    const { counts, items, users } = this;
+    this.counts = new Map();
+    this.items = [];
+    this.users = [];
     const today = Math.floor(now / DAY_MS);
     this.itemsWritten.forgetBefore(today - 1);
     this.usersWritten.forgetBefore(today - 1);
-    const counts = new Map<string, (string | number)[]>();
-    const items: (string | number)[][] = [];
-    const users: (string | number)[][] = [];
-    for (let i = 0; i < answers.length; i++) {
-      if (i > 0 && i % ANSWERS_PER_TURN === 0) await setImmediate();
-      const answer = answers[i];
-      const day = Math.floor(answer.ts / DAY_MS);
-      const key = [answer.tenantId, day, answer.scenario, answer.algorithm, answer.experiment];
-      const joined = key.join('\u0000');
-      const counted = counts.get(joined);
-      if (counted) (counted[5] as number)++;
-      else counts.set(joined, [...key, 1]);
-      for (const itemId of answer.itemIds) {
-        if (this.itemsWritten.add(answer.tenantId, day, itemId)) items.push([answer.tenantId, day, itemId]);
-      }
-      // Who was served is kept only where an experiment needs it (its users per variant).
-      if (answer.experiment !== '' && answer.userId !== undefined) {
-        const user = [answer.experiment, answer.scenario, answer.userId];
-        if (this.usersWritten.add(answer.tenantId, day, user.join('\u0000')))
-          users.push([answer.tenantId, day, ...user]);
-      }
-    }
-    const kept = users.filter(
-      ([tenantId, , , , userId]) => !this.forgotten.has(`${tenantId}\u0000${userId}`),
-    );
     const statements = [
       ...insertions(
         'INSERT INTO answer_days VALUES',
@@ -224,7 +220,7 @@ export class AnswerLog {
           WHERE NOT EXISTS (SELECT 1 FROM experiment_users e
                              WHERE e.tenant_id = v.tenant_id AND e.day = v.day AND e.experiment = v.experiment
                                AND e.scenario = v.scenario AND e.user_id = v.user_id)`,
-        kept,
+        users,
       ),
     ];
     if (now - this.lastPrune > 3_600_000) {

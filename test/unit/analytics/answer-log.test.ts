@@ -105,37 +105,62 @@ describe('the answer record', () => {
     expect(await query('SELECT count(*) FROM experiment_users')).toEqual([['1']]);
   });
 
-  it('removes days past the retention, and the held answers of forgotten users', async () => {
+  it("removes days past the retention, and the held rows of forgotten users (their counts and items are no one's)", async () => {
     const log = new AnswerLog(store);
-    log.record('t1', 'u1', answer(['a'], 'popularity'), AT);
-    log.record('t1', 'u2', answer(['b'], 'popularity'), AT);
+    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
+    log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
+    log.record('t2', 'u1', answer(['c'], 'popularity', experiment), AT);
     log.forget('t1', ['u1']);
     await log.flush(AT);
-    expect(await query('SELECT item_id FROM answer_items')).toEqual([['b']]);
+    expect(await query('SELECT tenant_id, user_id FROM experiment_users ORDER BY ALL')).toEqual([
+      ['t1', 'u2'],
+      ['t2', 'u1'],
+    ]);
+    expect(await query('SELECT item_id FROM answer_items ORDER BY ALL')).toEqual([['a'], ['b'], ['c']]);
+    expect(await query('SELECT tenant_id, answers FROM answer_days ORDER BY ALL')).toEqual([
+      ['t1', '2'],
+      ['t2', '1'],
+    ]);
     await new AnswerLog(store).flush(AT + 401 * DAY_MS);
     expect(await query('SELECT count(*) FROM answer_items')).toEqual([['0']]);
     expect(await query('SELECT count(*) FROM answer_days')).toEqual([['0']]);
+    expect(await query('SELECT count(*) FROM experiment_users')).toEqual([['0']]);
   });
-  it('reads a second of answers a hundred at a time, letting requests in between, and leaves out users deleted meanwhile', async () => {
+
+  it('holds rolled-up rows, not answers: a second of answers naming the same items and users holds a row each', async () => {
     const log = new AnswerLog(store);
     const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
     for (let i = 0; i < 1_000; i++)
-      log.record('t1', `u${i}`, answer([`i${i % 50}`], 'popularity', experiment), AT);
-    let turns = 0;
-    const counting = setInterval(() => turns++, 0);
-    const written = log.flush(AT);
-    // Deleted while the write reads its answers: their rows are not written.
-    await new Promise((resolve) => setImmediate(resolve));
-    log.forget('t1', ['u999', 'u0']);
-    await written;
-    clearInterval(counting);
-    expect(turns).toBeGreaterThan(2);
-    expect(await query('SELECT answers FROM answer_days')).toEqual([['1000']]);
+      log.record(
+        't1',
+        `u${i % 20}`,
+        answer([`i${i % 50}`, `i${(i + 1) % 50}`], 'popularity', experiment),
+        AT,
+      );
+    // One count, 50 items, 20 users.
+    expect(log.held).toBe(71);
+    await log.flush(AT);
+    expect(log.held).toBe(0);
+    // Rows written today are not held again.
+    log.record('t1', 'u0', answer(['i0', 'i1'], 'popularity', experiment), AT + 1);
+    expect(log.held).toBe(1);
+    await log.flush(AT + 1);
+    expect(await query('SELECT answers FROM answer_days')).toEqual([['1001']]);
     expect(await query('SELECT count(*) FROM answer_items')).toEqual([['50']]);
-    const users = await query('SELECT user_id FROM experiment_users');
-    expect(users).toHaveLength(998);
-    expect(users.flat()).not.toContain('u999');
-    expect(users.flat()).not.toContain('u0');
+    expect(await query('SELECT count(*) FROM experiment_users')).toEqual([['20']]);
+  });
+
+  it('records no answer that would hold more rows than its bound between two writes, and counts those', async () => {
+    const log = new AnswerLog(store);
+    for (let i = 0; i < 20_005; i++) log.record('t1', undefined, answer([`i${i}`], 'popularity'), AT);
+    // The count's row and 19,999 items; the answers after them are dropped, even one naming a held item.
+    log.record('t1', undefined, answer(['i0'], 'popularity'), AT);
+    expect(log.held).toBe(20_000);
+    expect(log.dropped).toBe(7);
+    await log.flush(AT);
+    expect(await query('SELECT answers FROM answer_days')).toEqual([['19999']]);
+    expect(await query('SELECT count(*) FROM answer_items')).toEqual([['19999']]);
   });
 
   it('writes beside the write queue, so that an ingestion commit never waits for the record', async () => {
