@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { COLLECT_AFTER_RECORDS, FeedStaging, type StagedRecord } from '../../../src/feeds/staging.js';
 import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
 
@@ -12,6 +13,44 @@ function records(count: number): StagedRecord[] {
     item: { externalId: `p${i}`, category: 'shoes', attributes: { name: `product ${i}` } },
   }));
 }
+
+describe('staging a sync', () => {
+  it('appends every page through one appender, closed before the apply', async () => {
+    // Each appender holds DuckDB memory until a full garbage collection, so one per page is not made.
+    const connection = await temp.store.writes.exclusive(async (c) => c);
+    const creating = vi.spyOn(connection, 'createAppender');
+    const staging = await FeedStaging.create(temp.store, () => undefined);
+    const all = records(30);
+    await staging.append(all.slice(0, 10));
+    expect(creating).toHaveBeenCalledTimes(1);
+    const appender = await (creating.mock.results[0].value as ReturnType<DuckDBConnection['createAppender']>);
+    const closing = vi.spyOn(appender, 'closeSync');
+    await staging.append(all.slice(10, 20));
+    await staging.append(all.slice(20));
+    expect(creating).toHaveBeenCalledTimes(1);
+    expect(closing).not.toHaveBeenCalled();
+    const applied = await staging.apply('shop', () => undefined);
+    expect(closing).toHaveBeenCalledTimes(1);
+    expect(applied.upserted).toBe(30);
+    await staging.drop();
+    expect(closing).toHaveBeenCalledTimes(1);
+    const stored = await temp.store.read(
+      async (db) =>
+        (await db.runAndReadAll("SELECT count(*) FROM items WHERE tenant_id = 'shop'")).getRowsJS()[0][0],
+    );
+    expect(Number(stored)).toBe(30);
+  });
+
+  it('says the store was reopened when a scrub replaced the connection its appender was made on', async () => {
+    const staging = await FeedStaging.create(temp.store, () => undefined);
+    await staging.append(records(5));
+    await temp.store.scrub();
+    await expect(staging.append(records(5))).rejects.toThrow(
+      'the store was reopened while the feed was staged',
+    );
+    await staging.drop();
+  });
+});
 
 describe('applying a staged sync', () => {
   it.each([
