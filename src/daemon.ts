@@ -11,6 +11,7 @@ import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
 import { feedNetwork } from './feeds/network.js';
 import { IdleCollector, followRequests } from './server/idle-collector.js';
+import { tuneV8ForServing } from './state/memory.js';
 import { StoreInUseError } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { operatorKey, type OperatorKey } from './tenants/secrets.js';
@@ -52,6 +53,7 @@ export interface Daemon {
 export const DAEMON_FILE = 'daemon.json';
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  tuneV8ForServing();
   const rankingThread = options.rankingThread ? new WorkerRanker() : undefined;
   const ranker: Ranker = rankingThread ?? new LocalRanker(new TurnQueue());
   try {

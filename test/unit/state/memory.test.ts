@@ -1,0 +1,37 @@
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const MEMORY = new URL('../../../dist/src/state/memory.js', import.meta.url).href;
+
+/**
+ * Whether an object made at an allocation site, after a million objects of that site outlived young
+ * collections, starts in the young generation (a process of its own, which V8's natives can ask).
+ */
+function startsYoung(tuned: boolean): boolean {
+  const script = `
+    import { tuneV8ForServing } from ${JSON.stringify(MEMORY)};
+    if (${tuned}) tuneV8ForServing();
+    const kept = [];
+    const make = (i) => ({ id: i, inner: { id: i } });
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 100000; i++) kept.push(make(i));
+      if (kept.length >= 1000000) kept.length = 0;
+    }
+    console.log(%InYoungGeneration(make(-1)));`;
+  const printed = execFileSync(
+    process.execPath,
+    ['--allow-natives-syntax', '--input-type=module', '-e', script],
+    {
+      encoding: 'utf8',
+    },
+  );
+  return printed.trim() === 'true';
+}
+
+describe("V8's settings for serving", () => {
+  it('keep the objects of a site whose objects outlived young collections young (no pretenuring)', () => {
+    // By default V8 allocates them in the old generation from then on.
+    expect(startsYoung(false)).toBe(false);
+    expect(startsYoung(true)).toBe(true);
+  });
+});
