@@ -9,7 +9,7 @@ import { placeholders } from '../store/sql.js';
  * until the next write (and are counted).
  */
 const MAX_PENDING_ROWS = 20_000;
-/** How often held answers are written. */
+/** How often the held rows are written. */
 const ANSWER_FLUSH_MS = 1_000;
 const DAY_MS = 86_400_000;
 /** Days of the record older than this are removed (README, "Analytics"). */

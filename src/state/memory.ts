@@ -60,7 +60,7 @@ export function releasingCollection(): () => void {
  * their objects in the old generation for good: at 1,000 user-to-item requests a second (bench/latency)
  * the event-loop thread ran a mark-compact every 4-5 s, with young collections of up to 21 ms.
  */
-export const SERVING_V8_FLAGS: readonly string[] = Object.freeze(['--no-allocation-site-pretenuring']);
+const SERVING_V8_FLAGS: readonly string[] = Object.freeze(['--no-allocation-site-pretenuring']);
 
 export function tuneV8ForServing(): void {
   for (const flag of SERVING_V8_FLAGS) setFlagsFromString(flag);
