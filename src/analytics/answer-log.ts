@@ -35,23 +35,19 @@ function insertions(prefix: string, suffix: string, rows: Row[]): Statement[] {
 }
 
 /**
- * What was written already today, per tenant and day: the keys of rows that need not be written again.
- * Kept for the current and the previous day; after a restart the store's anti-join keeps rows unique.
+ * The rows taken care of, per tenant and day: written already, or held for the next write; their keys
+ * need not be held again. Kept for the current and the previous day; after a restart the store's
+ * anti-join keeps rows unique.
  */
 class WrittenToday {
   private readonly byDay = new Map<string, Set<string>>();
 
-  /** The keys of a tenant's rows of a day taken as written (add one to take its row as written). */
+  /** The keys of a tenant's rows of a day taken care of (add one when its row is held). */
   of(tenantId: string, day: number): Set<string> {
     const dayKey = `${tenantId}\u0000${day}`;
     let keys = this.byDay.get(dayKey);
     if (keys === undefined) this.byDay.set(dayKey, (keys = new Set()));
     return keys;
-  }
-
-  /** Takes the row as not written after all (its write failed). */
-  remove(tenantId: string, day: number, key: string): void {
-    this.byDay.get(`${tenantId}\u0000${day}`)?.delete(key);
   }
 
   forgetBefore(day: number): void {
@@ -60,10 +56,18 @@ class WrittenToday {
     }
   }
 
-  forgetTenant(tenantId: string): void {
-    for (const dayKey of this.byDay.keys())
-      if (dayKey.startsWith(`${tenantId}\u0000`)) this.byDay.delete(dayKey);
+  /** Forgets a tenant's keys that `matches`, every day. */
+  forgetKeys(tenantId: string, matches: (key: string) => boolean): void {
+    for (const [dayKey, keys] of this.byDay) {
+      if (!dayKey.startsWith(`${tenantId}\u0000`)) continue;
+      for (const key of keys) if (matches(key)) keys.delete(key);
+    }
   }
+}
+
+/** The key of an experiment user's row among a day's (user ids last). */
+function userKey(experiment: unknown, scenario: unknown, userId: unknown): string {
+  return `${experiment}\u0000${scenario}\u0000${userId}`;
 }
 
 /**
@@ -78,8 +82,8 @@ class WrittenToday {
  * write queue (the store's `writeApart`), so ingestion never waits for the record. Holding the answers
  * themselves until the write kept a second's answers alive through the event-loop thread's young
  * collections, which moved them to the old generation, whose collections then held requests up
- * (bench/latency). Bounded: answers that would hold more than MAX_PENDING_ROWS rows between two writes
- * are not recorded (counted in `dropped`).
+ * (bench/latency). Bounded: beyond MAX_PENDING_ROWS rows held between two writes, what an answer would
+ * add goes unrecorded (the answer is counted in `dropped`); its count still adds to a count held.
  */
 export class AnswerLog {
   /** Answers per tenant, day, scenario, algorithm and experiment since the last write, by that key. */
@@ -94,6 +98,9 @@ export class AnswerLog {
   private lastPrune = 0;
   private readonly itemsWritten = new WrittenToday();
   private readonly usersWritten = new WrittenToday();
+  /** Users deleted since the write in progress took its rows (tenant and user id). */
+  private readonly forgottenMeanwhile = new Set<string>();
+  /** Answers recorded in part (rows beyond the bound) or not at all, since the daemon last said so. */
   dropped = 0;
 
   constructor(private readonly store: Store) {}
@@ -104,10 +111,6 @@ export class AnswerLog {
   }
 
   record(tenantId: string, userId: string | undefined, body: string, ts = Date.now()): void {
-    if (this.held >= MAX_PENDING_ROWS) {
-      this.dropped++;
-      return;
-    }
     let summary: AnswerSummary;
     try {
       summary = summarizeAnswer(body);
@@ -121,39 +124,58 @@ export class AnswerLog {
     const key = `${tenantId}\u0000${day}\u0000${scenario}\u0000${algorithm}\u0000${experiment}`;
     const counted = this.counts.get(key);
     if (counted) (counted[5] as number)++;
-    else this.counts.set(key, [tenantId, day, scenario, algorithm, experiment, 1]);
+    else if (this.held < MAX_PENDING_ROWS)
+      this.counts.set(key, [tenantId, day, scenario, algorithm, experiment, 1]);
+    else {
+      this.dropped++;
+      return;
+    }
+    // Rows beyond the bound are left out, their keys not taken, so that a later answer can hold them.
+    let whole = true;
     const itemsWritten = this.itemsWritten.of(tenantId, day);
     for (const itemId of summary.itemIds) {
       if (itemsWritten.has(itemId)) continue;
+      if (this.held >= MAX_PENDING_ROWS) {
+        whole = false;
+        break;
+      }
       itemsWritten.add(itemId);
       this.items.push([tenantId, day, itemId]);
     }
     // Who was served is kept only where an experiment needs it (its users per variant).
     if (experiment !== '' && userId !== undefined) {
       const usersWritten = this.usersWritten.of(tenantId, day);
-      const user = `${experiment}\u0000${scenario}\u0000${userId}`;
+      const user = userKey(experiment, scenario, userId);
       if (!usersWritten.has(user)) {
-        usersWritten.add(user);
-        this.users.push([tenantId, day, experiment, scenario, userId]);
+        if (this.held >= MAX_PENDING_ROWS) whole = false;
+        else {
+          usersWritten.add(user);
+          this.users.push([tenantId, day, experiment, scenario, userId]);
+        }
       }
     }
+    if (!whole) this.dropped++;
   }
 
   /**
    * Drops the held rows of deleted users (the store's rows are deleted with the user's other rows; a
-   * write already under way is followed by `purge`). What they add to the counts and the items is no one's.
+   * write already under way is followed by `purge`), and their keys, so that a user of the same id served
+   * again is written again. What their answers added to the counts and the items is no one's.
    */
   forget(tenantId: string, identities: readonly string[]): void {
     const forgotten = new Set(identities);
     this.users = this.users.filter(
       ([tenant, , , , userId]) => tenant !== tenantId || !forgotten.has(`${userId}`),
     );
-    this.usersWritten.forgetTenant(tenantId);
+    for (const identity of identities) this.forgottenMeanwhile.add(`${tenantId}\u0000${identity}`);
+    this.usersWritten.forgetKeys(tenantId, (key) =>
+      identities.some((identity) => key.endsWith(`\u0000${identity}`)),
+    );
   }
 
   /**
-   * Writes held answers every ANSWER_FLUSH_MS, and says how many went unrecorded since the last write;
-   * only the daemon starts it.
+   * Writes the held rows every ANSWER_FLUSH_MS, and says how many answers went unrecorded (in part or
+   * whole) since the last write; only the daemon starts it.
    */
   start(onError: (error: unknown) => void, onDropped: (count: number) => void): void {
     this.timer = setInterval(() => {
@@ -198,6 +220,7 @@ export class AnswerLog {
     this.counts = new Map();
     this.items = [];
     this.users = [];
+    this.forgottenMeanwhile.clear();
     const today = Math.floor(now / DAY_MS);
     this.itemsWritten.forgetBefore(today - 1);
     this.usersWritten.forgetBefore(today - 1);
@@ -232,12 +255,34 @@ export class AnswerLog {
     if (statements.length === 0) return;
     // Only this log writes its tables (a user's deletion goes through `purge`).
     await this.store.writeApart(statements).catch((error: unknown) => {
-      // Not written: a later answer naming the same item or user writes its row.
-      for (const [tenantId, day, itemId] of items)
-        this.itemsWritten.remove(`${tenantId}`, Number(day), `${itemId}`);
-      for (const [tenantId, day, ...user] of users)
-        this.usersWritten.remove(`${tenantId}`, Number(day), user.join('\u0000'));
+      this.holdAgain(counts, items, users);
       throw error;
     });
+  }
+
+  /**
+   * A write failed: its rows are held again for the next one (but those of users deleted meanwhile),
+   * beside what was held since. Rows beyond the bound are left to a later answer naming them.
+   */
+  private holdAgain(counts: Map<string, Row>, items: Row[], users: Row[]): void {
+    for (const [key, row] of counts) {
+      const counted = this.counts.get(key);
+      if (counted) (counted[5] as number) += row[5] as number;
+      else if (this.held < MAX_PENDING_ROWS) this.counts.set(key, row);
+    }
+    for (const row of items) {
+      if (this.held < MAX_PENDING_ROWS) this.items.push(row);
+      else this.itemsWritten.of(`${row[0]}`, Number(row[1])).delete(`${row[2]}`);
+    }
+    for (const row of users) {
+      const [tenantId, day, experiment, scenario, userId] = row;
+      if (this.forgottenMeanwhile.has(`${tenantId}\u0000${userId}`)) continue;
+      const keys = this.usersWritten.of(`${tenantId}`, Number(day));
+      const key = userKey(experiment, scenario, userId);
+      if (this.held < MAX_PENDING_ROWS) {
+        keys.add(key);
+        this.users.push(row);
+      } else keys.delete(key);
+    }
   }
 }

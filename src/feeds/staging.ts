@@ -90,7 +90,7 @@ export class FeedStaging {
         });
         appender.flushSync();
       } catch (error) {
-        this.release();
+        this.release(true);
         throw error;
       }
     });
@@ -201,11 +201,12 @@ export class FeedStaging {
     }
   }
 
-  /** Closes the kept appender, if any (flushing what a failed page left in it, which the sync drops). */
-  private release(): void {
+  /** Closes the kept appender, if any; `discard` drops the rows a failed page left in it. */
+  private release(discard = false): void {
     const kept = this.kept;
     this.kept = undefined;
     try {
+      if (discard) kept?.appender.clear();
       kept?.appender.closeSync();
     } catch {
       // Its connection is closed already: so is the appender.

@@ -151,16 +151,55 @@ describe('the answer record', () => {
     expect(await query('SELECT count(*) FROM experiment_users')).toEqual([['20']]);
   });
 
-  it('records no answer that would hold more rows than its bound between two writes, and counts those', async () => {
+  it('holds at most its bound of rows between two writes: what an answer adds beyond it goes unrecorded, and is counted', async () => {
     const log = new AnswerLog(store);
     for (let i = 0; i < 20_005; i++) log.record('t1', undefined, answer([`i${i}`], 'popularity'), AT);
-    // The count's row and 19,999 items; the answers after them are dropped, even one naming a held item.
+    // The count's row and 19,999 items: the last six answers still count, but their items are left out.
     log.record('t1', undefined, answer(['i0'], 'popularity'), AT);
     expect(log.held).toBe(20_000);
-    expect(log.dropped).toBe(7);
+    expect(log.dropped).toBe(6);
     await log.flush(AT);
-    expect(await query('SELECT answers FROM answer_days')).toEqual([['19999']]);
+    expect(await query('SELECT answers FROM answer_days')).toEqual([['20006']]);
     expect(await query('SELECT count(*) FROM answer_items')).toEqual([['19999']]);
+    // An item left out is held by the next answer naming it.
+    log.record('t1', undefined, answer(['i20000'], 'popularity'), AT);
+    await log.flush(AT);
+    expect(await query('SELECT count(*) FROM answer_items')).toEqual([['20000']]);
+  });
+
+  it('keeps the rows of the other users held when a user is forgotten, once each', async () => {
+    const log = new AnswerLog(store);
+    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
+    log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    log.record('t1', 'u2', answer(['a'], 'popularity', experiment), AT);
+    log.forget('t1', ['u1']);
+    log.record('t1', 'u2', answer(['a'], 'popularity', experiment), AT);
+    // A count, an item, and u2.
+    expect(log.held).toBe(3);
+    // Served again after its deletion, a user of the same id is a new row.
+    log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    expect(log.held).toBe(4);
+    await log.flush(AT);
+    expect(await query('SELECT user_id FROM experiment_users ORDER BY ALL')).toEqual([['u1'], ['u2']]);
+  });
+
+  it('holds again the rows of a write that failed, those of answers given meanwhile included', async () => {
+    const log = new AnswerLog(store);
+    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
+    let fail!: (error: Error) => void;
+    vi.spyOn(store, 'writeApart').mockReturnValueOnce(new Promise((_, reject) => (fail = reject)));
+    log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
+    const failing = log.flush(AT);
+    // Given while the write runs: their item and user are those the write holds.
+    log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    log.forget('t1', ['u2']);
+    fail(new Error('disk full'));
+    await expect(failing).rejects.toThrow('disk full');
+    await log.flush(AT);
+    expect(await query('SELECT answers FROM answer_days')).toEqual([['3']]);
+    expect(await query('SELECT item_id FROM answer_items ORDER BY ALL')).toEqual([['a'], ['b']]);
+    expect(await query('SELECT user_id FROM experiment_users')).toEqual([['u1']]);
   });
 
   it('writes beside the write queue, so that an ingestion commit never waits for the record', async () => {

@@ -1,7 +1,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { COLLECT_AFTER_RECORDS, FeedStaging, type StagedRecord } from '../../../src/feeds/staging.js';
-import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
+import {
+  closeTempStore,
+  openTempStore,
+  storedInteraction,
+  type TempStore,
+} from '../../support/temp-store.js';
 
 let temp: TempStore;
 beforeEach(async () => (temp = await openTempStore('nextrec-staging-')));
@@ -19,15 +24,22 @@ describe('staging a sync', () => {
     // Each appender holds DuckDB memory until a full garbage collection, so one per page is not made.
     const connection = await temp.store.writes.exclusive(async (c) => c);
     const creating = vi.spyOn(connection, 'createAppender');
+    // The write queue makes its own, for the tables it appends to.
+    const staged = () => creating.mock.calls.filter(([table]) => table.startsWith('feed_stage')).length;
     const staging = await FeedStaging.create(temp.store, () => undefined);
     const all = records(30);
     await staging.append(all.slice(0, 10));
-    expect(creating).toHaveBeenCalledTimes(1);
+    expect(staged()).toBe(1);
     const appender = await (creating.mock.results[0].value as ReturnType<DuckDBConnection['createAppender']>);
     const closing = vi.spyOn(appender, 'closeSync');
     await staging.append(all.slice(10, 20));
+    // Ingestion commits between pages, on the same connection.
+    await temp.store.writes.submit((rows) => {
+      rows.interactions.push(['shop', storedInteraction('between-pages')]);
+      return () => undefined;
+    });
     await staging.append(all.slice(20));
-    expect(creating).toHaveBeenCalledTimes(1);
+    expect(staged()).toBe(1);
     expect(closing).not.toHaveBeenCalled();
     const applied = await staging.apply('shop', () => undefined);
     expect(closing).toHaveBeenCalledTimes(1);
@@ -39,6 +51,10 @@ describe('staging a sync', () => {
         (await db.runAndReadAll("SELECT count(*) FROM items WHERE tenant_id = 'shop'")).getRowsJS()[0][0],
     );
     expect(Number(stored)).toBe(30);
+    const events = await temp.store.read(
+      async (db) => (await db.runAndReadAll('SELECT count(*) FROM interactions')).getRowsJS()[0][0],
+    );
+    expect(Number(events)).toBe(1);
   });
 
   it('says the store was reopened when a scrub replaced the connection its appender was made on', async () => {
