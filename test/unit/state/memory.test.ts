@@ -30,8 +30,8 @@ function startsYoung(tuned: boolean): boolean {
 
 describe("V8's settings for serving", () => {
   it('keep the objects of a site whose objects outlived young collections young (no pretenuring)', () => {
-    // By default V8 allocates them in the old generation from then on.
-    expect(startsYoung(false)).toBe(false);
+    // Without the setting V8 mostly allocates them in the old generation from then on (its heuristic,
+    // which this test does not assert: Node 20 and 24 did here, and one CI run of Node 24 did not).
     expect(startsYoung(true)).toBe(true);
   });
 });
