@@ -1,6 +1,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { MappedItem } from '../contract/feeds.js';
 import type { Store } from '../store/database.js';
+import { closeAppender } from '../store/write-queue.js';
 import { ITEM_COLUMNS, catalogItemFromRow } from '../store/row-mapping.js';
 import { fullCollection } from '../state/memory.js';
 import type { CatalogItem } from '../state/item-catalog.js';
@@ -203,14 +204,8 @@ export class FeedStaging {
 
   /** Closes the kept appender, if any; `discard` drops the rows a failed page left in it. */
   private release(discard = false): void {
-    const kept = this.kept;
+    if (this.kept) closeAppender(this.kept.appender, discard);
     this.kept = undefined;
-    try {
-      if (discard) kept?.appender.clear();
-      kept?.appender.closeSync();
-    } catch {
-      // Its connection is closed already: so is the appender.
-    }
   }
 }
 

@@ -314,15 +314,21 @@ export class WriteQueue {
 
   /** Closes the appenders kept; `discard`: first drop the rows they hold (their transaction failed). */
   private closeAppenders(discard = false): void {
-    for (const appender of this.appenders.values()) {
-      try {
-        if (discard) appender.clear();
-        appender.closeSync();
-      } catch {
-        // An appender whose flush failed may refuse to close; it holds nothing that must be kept.
-      }
-    }
+    for (const appender of this.appenders.values()) closeAppender(appender, discard);
     this.appenders.clear();
+  }
+}
+
+/**
+ * Closes an appender; `discard`: first drop the rows it holds. An appender whose flush failed, or whose
+ * connection is closed, may refuse to close; it holds nothing that must be kept.
+ */
+export function closeAppender(appender: DuckDBAppender, discard = false): void {
+  try {
+    if (discard) appender.clear();
+    appender.closeSync();
+  } catch {
+    // Nothing to keep (above).
   }
 }
 

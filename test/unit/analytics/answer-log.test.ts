@@ -22,6 +22,9 @@ function answer(itemIds: string[], algorithm: string, more = ''): string {
   return `{"items":[${itemIds.map((id) => `{"itemId":${JSON.stringify(id)},"score":1}`).join(',')}],"count":${itemIds.length},"algorithm":"${algorithm}"${more}`;
 }
 
+/** What an answer of the home-test experiment's home-b variant says after its list. */
+const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
+
 const query = (sql: string) =>
   store.read(async (db) => (await db.runAndReadAll(sql)).getRowsJS().map((row) => row.map(String)));
 
@@ -107,7 +110,6 @@ describe('the answer record', () => {
 
   it("removes days past the retention, and the held rows of forgotten users (their counts and items are no one's)", async () => {
     const log = new AnswerLog(store);
-    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
     log.record('t2', 'u1', answer(['c'], 'popularity', experiment), AT);
@@ -130,7 +132,6 @@ describe('the answer record', () => {
 
   it('holds rolled-up rows, not answers: a second of answers naming the same items and users holds a row each', async () => {
     const log = new AnswerLog(store);
-    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
     for (let i = 0; i < 1_000; i++)
       log.record(
         't1',
@@ -169,7 +170,6 @@ describe('the answer record', () => {
 
   it('keeps the rows of the other users held when a user is forgotten, once each', async () => {
     const log = new AnswerLog(store);
-    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     log.record('t1', 'u2', answer(['a'], 'popularity', experiment), AT);
     log.forget('t1', ['u1']);
@@ -185,7 +185,6 @@ describe('the answer record', () => {
 
   it('holds again the rows of a write that failed, those of answers given meanwhile included', async () => {
     const log = new AnswerLog(store);
-    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
     let fail!: (error: Error) => void;
     vi.spyOn(store, 'writeApart').mockReturnValueOnce(new Promise((_, reject) => (fail = reject)));
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
@@ -224,7 +223,6 @@ describe('the answer record', () => {
 
   it("purges deleted users' rows after the write in progress, and writes again what a failed write left out", async () => {
     const log = new AnswerLog(store);
-    const experiment = ',"scenario":"home-b","experiment":{"slug":"home-test","variant":"home-b"}';
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
     const writing = log.flush(AT);
