@@ -62,6 +62,12 @@ function metaOf(words: number): Int32Array {
 }
 
 /**
+ * Runs up to this many slots are copied slot by slot: most runs are a few events (an event older than the
+ * last moves only those after it), and four typed-array calls cost more than that (bench/ingest).
+ */
+const SHORT_RUN = 32;
+
+/**
  * Copies slots `from` to `to` (exclusive) of `source` to `target`, starting at slot `at`: in place when
  * they are the same columns (the runs may overlap).
  */
@@ -72,6 +78,10 @@ function copySlots(
   to: number,
   at: number,
 ): void {
+  if (to - from <= SHORT_RUN) {
+    copyShortRun(source, target, from, to, at);
+    return;
+  }
   if (source === target) {
     source.items.copyWithin(at, from, to);
     source.types.copyWithin(at, from, to);
@@ -83,6 +93,25 @@ function copySlots(
   target.types.set(source.types.subarray(from, to), at);
   target.ts.set(source.ts.subarray(from, to), at);
   target.weights.set(source.weights.subarray(from, to), at);
+}
+
+/** copySlots of a short run; from the end when the run moves up within the same columns. */
+function copyShortRun(
+  source: HistoryColumns,
+  target: HistoryColumns,
+  from: number,
+  to: number,
+  at: number,
+): void {
+  const backwards = source === target && at > from;
+  const count = to - from;
+  for (let k = 0; k < count; k++) {
+    const i = backwards ? count - 1 - k : k;
+    target.items[at + i] = source.items[from + i];
+    target.types[at + i] = source.types[from + i];
+    target.ts[at + i] = source.ts[from + i];
+    target.weights[at + i] = source.weights[from + i];
+  }
 }
 
 /**
