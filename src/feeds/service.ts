@@ -16,6 +16,7 @@ import {
   type FeedView,
 } from './feeds.js';
 import { FeedFetchError } from './fetch.js';
+import { AppliedThenFailedError } from './staging.js';
 import { FeedScheduler } from './scheduler.js';
 import type { FeedNetwork } from './network.js';
 import { previewFeed, syncFeedIntoStore, type SyncProgress } from './sync.js';
@@ -301,6 +302,14 @@ export class FeedService {
   private failureMessage(tenant: TenantState, id: string, error: unknown): string {
     if (error instanceof FeedFetchError) return error.message;
     this.log.error({ tenantId: tenant.tenantId, feedId: id, err: error }, 'feed sync failed');
+    if (error instanceof AppliedThenFailedError) {
+      const { upserted, markedUnavailable } = error.applied;
+      return (
+        `the sync was applied to the stored catalog (${upserted} items upserted, ${markedUnavailable} ` +
+        'marked unavailable), then failed on a fault of the daemon while serving took the changed items; ' +
+        'the recommendations may not show them until the daemon restarts'
+      );
+    }
     return /nothing changed/.test((error as Error).message ?? '')
       ? (error as Error).message
       : 'the sync failed on a fault of the daemon; nothing changed';

@@ -16,6 +16,20 @@ export interface AppliedSync {
   markedUnavailable: number;
 }
 
+/**
+ * A sync whose apply committed, and which failed afterwards (taking the changed items into memory): the
+ * catalog in the store changed, so "nothing changed" would be untrue.
+ */
+export class AppliedThenFailedError extends Error {
+  constructor(
+    readonly applied: AppliedSync,
+    readonly failure: unknown,
+  ) {
+    super(`the sync was applied, then failed: ${(failure as Error)?.message ?? String(failure)}`);
+    this.name = 'AppliedThenFailedError';
+  }
+}
+
 let tables = 0;
 
 /**
@@ -138,18 +152,22 @@ export class FeedStaging {
         await db.run('ROLLBACK').catch(() => undefined);
         throw error;
       }
-      // The staged records go before the changed items come into memory: the peak holds one of them. So do
-      // the pages a large sync parsed while staging, garbage by now that V8 would collect only later: the
-      // items then take their space in the heap rather than growing it (README, "Catalog feeds").
-      await this.dropTables(db);
-      if (this.sequence >= COLLECT_AFTER_RECORDS) this.collect();
-      // Rows this transaction wrote carry its time; one written by an earlier flush in the same
-      // millisecond is read again as committed, which changes nothing.
-      const rows = await db.stream(
-        `SELECT ${ITEM_COLUMNS} FROM items WHERE tenant_id = $1 AND updated_at = $2`,
-        [tenantId, now],
-      );
-      for await (const chunk of rows.yieldRowsJs()) changed(chunk.map((row) => catalogItemFromRow(row)));
+      try {
+        // The staged records go before the changed items come into memory: the peak holds one of them. So
+        // do the pages a large sync parsed while staging, garbage by now that V8 would collect only later:
+        // the items then take their space in the heap rather than growing it (README, "Catalog feeds").
+        await this.dropTables(db);
+        if (this.sequence >= COLLECT_AFTER_RECORDS) this.collect();
+        // Rows this transaction wrote carry its time; one written by an earlier flush in the same
+        // millisecond is read again as committed, which changes nothing.
+        const rows = await db.stream(
+          `SELECT ${ITEM_COLUMNS} FROM items WHERE tenant_id = $1 AND updated_at = $2`,
+          [tenantId, now],
+        );
+        for await (const chunk of rows.yieldRowsJs()) changed(chunk.map((row) => catalogItemFromRow(row)));
+      } catch (error) {
+        throw new AppliedThenFailedError(result, error);
+      }
       return result;
     });
   }

@@ -37,7 +37,47 @@ afterEach(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The tenant 'shop' with an active feed of RECORDS. */
+async function activeFeed() {
+  await createTenant(runtime, 'shop');
+  const tenant = runtime.state.get('shop')!;
+  const body = FEED_BODY.parse({
+    sourceType: 'json_url',
+    url,
+    itemsPath: '$.items',
+    itemIdPath: 'sku',
+    mappingRules: [{ property: 'title', path: 'title', dataType: 'string', target: 'name' }],
+  });
+  const feed = await runtime.feeds.create(tenant, body);
+  await runtime.feeds.preview(tenant, feed.id);
+  await runtime.feeds.activate(tenant, feed.id);
+  return { tenant, feed };
+}
+
 describe('a feed sync', () => {
+  it('that fails after its apply says what it changed, not that nothing changed', async () => {
+    const { tenant, feed } = await activeFeed();
+    let taken = 0;
+    const upsert = tenant.upsertCatalogItem.bind(tenant);
+    vi.spyOn(tenant, 'upsertCatalogItem').mockImplementation((item) => {
+      if (++taken > 100) throw new Error('out of memory, say');
+      upsert(item);
+    });
+    await expect(runtime.feeds.sync(tenant, feed.id)).rejects.toThrow();
+    const { lastSync, state } = runtime.feeds.get(tenant, feed.id);
+    expect(state).toBe('active');
+    if (lastSync?.status !== 'failed') throw new Error(`the sync did not fail: ${JSON.stringify(lastSync)}`);
+    expect(lastSync.message).toMatch(
+      /^the sync was applied to the stored catalog \(5000 items upserted, 0 marked unavailable\), then failed/,
+    );
+    expect(lastSync.message).not.toMatch(/nothing changed|out of memory/);
+    const stored = await runtime.store.read(
+      async (db) =>
+        (await db.runAndReadAll("SELECT count(*) FROM items WHERE tenant_id = 'shop'")).getRowsJS()[0][0],
+    );
+    expect(Number(stored)).toBe(RECORDS.length);
+  });
+
   it("holds the tenant's lake exports until it answered, and hands its items to vector indexing at once", async () => {
     await createTenant(runtime, 'shop');
     const tenant = runtime.state.get('shop')!;
