@@ -72,7 +72,7 @@ describe('UserHistories', () => {
             }),
             fc.record({ deleted: fc.integer({ min: 0, max: 40 }) }),
           ),
-          { maxLength: 3000 },
+          { maxLength: 3000, size: 'medium' },
         ),
         (steps) => {
           // Packing from 16 slots on, so that short runs pack too.
