@@ -29,18 +29,28 @@ export async function buildTenant(
   options: BuildOptions = {},
   progress: (model: ModelName, stage: 'start' | 'done') => void = () => undefined,
 ): Promise<BuildResult[]> {
-  const lake = await LakeDb.open(dataDir, tenantId, options.lakeDb);
+  let lake = await LakeDb.open(dataDir, tenantId, options.lakeDb);
   try {
     const results: BuildResult[] = [];
     for (const model of models) {
       progress(model, 'start');
       const job = jobFor(model);
       const started = performance.now();
-      const built = await job.build(
-        lake,
-        { ...job.defaults, ...options.parameters?.[model] },
-        { now: options.now ?? Date.now(), threads: options.threads ?? 2 },
-      );
+      const build = () =>
+        job.build(
+          lake,
+          { ...job.defaults, ...options.parameters?.[model] },
+          { now: options.now ?? Date.now(), threads: options.threads ?? 2 },
+        );
+      const built = await build().catch(async (error: unknown) => {
+        // Files it read were compacted away meanwhile (their rows are in the files that replaced them):
+        // read the lake as it is now, once.
+        if (!lake.filesRemoved()) throw error;
+        const reopened = await LakeDb.open(dataDir, tenantId, options.lakeDb);
+        lake.close();
+        lake = reopened;
+        return build();
+      });
       const manifest = publishModel(dataDir, tenantId, model, built, Math.round(performance.now() - started));
       results.push({ model, manifest });
       progress(model, 'done');

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -34,6 +34,8 @@ function quoted(text: string): string {
 export class LakeDb {
   /** The lake this one reads, when it reads one (a scratch lake reads none). */
   location?: { dataDir: string; tenantId: string };
+  /** The lake's files the views read, as they were listed when it was opened. */
+  private files: string[] = [];
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -73,6 +75,7 @@ export class LakeDb {
       await db.run(
         `CREATE VIEW items AS ${items ? `SELECT * FROM read_parquet(${quoted(items.file)})` : EMPTY.items}`,
       );
+      lake.files = [...segments.map((segment) => segment.file), ...(items ? [items.file] : [])];
     } catch (error) {
       lake.close();
       throw error;
@@ -122,6 +125,15 @@ export class LakeDb {
   async count(sql: string): Promise<number> {
     const reader = await this.db.runAndReadAll(sql);
     return Number(reader.getRows()[0][0] ?? 0);
+  }
+
+  /**
+   * Whether a file the views read is gone since the lake was opened: the daemon's lake export removes the
+   * segments a merge covered a minute after the merge, and older snapshots, while a slow build may still
+   * be reading them (README, "Batch models").
+   */
+  filesRemoved(): boolean {
+    return this.files.some((file) => !existsSync(file));
   }
 
   close(): void {
