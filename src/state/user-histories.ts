@@ -78,8 +78,17 @@ function copySlots(
   to: number,
   at: number,
 ): void {
-  if (to - from <= SHORT_RUN) {
-    copyShortRun(source, target, from, to, at);
+  const count = to - from;
+  if (count <= SHORT_RUN) {
+    // From the end when the run moves up within the same columns.
+    const backwards = source === target && at > from;
+    for (let k = 0; k < count; k++) {
+      const i = backwards ? count - 1 - k : k;
+      target.items[at + i] = source.items[from + i];
+      target.types[at + i] = source.types[from + i];
+      target.ts[at + i] = source.ts[from + i];
+      target.weights[at + i] = source.weights[from + i];
+    }
     return;
   }
   if (source === target) {
@@ -93,25 +102,6 @@ function copySlots(
   target.types.set(source.types.subarray(from, to), at);
   target.ts.set(source.ts.subarray(from, to), at);
   target.weights.set(source.weights.subarray(from, to), at);
-}
-
-/** copySlots of a short run; from the end when the run moves up within the same columns. */
-function copyShortRun(
-  source: HistoryColumns,
-  target: HistoryColumns,
-  from: number,
-  to: number,
-  at: number,
-): void {
-  const backwards = source === target && at > from;
-  const count = to - from;
-  for (let k = 0; k < count; k++) {
-    const i = backwards ? count - 1 - k : k;
-    target.items[at + i] = source.items[from + i];
-    target.types[at + i] = source.types[from + i];
-    target.ts[at + i] = source.ts[from + i];
-    target.weights[at + i] = source.weights[from + i];
-  }
 }
 
 /**

@@ -79,18 +79,7 @@ describe('a feed sync', () => {
   });
 
   it("holds the tenant's lake exports until it answered, and hands its items to vector indexing at once", async () => {
-    await createTenant(runtime, 'shop');
-    const tenant = runtime.state.get('shop')!;
-    const body = FEED_BODY.parse({
-      sourceType: 'json_url',
-      url,
-      itemsPath: '$.items',
-      itemIdPath: 'sku',
-      mappingRules: [{ property: 'title', path: 'title', dataType: 'string', target: 'name' }],
-    });
-    const feed = await runtime.feeds.create(tenant, body);
-    await runtime.feeds.preview(tenant, feed.id);
-    await runtime.feeds.activate(tenant, feed.id);
+    const { tenant, feed } = await activeFeed();
     order = [];
     const hold = runtime.lake.hold.bind(runtime.lake);
     vi.spyOn(runtime.lake, 'hold').mockImplementation((tenantId) => {
