@@ -45,10 +45,11 @@ export async function buildTenant(
       const built = await build().catch(async (error: unknown) => {
         // Files it read were compacted away meanwhile (their rows are in the files that replaced them):
         // read the lake as it is now, once.
-        if (!lake.filesRemoved()) throw error;
-        const reopened = await LakeDb.open(dataDir, tenantId, options.lakeDb);
-        lake.close();
-        lake = reopened;
+        if (!/No files found|No such file/i.test((error as Error)?.message ?? '') || !lake.filesRemoved())
+          throw error;
+        const read = lake;
+        lake = await LakeDb.open(dataDir, tenantId, options.lakeDb);
+        read.close();
         return build();
       });
       const manifest = publishModel(dataDir, tenantId, model, built, Math.round(performance.now() - started));

@@ -270,6 +270,8 @@ export class FeedService {
       this.lake.committed(tenant.tenantId);
     } catch (error) {
       failure = error;
+      // The stored catalog changed all the same: the lake follows it.
+      if (error instanceof AppliedThenFailedError) this.lake.committed(tenant.tenantId);
     }
     // Vector indexing follows the items the serving state took (committed, even when the sync failed
     // after its apply), as one change: one larger than the room the vectors since the last build have

@@ -23,9 +23,11 @@ export interface AppliedSync {
 export class AppliedThenFailedError extends Error {
   constructor(
     readonly applied: AppliedSync,
-    readonly failure: unknown,
+    failure: unknown,
   ) {
-    super(`the sync was applied, then failed: ${(failure as Error)?.message ?? String(failure)}`);
+    super(`the sync was applied, then failed: ${(failure as Error)?.message ?? String(failure)}`, {
+      cause: failure,
+    });
     this.name = 'AppliedThenFailedError';
   }
 }
@@ -156,7 +158,8 @@ export class FeedStaging {
         // The staged records go before the changed items come into memory: the peak holds one of them. So
         // do the pages a large sync parsed while staging, garbage by now that V8 would collect only later:
         // the items then take their space in the heap rather than growing it (README, "Catalog feeds").
-        await this.dropTables(db);
+        // Should they not go, `drop` (after the sync, whatever its outcome) tries again.
+        await this.dropTables(db).catch(() => undefined);
         if (this.sequence >= COLLECT_AFTER_RECORDS) this.collect();
         // Rows this transaction wrote carry its time; one written by an earlier flush in the same
         // millisecond is read again as committed, which changes nothing.

@@ -63,7 +63,10 @@ describe('a feed sync', () => {
       if (++taken > 100) throw new Error('out of memory, say');
       upsert(item);
     });
+    const exported = vi.spyOn(runtime.lake, 'committed');
     await expect(runtime.feeds.sync(tenant, feed.id)).rejects.toThrow();
+    // The lake follows the stored catalog, which changed.
+    expect(exported).toHaveBeenCalledWith('shop');
     const { lastSync, state } = runtime.feeds.get(tenant, feed.id);
     expect(state).toBe('active');
     if (lastSync?.status !== 'failed') throw new Error(`the sync did not fail: ${JSON.stringify(lastSync)}`);
