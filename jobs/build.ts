@@ -29,7 +29,8 @@ export async function buildTenant(
   options: BuildOptions = {},
   progress: (model: ModelName, stage: 'start' | 'done') => void = () => undefined,
 ): Promise<BuildResult[]> {
-  let lake = await LakeDb.open(dataDir, tenantId, options.lakeDb);
+  const openLake = () => LakeDb.open(dataDir, tenantId, options.lakeDb);
+  let lake = await openLake();
   try {
     const results: BuildResult[] = [];
     for (const model of models) {
@@ -48,7 +49,7 @@ export async function buildTenant(
         if (!/No files found|No such file/i.test((error as Error)?.message ?? '') || !lake.filesRemoved())
           throw error;
         const read = lake;
-        lake = await LakeDb.open(dataDir, tenantId, options.lakeDb);
+        lake = await openLake();
         read.close();
         return build();
       });

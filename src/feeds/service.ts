@@ -267,12 +267,11 @@ export class FeedService {
         },
         entry.controller.signal,
       );
-      this.lake.committed(tenant.tenantId);
     } catch (error) {
       failure = error;
-      // The stored catalog changed all the same: the lake follows it.
-      if (error instanceof AppliedThenFailedError) this.lake.committed(tenant.tenantId);
     }
+    // The lake follows the stored catalog, which changed also when the sync failed after its apply.
+    if (result || failure instanceof AppliedThenFailedError) this.lake.committed(tenant.tenantId);
     // Vector indexing follows the items the serving state took (committed, even when the sync failed
     // after its apply), as one change: one larger than the room the vectors since the last build have
     // waits for the vectors build whole (README, "Vectors and search"), rather than its first chunks
