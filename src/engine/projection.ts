@@ -96,9 +96,10 @@ export function projectItem(
   document: Readonly<Record<string, unknown>>,
   mode: ProjectionMode,
 ): Record<string, unknown> {
+  // Its first key written out: a literal that begins with a spread fills the old generation (README, "Memory").
+  if (mode.mode === 'full') return { itemId: document.externalId, ...document };
   const head: Record<string, unknown> = { itemId: document.externalId };
   if (mode.mode === 'lean') return head;
-  if (mode.mode === 'full') return { ...head, ...document };
   for (const path of mode.paths) copyPath(document, head, path);
   return head;
 }

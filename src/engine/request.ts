@@ -91,16 +91,15 @@ export function fromLegacyQuery(
 /** `POST /recommendations/items-to-items`: body fields win over the query's. */
 export function fromItemsToItems(body: ItemsToItemsBody, query: LegacyQuery): RecommendationRequest {
   const fromQuery = fromLegacyQuery('items-to-items', {}, query);
-  return {
-    ...fromQuery,
+  return Object.assign({}, fromQuery, {
     itemIds: body.itemIds,
     count: body.count ?? fromQuery.count,
     country: body.country ?? fromQuery.country,
     noCache: body.noCache ?? fromQuery.noCache,
-    overrides: { ...fromQuery.overrides, ...overridesOf(body) },
+    overrides: Object.assign({}, fromQuery.overrides, overridesOf(body)),
     projection: {
       returnProperties: body.returnProperties ?? fromQuery.projection.returnProperties,
       includedProperties: body.includedProperties ?? fromQuery.projection.includedProperties,
     },
-  };
+  });
 }

@@ -21,7 +21,7 @@ export type CatalogItem = Omit<StoredItem, 'attributes'> & { attributes: string 
 
 /** The catalog form of a stored item. */
 export function catalogItem(item: StoredItem): CatalogItem {
-  return { ...item, attributes: JSON.stringify(item.attributes) };
+  return Object.assign({}, item, { attributes: JSON.stringify(item.attributes) });
 }
 
 function parseAttributes(text: string): Record<string, unknown> {

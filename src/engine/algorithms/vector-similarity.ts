@@ -185,7 +185,7 @@ function hybridSettingsOf(
 ): Required<
   Pick<HybridSettings, 'strategy' | 'rrfK' | 'coTopK' | 'vectorTopK' | 'categoryBoost' | 'coWeight'>
 > {
-  return { ...HYBRID_DEFAULTS, ...stripUndefined(context.config.scenario?.hybridSettings ?? {}) };
+  return Object.assign({}, HYBRID_DEFAULTS, stripUndefined(context.config.scenario?.hybridSettings ?? {}));
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -78,7 +78,7 @@ function effectiveConstraints(tenant: TenantState, scenario: Scenario | undefine
         Object.assign(merged, { [key]: value });
     }
   }
-  return { ...merged, ...definedOnly(scenario?.constraints ?? {}) };
+  return Object.assign(merged, definedOnly(scenario?.constraints ?? {}));
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {
@@ -168,7 +168,7 @@ function plainEffectiveConfig(
     memo.byPlacement.set(scenario ?? logicType, plain);
   }
   let config = plain.byCount.get(count);
-  if (!config) plain.byCount.set(count, (config = { ...plain.placement, count }));
+  if (!config) plain.byCount.set(count, (config = Object.assign({}, plain.placement, { count })));
   return config;
 }
 
@@ -177,13 +177,12 @@ function searchConfig(placement: PlacementConfig, extracted: string | null, coun
   const filterClauses = extracted
     ? [...placement.filterClauses, ...clausesOf(extracted)]
     : placement.filterClauses;
-  return {
-    ...placement,
+  return Object.assign({}, placement, {
     algorithm: vectorSearch,
     filterClauses,
     filter: filterClauses.length === 0 ? undefined : compileFilter(joinFilterClauses(filterClauses)),
     count,
-  };
+  });
 }
 
 /** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
@@ -209,7 +208,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     ? searchConfig(placementConfig(tenant, scenario, logicType, overrides), search.filter, count)
     : Object.keys(overrides).length === 0
       ? plainEffectiveConfig(tenant, scenario, logicType, count)
-      : { ...placementConfig(tenant, scenario, logicType, overrides), count };
+      : Object.assign({}, placementConfig(tenant, scenario, logicType, overrides), { count });
   const identity = request.userId;
   return {
     tenant,

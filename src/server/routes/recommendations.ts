@@ -28,7 +28,7 @@ const config = { kinds: SCOPE.browser };
  * body is ranked every time, which costs far more than its parsing, so it is not worth the room.
  */
 const postConfig = {
-  ...config,
+  kinds: config.kinds,
   rememberBody: (parsed: unknown) => (parsed as { noCache?: unknown } | null)?.noCache !== true,
 };
 

@@ -55,7 +55,11 @@ export async function vectorRoutes(app: FastifyInstance): Promise<void> {
         vector: vector && vector.some((value) => value !== 0) ? vector : undefined,
       };
       const answer = await new Promise<string | Error>((resolve) =>
-        app.recommender.recommend(tenant, { ...recommendation, logicType: undefined, search }, resolve),
+        app.recommender.recommend(
+          tenant,
+          Object.assign({}, recommendation, { logicType: undefined, search }),
+          resolve,
+        ),
       );
       if (answer instanceof Error) throw answer;
       return reply.type('application/json; charset=utf-8').send(answer);
