@@ -11,16 +11,58 @@ export interface PopularityRanking {
 
 function rank(tenant: TenantState, geo: GeoLift | undefined): PopularityRanking {
   const { catalog, recentCounts: counts } = tenant;
-  const ids: number[] = [];
-  for (let id = 0; id < catalog.size; id++) if (catalog.inCatalog[id]) ids.push(id);
-  const raw = new Float64Array(catalog.size);
+  const size = catalog.size;
+  const raw = new Float64Array(size);
+  let listed = 0;
   let max = 0;
-  for (const id of ids) {
+  for (let id = 0; id < size; id++) {
+    if (!catalog.inCatalog[id]) continue;
     raw[id] = (counts.count(id) + 1) * (geo ? geo.lift(id) : 1);
     if (raw[id] > max) max = raw[id];
+    listed++;
   }
+  const ids = geo ? byScore(catalog.inCatalog, raw) : byCount(catalog.inCatalog, raw, listed, max);
+  return { ids, scores: Float64Array.from(ids, (id) => raw[id] / max) };
+}
+
+/**
+ * Whole counts (plus one), most first and equal ones by lower id, without a sort calling back for each
+ * comparison, which took 35-40 ms for 100,000 items and under a stream of writes runs once a second: a
+ * counting sort where the top count is within a few times the catalog's size, else one number per item,
+ * -count × size + id, put in order by the typed array's own numeric sort.
+ */
+function byCount(inCatalog: Uint8Array, raw: Float64Array, listed: number, max: number): Int32Array {
+  const size = raw.length;
+  const ids = new Int32Array(listed);
+  if (max <= 4 * size + 16) {
+    // starts[c]: where the items counted c begin, the highest count first.
+    const starts = new Int32Array(max + 1);
+    for (let id = 0; id < size; id++) if (inCatalog[id]) starts[raw[id]]++;
+    let next = 0;
+    for (let count = max; count >= 0; count--) {
+      const items = starts[count];
+      starts[count] = next;
+      next += items;
+    }
+    for (let id = 0; id < size; id++) if (inCatalog[id]) ids[starts[raw[id]]++] = id;
+    return ids;
+  }
+  if (max * size > Number.MAX_SAFE_INTEGER) return byScore(inCatalog, raw);
+  const keys = new Float64Array(listed);
+  let k = 0;
+  for (let id = 0; id < size; id++) if (inCatalog[id]) keys[k++] = -raw[id] * size + id;
+  keys.sort();
+  // The remainder of a division is exact in floating point.
+  for (let i = 0; i < listed; i++) ids[i] = ((keys[i] % size) + size) % size;
+  return ids;
+}
+
+/** Scores (geo-lifted counts), highest first and equal ones by lower id. */
+function byScore(inCatalog: Uint8Array, raw: Float64Array): Int32Array {
+  const ids: number[] = [];
+  for (let id = 0; id < raw.length; id++) if (inCatalog[id]) ids.push(id);
   ids.sort((a, b) => raw[b] - raw[a] || a - b);
-  return { ids: Int32Array.from(ids), scores: Float64Array.from(ids, (id) => raw[id] / max) };
+  return Int32Array.from(ids);
 }
 
 const rankings = new CountsDerived<PopularityRanking>();

@@ -101,5 +101,5 @@ export function fromItemsToItems(body: ItemsToItemsBody, query: LegacyQuery): Re
       returnProperties: body.returnProperties ?? fromQuery.projection.returnProperties,
       includedProperties: body.includedProperties ?? fromQuery.projection.includedProperties,
     },
-  });
+  } satisfies Partial<RecommendationRequest>);
 }

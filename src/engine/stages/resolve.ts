@@ -182,7 +182,7 @@ function searchConfig(placement: PlacementConfig, extracted: string | null, coun
     filterClauses,
     filter: filterClauses.length === 0 ? undefined : compileFilter(joinFilterClauses(filterClauses)),
     count,
-  });
+  } satisfies Partial<EffectiveConfig>);
 }
 
 /** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
