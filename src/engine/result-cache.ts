@@ -123,6 +123,6 @@ export class ResultCache {
   }
 
   set(key: string, stamp: CacheStamp, body: string): void {
-    this.lru.set(key, Object.assign({}, stamp, { body }));
+    this.lru.set(key, Object.assign({}, stamp, { body } satisfies Pick<Entry, 'body'>));
   }
 }

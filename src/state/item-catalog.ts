@@ -21,7 +21,9 @@ export type CatalogItem = Omit<StoredItem, 'attributes'> & { attributes: string 
 
 /** The catalog form of a stored item. */
 export function catalogItem(item: StoredItem): CatalogItem {
-  return Object.assign({}, item, { attributes: JSON.stringify(item.attributes) });
+  return Object.assign({}, item, {
+    attributes: JSON.stringify(item.attributes),
+  } satisfies Pick<CatalogItem, 'attributes'>);
 }
 
 function parseAttributes(text: string): Record<string, unknown> {

@@ -168,7 +168,11 @@ function plainEffectiveConfig(
     memo.byPlacement.set(scenario ?? logicType, plain);
   }
   let config = plain.byCount.get(count);
-  if (!config) plain.byCount.set(count, (config = Object.assign({}, plain.placement, { count })));
+  if (!config)
+    plain.byCount.set(
+      count,
+      (config = Object.assign({}, plain.placement, { count } satisfies Partial<EffectiveConfig>)),
+    );
   return config;
 }
 
@@ -208,7 +212,9 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     ? searchConfig(placementConfig(tenant, scenario, logicType, overrides), search.filter, count)
     : Object.keys(overrides).length === 0
       ? plainEffectiveConfig(tenant, scenario, logicType, count)
-      : Object.assign({}, placementConfig(tenant, scenario, logicType, overrides), { count });
+      : Object.assign({}, placementConfig(tenant, scenario, logicType, overrides), {
+          count,
+        } satisfies Partial<EffectiveConfig>);
   const identity = request.userId;
   return {
     tenant,

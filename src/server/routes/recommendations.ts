@@ -27,10 +27,9 @@ const config = { kinds: SCOPE.browser };
  * less than parsing and validating the body anew: such bodies are remembered (RepeatedBodies). A noCache
  * body is ranked every time, which costs far more than its parsing, so it is not worth the room.
  */
-const postConfig = {
-  kinds: config.kinds,
+const postConfig = Object.assign({}, config, {
   rememberBody: (parsed: unknown) => (parsed as { noCache?: unknown } | null)?.noCache !== true,
-};
+});
 
 const USER_PARAMS = z.strictObject({ userId: z.string().min(1).max(512) });
 const ITEM_PARAMS = z.strictObject({ itemId: z.string().min(1).max(512) });

@@ -4,7 +4,7 @@ import { LEGACY_QUERY, type LegacyQuery } from '../../contract/recommendations.j
 import { VECTOR_DEFAULTS, type VectorDefaults } from '../../contract/vectors.js';
 import { embeddingTemplates } from '../../config/resources.js';
 import { checkGetPaths, checkRequestTarget } from '../../engine/projection.js';
-import { fromLegacyQuery } from '../../engine/request.js';
+import { fromLegacyQuery, type RecommendationRequest } from '../../engine/request.js';
 import { parseSearchQuery } from '../../engine/search-query.js';
 import { setVectorDefaults } from '../../vector/vector-defaults.js';
 import { SCOPE } from '../plugins/auth.js';
@@ -57,7 +57,10 @@ export async function vectorRoutes(app: FastifyInstance): Promise<void> {
       const answer = await new Promise<string | Error>((resolve) =>
         app.recommender.recommend(
           tenant,
-          Object.assign({}, recommendation, { logicType: undefined, search }),
+          Object.assign({}, recommendation, {
+            logicType: undefined,
+            search,
+          } satisfies Partial<RecommendationRequest>),
           resolve,
         ),
       );

@@ -8,9 +8,9 @@ import { buildTenant, NOW, type EventSpec } from '../../support/tenant-fixture.j
 function expectRanked(tenant: TenantState): void {
   const { ids, scores } = popularityRanking(tenant, undefined, NOW);
   const countOf = (id: number) => tenant.recentCounts.count(id) + 1;
-  const expected = Array.from({ length: tenant.catalog.size }, (_, id) => id).sort(
-    (a, b) => countOf(b) - countOf(a) || a - b,
-  );
+  const expected = Array.from({ length: tenant.catalog.size }, (_, id) => id)
+    .filter((id) => tenant.catalog.inCatalog[id])
+    .sort((a, b) => countOf(b) - countOf(a) || a - b);
   expect(Array.from(ids)).toEqual(expected);
   const top = countOf(expected[0]);
   expect(Array.from(scores)).toEqual(expected.map((id) => countOf(id) / top));
@@ -28,9 +28,12 @@ function shop(items: number, seed: number): { items: string[]; events: EventSpec
 
 describe('popularity ranking', () => {
   it('orders every catalog item by 30-day count, most first, equal counts by lower id', () => {
-    const tenant = buildTenant(shop(500, 7));
-    expect(tenant.catalog.size).toBe(500);
+    const { items, events } = shop(500, 7);
+    // An item that events name but the catalog does not have is not ranked.
+    const tenant = buildTenant({ items, events: [...events, { item: 'not-in-catalog', times: 9 }] });
+    expect(tenant.catalog.size).toBe(501);
     expectRanked(tenant);
+    expect(popularityRanking(tenant, undefined, NOW).ids).toHaveLength(500);
   });
 
   it('orders them the same when the top count is far above the number of items', () => {
