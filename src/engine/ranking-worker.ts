@@ -4,7 +4,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../contract/errors.js';
-import { heapFigures, releasingCollection } from '../state/memory.js';
+import { heapFigures, releasingCollection, type TenantFootprint } from '../state/memory.js';
 import { applyStateChange } from '../state/state-changes.js';
 import { ServingState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
@@ -32,6 +32,11 @@ function outcomeOf({ tenantId, request, now }: RankingRequest): RankingOutcome {
   return rankingOutcome(tenant, request, resolveProjection(request.projection), now);
 }
 
+/** What the replica's catalogs keep besides their items, by tenant. */
+function cached(): Record<string, TenantFootprint['cached']> {
+  return Object.fromEntries(state.ids().map((id) => [id, state.get(id)!.catalog.cached]));
+}
+
 function send(outcomes: RankingOutcome[]): void {
   const batch: RankedBatch = {
     bodies: outcomes.map((outcome) => (typeof outcome === 'string' ? outcome : '')),
@@ -49,6 +54,9 @@ parentPort!.on('message', ({ changes, requests, heap, collect: collecting }: Ran
   for (let start = 0; start < requests.length; start += ANSWERS_PER_MESSAGE) {
     send(requests.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
   }
-  if (heap) parentPort!.postMessage({ heap: heapFigures() } satisfies HeapReport);
+  if (heap)
+    parentPort!.postMessage({
+      heap: Object.assign(heapFigures(), { cached: cached() }),
+    } satisfies HeapReport);
   if (collecting) collect();
 });

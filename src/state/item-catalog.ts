@@ -70,6 +70,8 @@ export class ItemCatalog {
   /** Each item's JSON under the projection last asked for (`renderedKeys`), built on first use. */
   private readonly renderedKeys: (string | undefined)[] = [];
   private readonly rendered: string[] = [];
+  /** The length of the texts in `rendered`; an item that changed lets go of its text at once. */
+  private renderedLength = 0;
   /**
    * `createdAt` as the ISO text nextQL compares, built the first time a filter names it and then kept
    * current: 40 bytes an item that most tenants never ask for.
@@ -87,10 +89,14 @@ export class ItemCatalog {
   }
 
   /** What it keeps besides the stored items (README, "Memory"): items rendered, and attribute columns built. */
-  get cached(): { rendered: number; attributeColumns: number } {
+  get cached(): { rendered: number; renderedCharacters: number; attributeColumns: number } {
     let rendered = 0;
     for (let id = 0; id < this.count; id++) if (this.renderedKeys[id] !== undefined) rendered++;
-    return { rendered, attributeColumns: this.attributeColumns.size };
+    return {
+      rendered,
+      renderedCharacters: this.renderedLength,
+      attributeColumns: this.attributeColumns.size,
+    };
   }
 
   /** Bytes of its typed columns. */
@@ -187,8 +193,10 @@ export class ItemCatalog {
     if (this.renderedKeys[id] === key) return this.rendered[id];
     const document = this.rawDocument(id);
     if (!document) return undefined;
+    const text = render(document);
+    this.renderedLength += text.length - this.rendered[id].length;
     this.renderedKeys[id] = key;
-    return (this.rendered[id] = render(document));
+    return (this.rendered[id] = text);
   }
 
   upsert(item: StoredItem): number {
@@ -216,6 +224,8 @@ export class ItemCatalog {
       if (this.attributeKeys) for (const key of Object.keys(parsed)) this.attributeKeys.add(key);
     }
     this.renderedKeys[id] = undefined;
+    this.renderedLength -= this.rendered[id].length;
+    this.rendered[id] = '';
     this.version++;
     return id;
   }

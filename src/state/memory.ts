@@ -13,6 +13,11 @@ export interface HeapFigures {
   external: number;
   /** By space (old, new, code, large objects, ...): used, and resident. */
   spaces: Record<string, { used: number; physical: number }>;
+  /**
+   * The ranking thread's: what its catalogs keep besides the items, by tenant (README, "Memory"). The
+   * tenants' own `cached` figures are the event-loop thread's, which renders nothing while it has one.
+   */
+  cached?: Record<string, TenantFootprint['cached']>;
 }
 
 export function heapFigures(): HeapFigures {
@@ -93,8 +98,8 @@ export interface TenantFootprint {
   /** Events in the 30-day popularity window and in the 7-day geo window. */
   counterEvents: { recent: number; geo: number };
   eventIds: number;
-  /** Items whose API form is kept, items rendered under the last projection, attribute columns built. */
-  cached: { rendered: number; attributeColumns: number };
+  /** Items rendered under the last projection and their characters, attribute columns built. */
+  cached: { rendered: number; renderedCharacters: number; attributeColumns: number };
   perThread: { catalogColumns: number; vectorDelta: number };
   /** The loaded models: when each was built, and from how many interactions (vectors: items). */
   models: Record<'cooccurrence' | 'ease' | 'factors' | 'vectors', { builtAt: number; source: number }>;

@@ -72,6 +72,21 @@ describe('GET /debug/memory', () => {
     expect(body.tenants.shop.shared.histories).toBeGreaterThan(0);
     expect(body.tenants.shop.shared.counters).toBeGreaterThan(0);
   });
+
+  it("shows the items the ranking thread keeps rendered, which the tenants' own figures do not", async () => {
+    const answer = await call(daemon.url, 'GET', '/recommendations/user-to-item/u2?count=3&noCache=true', {
+      headers,
+    });
+    expect(answer.status).toBe(200);
+    const items = (answer.body as { items: { itemId: string }[] }).items;
+    expect(items.length).toBeGreaterThan(0);
+    const { body } = await call(daemon.url, 'GET', '/debug/memory', {
+      headers: { 'x-api-key': OPERATOR_KEY },
+    });
+    expect(body.heaps.rankingThread.cached.shop.rendered).toBe(items.length);
+    expect(body.heaps.rankingThread.cached.shop.renderedCharacters).toBeGreaterThan(items.length * 10);
+    expect(body.tenants.shop.cached.rendered).toBe(0);
+  });
 });
 
 describe('the DuckDB flags', () => {

@@ -66,6 +66,22 @@ describe('ItemCatalog', () => {
     expect(catalog.cached.attributeColumns).toBe(3);
   });
 
+  it("counts the characters of its renderings, and lets go of an item's text when the item changes", () => {
+    const catalog = new ItemCatalog();
+    catalog.upsert(item('a', { name: 'Alpha' }));
+    catalog.upsert(item('b', { name: 'Beta' }));
+    const render = (document: Readonly<Record<string, unknown>>) => JSON.stringify(document);
+    const a = catalog.renderedDocument(0, 'full', render)!;
+    const b = catalog.renderedDocument(1, 'full', render)!;
+    expect(catalog.cached).toMatchObject({ rendered: 2, renderedCharacters: a.length + b.length });
+    // Under another projection, the item's text is replaced.
+    const lean = catalog.renderedDocument(0, 'lean', () => '{"itemId":"a"}')!;
+    expect(catalog.cached.renderedCharacters).toBe(lean.length + b.length);
+    catalog.upsert(item('b', { name: 'Beta, renamed' }));
+    expect(catalog.cached).toMatchObject({ rendered: 1, renderedCharacters: lean.length });
+    expect(catalog.renderedDocument(1, 'full', render)).toContain('Beta, renamed');
+  });
+
   it('reads no attributes of a placeholder (an item known only from events)', () => {
     const catalog = new ItemCatalog();
     const id = catalog.ensureId('ghost');
