@@ -88,7 +88,10 @@ export class ItemCatalog {
     return this.catalogCount;
   }
 
-  /** What it keeps besides the stored items (README, "Memory"): items rendered, and attribute columns built. */
+  /**
+   * What it keeps besides the stored items (README, "Memory"): items rendered and their characters,
+   * attribute columns built.
+   */
   get cached(): { rendered: number; renderedCharacters: number; attributeColumns: number } {
     let rendered = 0;
     for (let id = 0; id < this.count; id++) if (this.renderedKeys[id] !== undefined) rendered++;
