@@ -13,15 +13,13 @@ function rank(tenant: TenantState, geo: GeoLift | undefined): PopularityRanking 
   const { catalog, recentCounts: counts } = tenant;
   const size = catalog.size;
   const raw = new Float64Array(size);
-  let listed = 0;
   let max = 0;
   for (let id = 0; id < size; id++) {
     if (!catalog.inCatalog[id]) continue;
     raw[id] = (counts.count(id) + 1) * (geo ? geo.lift(id) : 1);
     if (raw[id] > max) max = raw[id];
-    listed++;
   }
-  const ids = geo ? byScore(catalog.inCatalog, raw) : byCount(catalog.inCatalog, raw, listed, max);
+  const ids = geo ? byScore(catalog.inCatalog, raw) : byCount(catalog.inCatalog, raw, max);
   return { ids, scores: Float64Array.from(ids, (id) => raw[id] / max) };
 }
 
@@ -31,7 +29,7 @@ function rank(tenant: TenantState, geo: GeoLift | undefined): PopularityRanking 
  * stream of writes this runs once a second. A top count far above the catalog's size would make the
  * counting array large: such counts go by `byScore`.
  */
-function byCount(inCatalog: Uint8Array, raw: Float64Array, listed: number, max: number): Int32Array {
+function byCount(inCatalog: Uint8Array, raw: Float64Array, max: number): Int32Array {
   const size = raw.length;
   if (max > 4 * size + 16) return byScore(inCatalog, raw);
   // starts[c]: where the items counted c begin, the highest count first.
@@ -43,7 +41,8 @@ function byCount(inCatalog: Uint8Array, raw: Float64Array, listed: number, max: 
     starts[count] = next;
     next += items;
   }
-  const ids = new Int32Array(listed);
+  // `next` has counted the catalog's items.
+  const ids = new Int32Array(next);
   for (let id = 0; id < size; id++) if (inCatalog[id]) ids[starts[raw[id]]++] = id;
   return ids;
 }

@@ -70,8 +70,6 @@ export class ItemCatalog {
   /** Each item's JSON under the projection last asked for (`renderedKeys`), built on first use. */
   private readonly renderedKeys: (string | undefined)[] = [];
   private readonly rendered: string[] = [];
-  /** The length of the texts in `rendered`; an item that changed lets go of its text at once. */
-  private renderedLength = 0;
   /**
    * `createdAt` as the ISO text nextQL compares, built the first time a filter names it and then kept
    * current: 40 bytes an item that most tenants never ask for.
@@ -94,12 +92,13 @@ export class ItemCatalog {
    */
   get cached(): { rendered: number; renderedCharacters: number; attributeColumns: number } {
     let rendered = 0;
-    for (let id = 0; id < this.count; id++) if (this.renderedKeys[id] !== undefined) rendered++;
-    return {
-      rendered,
-      renderedCharacters: this.renderedLength,
-      attributeColumns: this.attributeColumns.size,
-    };
+    let renderedCharacters = 0;
+    for (let id = 0; id < this.count; id++) {
+      if (this.renderedKeys[id] === undefined) continue;
+      rendered++;
+      renderedCharacters += this.rendered[id].length;
+    }
+    return { rendered, renderedCharacters, attributeColumns: this.attributeColumns.size };
   }
 
   /** Bytes of its typed columns. */
@@ -196,10 +195,8 @@ export class ItemCatalog {
     if (this.renderedKeys[id] === key) return this.rendered[id];
     const document = this.rawDocument(id);
     if (!document) return undefined;
-    const text = render(document);
-    this.renderedLength += text.length - this.rendered[id].length;
     this.renderedKeys[id] = key;
-    return (this.rendered[id] = text);
+    return (this.rendered[id] = render(document));
   }
 
   upsert(item: StoredItem): number {
@@ -226,8 +223,8 @@ export class ItemCatalog {
       for (const [key, column] of this.attributeColumns) column[id] = parsed[key];
       if (this.attributeKeys) for (const key of Object.keys(parsed)) this.attributeKeys.add(key);
     }
+    // The item's text goes at once, not at its next rendering.
     this.renderedKeys[id] = undefined;
-    this.renderedLength -= this.rendered[id].length;
     this.rendered[id] = '';
     this.version++;
     return id;

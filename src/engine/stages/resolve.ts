@@ -168,12 +168,12 @@ function plainEffectiveConfig(
     memo.byPlacement.set(scenario ?? logicType, plain);
   }
   let config = plain.byCount.get(count);
-  if (!config)
-    plain.byCount.set(
-      count,
-      (config = Object.assign({}, plain.placement, { count } satisfies Partial<EffectiveConfig>)),
-    );
+  if (!config) plain.byCount.set(count, (config = withCount(plain.placement, count)));
   return config;
+}
+
+function withCount(placement: PlacementConfig, count: number): EffectiveConfig {
+  return Object.assign({}, placement, { count } satisfies Partial<EffectiveConfig>);
 }
 
 /** A search's configuration: its scenario's, ranked by hybrid search, the extracted filter joined last. */
@@ -212,9 +212,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     ? searchConfig(placementConfig(tenant, scenario, logicType, overrides), search.filter, count)
     : Object.keys(overrides).length === 0
       ? plainEffectiveConfig(tenant, scenario, logicType, count)
-      : Object.assign({}, placementConfig(tenant, scenario, logicType, overrides), {
-          count,
-        } satisfies Partial<EffectiveConfig>);
+      : withCount(placementConfig(tenant, scenario, logicType, overrides), count);
   const identity = request.userId;
   return {
     tenant,
