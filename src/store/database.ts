@@ -8,6 +8,7 @@ import { migrate } from './migrations.js';
 import { duckDbMemory } from './store-memory.js';
 import { sqlIdentifier, sqlString } from './sql.js';
 import type { Statement } from './rows.js';
+import { EventLog, recoverEventLog } from './event-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
@@ -66,7 +67,7 @@ export class Store {
     sequences: EventSequences,
     itemKeys: ItemKeys,
   ) {
-    this.writes = new WriteQueue(writer, sequences, itemKeys);
+    this.writes = new WriteQueue(writer, sequences, itemKeys, new EventLog(eventLogDirOf(file)));
   }
 
   /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */
@@ -93,6 +94,8 @@ export class Store {
     let itemKeys: ItemKeys;
     try {
       await migrate(writer);
+      // Interactions a previous run acknowledged from its log before moving them (see event-log.ts).
+      await recoverEventLog(eventLogDirOf(file), writer);
       await writer.run(STAGING_TABLES);
       const last = await writer.runAndReadAll(
         'SELECT (SELECT coalesce(max(seq), 0) FROM interactions), (SELECT coalesce(max(seq), 0) FROM impressions)',
@@ -111,6 +114,8 @@ export class Store {
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
     // Once closing, the file is about to be released: no new read may start on it.
     if (this.closed) throw new Error('the store is closed');
+    // Every write acknowledged before the read is in the store, also what the interactions log holds.
+    await this.writes.settled();
     while (this.readGate) await this.readGate;
     this.activeReads++;
     try {
@@ -267,6 +272,8 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     await this.writes.drain();
+    await this.writes.settled();
+    await this.writes.closeLog();
     this.writes.releaseAppenders();
     // Reads and writes apart (the answer log's) that are running end on an open store.
     await this.untilNoReads();
@@ -290,6 +297,11 @@ const STAGING_TABLES = `
   CREATE TEMP TABLE items_stage AS SELECT * FROM items LIMIT 0;
   CREATE TEMP TABLE users_stage AS SELECT * FROM users LIMIT 0;
 `;
+
+/** The directory of the store's interactions log (see event-log.ts), beside its file. */
+export function eventLogDirOf(file: string): string {
+  return path.join(path.dirname(file), 'interactions-log');
+}
 
 /** Removes a scrub copy (and its log) that was never swapped in. */
 function removeScrubCopy(file: string): void {

@@ -380,6 +380,8 @@ export class LakeExporter {
 
   /** Exports every tenant with pending commits, then stops following commits. */
   async stop(): Promise<void> {
+    // Interactions the store's log holds are committed to the store now, and come due with the rest.
+    await this.store.writes.settled().catch(() => undefined);
     this.stopped = true;
     const pending = new Set([...this.due.keys(), ...this.dueWhileHeld]);
     for (const timer of this.due.values()) clearTimeout(timer);

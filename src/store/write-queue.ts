@@ -1,4 +1,5 @@
 import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { EventLog, type LogRow } from './event-log.js';
 import { identityHash, identityOf } from './identity-hash.js';
 import { ItemKeys } from './item-keys.js';
 import {
@@ -60,6 +61,13 @@ interface Exclusive {
 
 type Queued = Pending | Exclusive;
 
+/** Rows of a log segment at which it is moved at once rather than on the timer. */
+const SEGMENT_ROWS = 200_000;
+/** How long rows wait in the log, at most, before a move takes them (unless a reader asks sooner). */
+const MOVE_AFTER_MS = 1_000;
+/** Rows the log may hold unmoved before ingestion is refused (503 OVERLOADED). */
+const LOG_BEHIND = 2_000_000;
+
 function isExclusive(entry: Queued): entry is Exclusive {
   return 'task' in entry;
 }
@@ -88,12 +96,21 @@ export class WriteQueue {
    * back: an appender per flush made resident memory swing by 200 MB under steady writes (README, "Memory").
    */
   private readonly appenders = new Map<string, DuckDBAppender>();
+  /**
+   * Whatever uses the connection takes it in turn: the flush loop's commits and exclusive tasks, and the
+   * moves of the interactions log, which run beside the flush loop's appends to the log.
+   */
+  private connectionTurn: Promise<unknown> = Promise.resolve();
+  /** The move of the log that is due, if one is. */
+  private moveTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private connection: DuckDBConnection,
     sequences: EventSequences = { interactions: 0, impressions: 0 },
     /** The items' keys the store holds (see item-keys.ts). */
     private readonly itemKeys = new ItemKeys(),
+    /** Where batches of interactions only are made durable first (see event-log.ts); none: the store. */
+    private readonly log?: EventLog,
   ) {
     this.sequence = { ...sequences };
   }
@@ -108,6 +125,12 @@ export class WriteQueue {
     if (counted > 0 && this.records > 0 && this.records + counted > this.limit) {
       this.observer?.refused();
       return Promise.reject(new WriteQueueFullError(this.records, this.limit));
+    }
+    const unmoved = this.log?.unmoved ?? 0;
+    if (counted > 0 && unmoved > LOG_BEHIND) {
+      // The store cannot take the log's rows as fast as they come (or not at all): hold ingestion back.
+      this.observer?.refused();
+      return Promise.reject(new WriteQueueFullError(unmoved, LOG_BEHIND));
     }
     this.records += counted;
     this.writes++;
@@ -197,6 +220,48 @@ export class WriteQueue {
     if (!this.flushing) this.flushing = this.flushLoop();
   }
 
+  /**
+   * Moves what the interactions log holds into the store, unless it holds nothing; the store then holds
+   * every write acknowledged so far. Readers of the store call it first (see Store.read).
+   */
+  settled(): Promise<void> {
+    if (!this.log || this.log.unmoved === 0) return Promise.resolve();
+    return this.onConnection(() => this.moveLog());
+  }
+
+  /** Stops moving the log on a timer and closes its file; call it once the queue is drained and settled. */
+  async closeLog(): Promise<void> {
+    clearTimeout(this.moveTimer);
+    this.moveTimer = undefined;
+    await this.log?.close();
+  }
+
+  /** Runs `task` once whatever uses the connection before it is done. */
+  private onConnection<T>(task: () => Promise<T>): Promise<T> {
+    const turn = this.connectionTurn.then(task);
+    this.connectionTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Moves the log into the store; only on the connection's turn. */
+  private async moveLog(): Promise<void> {
+    if (!this.log || this.log.unmoved === 0) return;
+    const tenants = await this.log.moveAll(this.connection);
+    if (tenants.size > 0) this.committedListener(tenants);
+  }
+
+  /** After an append to the log: a full segment is moved now, else the log within MOVE_AFTER_MS. */
+  private moveSoon(): void {
+    const move = () => {
+      clearTimeout(this.moveTimer);
+      this.moveTimer = undefined;
+      // A move that fails leaves its segment in the log; the next one (or the next reader) tries again.
+      this.onConnection(() => this.moveLog()).catch(() => undefined);
+    };
+    if ((this.log?.activeRows ?? 0) >= SEGMENT_ROWS) move();
+    else if (!this.moveTimer) this.moveTimer = setTimeout(move, MOVE_AFTER_MS).unref();
+  }
+
   private async flushLoop(): Promise<void> {
     // Let the requests that arrived in this turn of the event loop join the first batch too.
     await new Promise((resolve) => setImmediate(resolve));
@@ -204,8 +269,16 @@ export class WriteQueue {
       const first = this.pending[0];
       if (isExclusive(first)) {
         this.pending.shift();
-        this.closeAppenders();
-        await runExclusive(first, this.connection);
+        await this.onConnection(async () => {
+          try {
+            await this.moveLog();
+          } catch (error) {
+            for (const waiter of first.waiters) waiter.reject(error);
+            return;
+          }
+          this.closeAppenders();
+          await runExclusive(first, this.connection);
+        });
         continue;
       }
       // The writes up to the next exclusive task share one commit.
@@ -235,6 +308,36 @@ export class WriteQueue {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
     const appliers = writes.map((write) => write(rows, scratch));
+    if (this.log && interactionsOnly(rows)) await this.appendToLog(this.log, rows, writes.length);
+    else await this.onConnection(() => this.commitToStore(rows, writes.length));
+    return appliers;
+  }
+
+  /** Makes a batch of interactions only durable in the log (see event-log.ts). */
+  private async appendToLog(log: EventLog, rows: RowBuffer, writes: number): Promise<void> {
+    const started = performance.now();
+    const logRows: LogRow[] = rows.interactions.map(([tenantId, event]) => ({
+      tenantId,
+      event,
+      seq: ++this.sequence.interactions,
+      itemKey: this.itemKeys.keyOf(tenantId, event.itemId),
+      identityHash: identityHash(identityOf(event)),
+    }));
+    try {
+      await log.append(logRows);
+    } catch (error) {
+      this.itemKeys.rolledBack();
+      throw error;
+    }
+    // The keys these rows were first to use are durable with them; the move stores them (event-log.ts).
+    this.itemKeys.committed();
+    this.observer?.committed((performance.now() - started) / 1000, writes);
+    this.moveSoon();
+  }
+
+  /** Commits a batch to the store, after what the log holds; only on the connection's turn. */
+  private async commitToStore(rows: RowBuffer, writes: number): Promise<void> {
+    await this.moveLog();
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
     try {
@@ -248,9 +351,8 @@ export class WriteQueue {
       throw error;
     }
     this.itemKeys.committed();
-    this.observer?.committed((performance.now() - started) / 1000, writes.length);
+    this.observer?.committed((performance.now() - started) / 1000, writes);
     this.committedListener(tenantsOf(rows));
-    return appliers;
   }
 
   private async writeRows(rows: RowBuffer): Promise<void> {
@@ -349,6 +451,16 @@ function tenantsOf(rows: RowBuffer): Set<string> {
   for (const [tenantId] of rows.interactions) tenants.add(tenantId);
   for (const [tenantId] of rows.impressions) tenants.add(tenantId);
   return tenants;
+}
+
+/** Rows the interactions log takes: interactions, and nothing else to write (none at all is fine too). */
+function interactionsOnly(rows: RowBuffer): boolean {
+  return (
+    rows.items.size === 0 &&
+    rows.users.size === 0 &&
+    rows.impressions.length === 0 &&
+    rows.statements.length === 0
+  );
 }
 
 function settle(pending: Pending, applier: () => unknown): void {

@@ -104,9 +104,24 @@ describe('WriteQueue', () => {
     // Each appender holds DuckDB memory until a full garbage collection, so one per flush is not made.
     const connection = await store.writes.exclusive(async (c) => c);
     const creating = vi.spyOn(connection, 'createAppender');
+    // Interactions alone are made durable in the interactions log (event-log.ts); an impression beside
+    // them takes the batch to the store's appenders.
     const write = (id: string) =>
       store.writes.submit((rows) => {
         rows.interactions.push(['t', storedInteraction(id)]);
+        rows.impressions.push([
+          't',
+          {
+            eventId: id,
+            userId: 'u',
+            itemIds: ['i'],
+            scenarioSlug: null,
+            country: null,
+            recommId: null,
+            ts: 1,
+            receivedAt: 1,
+          },
+        ]);
         return () => undefined;
       });
     await write('first');

@@ -1,0 +1,324 @@
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { fsyncPath } from '../durable-files.js';
+import { sqlString } from './sql.js';
+import type { StoredInteraction } from './rows.js';
+
+/**
+ * The interactions log (README, "Storage"): batches of interactions only are made durable by appending
+ * them to a file and syncing it, and moved into the store's `interactions` table in the background, many
+ * batches at a time, by DuckDB's own CSV reader on its own threads. Appending a row to DuckDB and
+ * committing it per batch cost more of the event loop than the rest of ingestion together (bench/ingest).
+ *
+ * The store holds a prefix of the events by sequence number: a segment is moved whole, in order, before any
+ * other write reaches the store, and before any read of it (see WriteQueue). A segment is removed right
+ * after the transaction that moved it commits; one still present at start is moved then, unless the
+ * store already holds its first sequence number (it committed, and the removal did not happen).
+ */
+
+/** The columns of `interactions` in the order a log row holds them, with their types. */
+const COLUMNS: readonly (readonly [string, string])[] = [
+  ['tenant_id', 'VARCHAR'],
+  ['event_id', 'VARCHAR'],
+  ['user_id', 'VARCHAR'],
+  ['session_id', 'VARCHAR'],
+  ['item_id', 'VARCHAR'],
+  ['type', 'VARCHAR'],
+  ['weight', 'DOUBLE'],
+  ['scenario_slug', 'VARCHAR'],
+  ['country', 'VARCHAR'],
+  ['ts', 'BIGINT'],
+  ['received_at', 'BIGINT'],
+  ['seq', 'BIGINT'],
+  ['merged', 'BOOLEAN'],
+  ['recomm_id', 'VARCHAR'],
+  ['item_key', 'INTEGER'],
+  ['identity_hash', 'BIGINT'],
+];
+
+/** One row of the log: an interaction and what the store keeps beside it. */
+export interface LogRow {
+  tenantId: string;
+  event: StoredInteraction;
+  seq: number;
+  itemKey: number;
+  identityHash: bigint;
+}
+
+/** A field that must be quoted: empty (unquoted empty is NULL), or holding a quote, comma or line break. */
+const NEEDS_QUOTES = /^$|[",\n\r]/;
+
+function text(value: string | null | undefined): string {
+  if (value === null || value === undefined) return '';
+  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+function required(value: unknown, column: string): string {
+  if (typeof value !== 'string') throw new TypeError(`interactions.${column} must be a string`);
+  return text(value);
+}
+
+function integer(value: number, column: string): number {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`interactions.${column} must be an integer`);
+  return value;
+}
+
+/**
+ * A row as one CSV line. It checks what the table's own types and NOT NULL constraints would refuse, so
+ * that a row the store cannot take fails its write here rather than its segment's move later.
+ */
+export function logLine({ tenantId, event: e, seq, itemKey, identityHash }: LogRow): string {
+  if (!Number.isFinite(e.weight)) throw new TypeError('interactions.weight must be a finite number');
+  return `${required(tenantId, 'tenant_id')},${text(e.eventId)},${text(e.userId)},${text(e.sessionId)},${required(e.itemId, 'item_id')},${required(e.type, 'type')},${e.weight},${text(e.scenarioSlug)},${text(e.country)},${integer(e.ts, 'ts')},${integer(e.receivedAt, 'received_at')},${seq},${e.merged === true},${text(e.recommId)},${itemKey},${identityHash}\n`;
+}
+
+/** A file of the log, named by the sequence number of its first row. */
+interface Segment {
+  file: string;
+  first: number;
+  rows: number;
+  /** Bytes written and synced. */
+  bytes: number;
+  /** Tenants whose rows it holds (unknown, empty, for one found at start). */
+  tenants: Set<string>;
+  /** Open while rows are appended to it. */
+  handle: Promise<FileHandle> | undefined;
+  /** The append in progress, if any (settled when there is none). */
+  writing: Promise<void>;
+}
+
+const SEGMENT_NAME = /^interactions-(\d{16})\.csv$/;
+
+function segmentName(first: number): string {
+  return `interactions-${String(first).padStart(16, '0')}.csv`;
+}
+
+export class EventLog {
+  /** The segment rows are appended to; none until the first append after a seal. */
+  private active: Segment | undefined;
+  /** Sealed segments, oldest first, not yet moved. */
+  private readonly sealed: Segment[] = [];
+  /** Rows appended and not yet moved into the store. */
+  private unmovedRows = 0;
+  /** Set once an append could not be undone: no more appends are taken until a restart. */
+  private broken: Error | undefined;
+
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** Rows that are durable here and not yet in the store. */
+  get unmoved(): number {
+    return this.unmovedRows;
+  }
+
+  /** Rows of the segment being appended to. */
+  get activeRows(): number {
+    return this.active?.rows ?? 0;
+  }
+
+  /**
+   * Appends rows and syncs them to disk; once it resolves they survive a crash. Appends must not overlap
+   * (the write queue makes one at a time). A failed append leaves the segment as it was before it.
+   */
+  async append(rows: readonly LogRow[]): Promise<void> {
+    if (this.broken) throw this.broken;
+    if (rows.length === 0) return;
+    let lines = '';
+    for (const row of rows) lines += logLine(row);
+    const segment = (this.active ??= this.openSegment(rows[0].seq));
+    const bytes = Buffer.from(lines);
+    const writing = this.write(segment, bytes).then(() => {
+      segment.rows += rows.length;
+      segment.bytes += bytes.length;
+      for (const row of rows) segment.tenants.add(row.tenantId);
+      this.unmovedRows += rows.length;
+    });
+    // A seal waits for this append, and finds its rows counted.
+    segment.writing = writing.catch(() => undefined);
+    try {
+      await writing;
+    } catch (error) {
+      // A segment that never took a row is given up, so that the next append opens a fresh one.
+      if (segment.rows === 0 && this.active === segment) {
+        this.active = undefined;
+        void segment.handle?.then((handle) => handle.close()).catch(() => undefined);
+        rmSync(segment.file, { force: true });
+      }
+      throw error;
+    }
+  }
+
+  private async write(segment: Segment, bytes: Buffer): Promise<void> {
+    const handle = await segment.handle!;
+    try {
+      await handle.write(bytes, 0, bytes.length, segment.bytes);
+      await handle.datasync();
+    } catch (error) {
+      // Rows whose write was not acknowledged must not be moved later with the segment.
+      try {
+        await handle.truncate(segment.bytes);
+        await handle.datasync();
+      } catch {
+        this.broken = new Error('the interactions log could not undo a failed append', { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  private openSegment(first: number): Segment {
+    const file = path.join(this.dir, segmentName(first));
+    const handle = open(file, 'w').then((opened) => {
+      // The segment's name must be durable before its rows are acknowledged.
+      fsyncPath(this.dir);
+      return opened;
+    });
+    return { file, first, rows: 0, bytes: 0, tenants: new Set(), handle, writing: Promise.resolve() };
+  }
+
+  /** Ends the active segment: later appends start a new one. */
+  async seal(): Promise<void> {
+    const segment = this.active;
+    if (!segment) return;
+    this.active = undefined;
+    await segment.writing;
+    const handle = await segment.handle?.catch(() => undefined);
+    await handle?.close();
+    segment.handle = undefined;
+    if (segment.rows > 0) this.sealed.push(segment);
+    else rmSync(segment.file, { force: true });
+  }
+
+  /**
+   * Seals the active segment and moves every sealed one into the store, oldest first, each in one
+   * transaction on `connection` (which must have none open). Returns the tenants whose rows moved.
+   */
+  async moveAll(connection: DuckDBConnection): Promise<Set<string>> {
+    await this.seal();
+    const tenants = new Set<string>();
+    while (this.sealed.length > 0) {
+      const segment = this.sealed[0];
+      await moveSegment(connection, segment.file, segment.first);
+      this.sealed.shift();
+      this.unmovedRows -= segment.rows;
+      for (const tenantId of segment.tenants) tenants.add(tenantId);
+    }
+    return tenants;
+  }
+
+  /** Closes the active segment's file, if any, leaving its rows for the next start to move. */
+  async close(): Promise<void> {
+    await this.seal();
+  }
+}
+
+/**
+ * Moves the segments a previous run left into the store (at start, before anything reads it): those whose
+ * first row the store holds were moved already and are removed; a row cut short by a crash is dropped
+ * (its batch was never acknowledged).
+ */
+export async function recoverEventLog(dir: string, connection: DuckDBConnection): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => SEGMENT_NAME.test(name));
+  } catch {
+    return 0;
+  }
+  names.sort();
+  let moved = 0;
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const first = Number(SEGMENT_NAME.exec(name)![1]);
+    const reader = await connection.runAndReadAll(
+      `SELECT coalesce(max(seq), 0) >= ${first} FROM interactions`,
+    );
+    const done = reader.getRows()[0][0] === true;
+    if (!done && dropTornTail(file) > 0) {
+      await moveSegment(connection, file, first);
+      moved++;
+    } else {
+      rmSync(file, { force: true });
+    }
+  }
+  if (names.length > 0) fsyncPath(dir);
+  return moved;
+}
+
+/** Truncates the file after its last complete line; returns the bytes left. */
+function dropTornTail(file: string): number {
+  const fd = openSync(file, 'r+');
+  try {
+    let end = fstatSync(fd).size;
+    const chunk = Buffer.alloc(64 * 1024);
+    let keep = 0;
+    search: while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const read = readSync(fd, chunk, 0, end - start, start);
+      for (let i = read - 1; i >= 0; i--) {
+        if (chunk[i] === 0x0a) {
+          keep = start + i + 1;
+          break search;
+        }
+      }
+      end = start;
+    }
+    if (keep < fstatSync(fd).size) {
+      ftruncateSync(fd, keep);
+      fsyncSync(fd);
+    }
+    return keep;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * One transaction: the segment's rows into `interactions`, and the item keys they were first to use.
+ * DuckDB reads the file on one thread: on more, it took more CPU in all (about 3 µs a row against 2) and
+ * the event loop's core with it, while ingestion goes on beside the move (bench/ingest).
+ */
+async function moveSegment(connection: DuckDBConnection, file: string, first: number): Promise<void> {
+  const setting = await connection.runAndReadAll(`SELECT current_setting('threads')`);
+  const threads = Number(setting.getRows()[0][0]);
+  await connection.run('SET threads = 1');
+  try {
+    await moveRows(connection, file, first);
+  } finally {
+    await connection.run(`SET threads = ${threads}`);
+  }
+  rmSync(file, { force: true });
+}
+
+async function moveRows(connection: DuckDBConnection, file: string, first: number): Promise<void> {
+  const columns = COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ');
+  await connection.run('BEGIN TRANSACTION');
+  try {
+    await connection.run(
+      `INSERT INTO interactions (${COLUMNS.map(([name]) => name).join(', ')})
+       SELECT * FROM read_csv(${sqlString(file)}, header = false, auto_detect = false, delim = ',',
+         quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${columns}})`,
+    );
+    await connection.run(
+      `INSERT INTO item_keys
+       SELECT DISTINCT tenant_id, item_id, item_key FROM interactions i
+       WHERE seq >= ${first} AND NOT EXISTS (
+         SELECT 1 FROM item_keys k WHERE k.tenant_id = i.tenant_id AND k.item_id = i.item_id)`,
+    );
+    await connection.run('COMMIT');
+  } catch (error) {
+    await connection.run('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

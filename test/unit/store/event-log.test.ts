@@ -1,0 +1,174 @@
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Store, eventLogDirOf } from '../../../src/store/database.js';
+import { logLine } from '../../../src/store/event-log.js';
+import { storedInteraction } from '../../support/temp-store.js';
+
+/** Built by `npm test` before vitest runs: a child process opens the store the way the daemon does. */
+const DATABASE = new URL('../../../dist/src/store/database.js', import.meta.url).href;
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-log-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function open(dir: string): Promise<Store> {
+  const store = await Store.open(dir);
+  stores.push(store);
+  return store;
+}
+
+function segments(dir: string): string[] {
+  return readdirSync(eventLogDirOf(path.join(dir, 'nextrec.duckdb'))).sort();
+}
+
+/** Stored interactions: event id, user id, item id, seq, item key, in seq order. */
+async function stored(store: Store): Promise<unknown[][]> {
+  return store.read(
+    async (db) =>
+      (
+        await db.runAndReadAll(
+          'SELECT event_id, user_id, item_id, seq::INTEGER, item_key FROM interactions ORDER BY seq',
+        )
+      ).getRowsJS() as unknown[][],
+  );
+}
+
+/**
+ * Runs a child process that writes `batches` batches of interactions (event ids `<prefix>-<batch>-<n>`)
+ * through the store's write queue and is killed with SIGKILL right after the last is acknowledged.
+ */
+function writeAndDie(dir: string, prefix: string, batches: number, perBatch: number): void {
+  const script = `
+    const { Store } = await import(${JSON.stringify(DATABASE)});
+    const store = await Store.open(${JSON.stringify(dir)});
+    for (let b = 0; b < ${batches}; b++)
+      await store.writes.submit((rows) => {
+        for (let n = 0; n < ${perBatch}; n++)
+          rows.interactions.push(['t', { eventId: '${prefix}-' + b + '-' + n, userId: 'u' + n, sessionId: null,
+            itemId: 'item-' + (n % 7), type: 'view', weight: 1, scenarioSlug: null, country: null, ts: n, receivedAt: 1 }]);
+        return () => undefined;
+      });
+    process.kill(process.pid, 'SIGKILL');`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(child.signal, child.stderr).toBe('SIGKILL');
+}
+
+describe('the interactions log', () => {
+  it('acknowledges a batch of interactions from its file, and a read finds them in the store', async () => {
+    const dir = dataDir();
+    const store = await open(dir);
+    await store.writes.submit((rows) => {
+      rows.interactions.push(['t', storedInteraction('a')], ['t', storedInteraction('b', { itemId: 'j' })]);
+      return () => undefined;
+    });
+    const [segment] = segments(dir);
+    const file = path.join(eventLogDirOf(store.file), segment);
+    expect(readFileSync(file, 'utf8').split('\n')).toHaveLength(3);
+    expect(await stored(store)).toEqual([
+      ['a', 'u', 'i', 1, 0],
+      ['b', 'u', 'j', 2, 1],
+    ]);
+    // Moved in one transaction with the item keys they were first to use; the segment is gone.
+    expect(segments(dir)).toEqual([]);
+    const keys = await store.read(async (db) =>
+      (await db.runAndReadAll('SELECT item_id, item_key FROM item_keys ORDER BY 2')).getRowsJS(),
+    );
+    expect(keys).toEqual([
+      ['i', 0],
+      ['j', 1],
+    ]);
+  });
+
+  it('keeps every text as it came: quotes, commas, line breaks, empty and absent values', async () => {
+    const store = await open(dataDir());
+    const odd = ['a,b', 'say "hi"', 'two\nlines', 'cr\rhere', '', 'ünï ✓', '"', ' padded '];
+    await store.writes.submit((rows) => {
+      odd.forEach((text, n) =>
+        rows.interactions.push([
+          't',
+          storedInteraction(`e${n}`, {
+            userId: text,
+            sessionId: n % 2 ? null : text,
+            country: null,
+            recommId: text,
+          }),
+        ]),
+      );
+      return () => undefined;
+    });
+    const rows = await store.read(
+      async (db) =>
+        (
+          await db.runAndReadAll(
+            'SELECT user_id, session_id, country, recomm_id FROM interactions ORDER BY seq',
+          )
+        ).getRowsJS() as unknown[][],
+    );
+    expect(rows).toEqual(odd.map((text, n) => [text, n % 2 ? null : text, null, text]));
+  });
+
+  it('fails only the write holding a row the store would refuse, before anything of it is logged', () => {
+    const row = { tenantId: 't', event: storedInteraction('x'), seq: 1, itemKey: 0, identityHash: 1n };
+    expect(logLine(row)).toBe('t,x,u,,i,view,1,,,1,1,1,false,,0,1\n');
+    expect(() => logLine({ ...row, tenantId: null as unknown as string })).toThrow(/tenant_id/);
+    expect(() => logLine({ ...row, event: { ...row.event, weight: Number.NaN } })).toThrow(/weight/);
+    expect(() => logLine({ ...row, event: { ...row.event, ts: 1.5 } })).toThrow(/ts/);
+  });
+
+  it('keeps every acknowledged interaction through SIGKILL and moves it at the next start', async () => {
+    const dir = dataDir();
+    writeAndDie(dir, 'first', 3, 100);
+    // The killed process moved nothing: its rows are in the log only.
+    expect(segments(dir).length).toBeGreaterThan(0);
+    const store = await open(dir);
+    expect(segments(dir)).toEqual([]);
+    const rows = await stored(store);
+    expect(rows).toHaveLength(300);
+    expect(rows.map((row) => row[3])).toEqual(rows.map((_, n) => n + 1));
+    // Sequence numbers and item keys go on from there.
+    await store.writes.submit((rows) => {
+      rows.interactions.push(['t', storedInteraction('after', { itemId: 'item-3' })]);
+      rows.interactions.push(['t', storedInteraction('new-item', { itemId: 'fresh' })]);
+      return () => undefined;
+    });
+    const last = (await stored(store)).slice(-2);
+    expect(last).toEqual([
+      ['after', 'u', 'item-3', 301, 3],
+      ['new-item', 'u', 'fresh', 302, 7],
+    ]);
+  });
+
+  it('drops a row cut short by a crash, and does not move a segment the store already holds', async () => {
+    const dir = dataDir();
+    writeAndDie(dir, 'kept', 1, 10);
+    const [segment] = segments(dir);
+    const file = path.join(eventLogDirOf(path.join(dir, 'nextrec.duckdb')), segment);
+    const whole = readFileSync(file, 'utf8');
+    // A write that never finished: half a row, never acknowledged.
+    appendFileSync(file, 't,torn,u,,item-1,view,1,,,1');
+    const store = await open(dir);
+    expect((await stored(store)).map((row) => row[0])).toEqual(
+      Array.from({ length: 10 }, (_, n) => `kept-0-${n}`),
+    );
+    await store.close();
+    stores.length = 0;
+    // The same segment again (as if the process died between the move's commit and the removal).
+    writeFileSync(file, whole);
+    const reopened = await open(dir);
+    expect(await stored(reopened)).toHaveLength(10);
+    expect(segments(dir)).toEqual([]);
+  });
+});
