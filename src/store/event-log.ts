@@ -14,13 +14,13 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
 import { sqlString } from './sql.js';
-import type { StoredInteraction } from './rows.js';
+import { LineEncoder, type LogRow } from './log-encoder.js';
 
 /**
- * The interactions log (README, "Storage"): batches of interactions only are made durable by appending
- * them to a file and syncing it, and moved into the store's `interactions` table in the background, many
- * batches at a time, by DuckDB's own CSV reader on its own threads. Appending a row to DuckDB and
- * committing it per batch cost more of the event loop than the rest of ingestion together (bench/ingest).
+ * The interactions log (README, "The HTTP API", ingestion rules): batches of interactions only are made
+ * durable by appending them to a file and syncing it, and moved into the store's `interactions` table in
+ * the background, many batches at a time, by DuckDB's own CSV reader, off the event loop. Appending rows
+ * to DuckDB and committing them per batch took about half of the event loop's time (bench/ingest).
  *
  * The store holds a prefix of the events by sequence number: a segment is moved whole, in order, before any
  * other write reaches the store, and before any read of it (see WriteQueue). A segment is removed right
@@ -47,42 +47,6 @@ const COLUMNS: readonly (readonly [string, string])[] = [
   ['item_key', 'INTEGER'],
   ['identity_hash', 'BIGINT'],
 ];
-
-/** One row of the log: an interaction and what the store keeps beside it. */
-export interface LogRow {
-  tenantId: string;
-  event: StoredInteraction;
-  seq: number;
-  itemKey: number;
-  identityHash: bigint;
-}
-
-/** A field that must be quoted: empty (unquoted empty is NULL), or holding a quote, comma or line break. */
-const NEEDS_QUOTES = /^$|[",\n\r]/;
-
-function text(value: string | null | undefined): string {
-  if (value === null || value === undefined) return '';
-  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-}
-
-function required(value: unknown, column: string): string {
-  if (typeof value !== 'string') throw new TypeError(`interactions.${column} must be a string`);
-  return text(value);
-}
-
-function integer(value: number, column: string): number {
-  if (!Number.isSafeInteger(value)) throw new TypeError(`interactions.${column} must be an integer`);
-  return value;
-}
-
-/**
- * A row as one CSV line. It checks what the table's own types and NOT NULL constraints would refuse, so
- * that a row the store cannot take fails its write here rather than its segment's move later.
- */
-export function logLine({ tenantId, event: e, seq, itemKey, identityHash }: LogRow): string {
-  if (!Number.isFinite(e.weight)) throw new TypeError('interactions.weight must be a finite number');
-  return `${required(tenantId, 'tenant_id')},${text(e.eventId)},${text(e.userId)},${text(e.sessionId)},${required(e.itemId, 'item_id')},${required(e.type, 'type')},${e.weight},${text(e.scenarioSlug)},${text(e.country)},${integer(e.ts, 'ts')},${integer(e.receivedAt, 'received_at')},${seq},${e.merged === true},${text(e.recommId)},${itemKey},${identityHash}\n`;
-}
 
 /** A file of the log, named by the sequence number of its first row. */
 interface Segment {
@@ -114,6 +78,8 @@ export class EventLog {
   private unmovedRows = 0;
   /** Set once an append could not be undone: no more appends are taken until a restart. */
   private broken: Error | undefined;
+  /** Where appends encode their rows; an append's bytes are written before the next append encodes. */
+  private readonly encoder = new LineEncoder();
 
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
@@ -136,10 +102,8 @@ export class EventLog {
   async append(rows: readonly LogRow[]): Promise<void> {
     if (this.broken) throw this.broken;
     if (rows.length === 0) return;
-    let lines = '';
-    for (const row of rows) lines += logLine(row);
+    const bytes = this.encoder.encode(rows);
     const segment = (this.active ??= this.openSegment(rows[0].seq));
-    const bytes = Buffer.from(lines);
     const writing = this.write(segment, bytes).then(() => {
       segment.rows += rows.length;
       segment.bytes += bytes.length;
@@ -164,7 +128,10 @@ export class EventLog {
   private async write(segment: Segment, bytes: Buffer): Promise<void> {
     const handle = await segment.handle!;
     try {
-      await handle.write(bytes, 0, bytes.length, segment.bytes);
+      for (let done = 0; done < bytes.length;) {
+        const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, segment.bytes + done);
+        done += bytesWritten;
+      }
       await handle.datasync();
     } catch (error) {
       // Rows whose write was not acknowledged must not be moved later with the segment.
@@ -287,7 +254,8 @@ function dropTornTail(file: string): number {
 /**
  * One transaction: the segment's rows into `interactions`, and the item keys they were first to use.
  * DuckDB reads the file on one thread: on more, it took more CPU in all (about 3 µs a row against 2) and
- * the event loop's core with it, while ingestion goes on beside the move (bench/ingest).
+ * the event loop's core with it, while ingestion goes on beside the move (bench/ingest). The setting is
+ * the instance's, so a query that runs meanwhile on another connection runs on one thread too.
  */
 async function moveSegment(connection: DuckDBConnection, file: string, first: number): Promise<void> {
   const setting = await connection.runAndReadAll(`SELECT current_setting('threads')`);

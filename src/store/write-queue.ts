@@ -1,5 +1,6 @@
 import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
-import { EventLog, type LogRow } from './event-log.js';
+import type { EventLog } from './event-log.js';
+import type { LogRow } from './log-encoder.js';
 import { identityHash, identityOf } from './identity-hash.js';
 import { ItemKeys } from './item-keys.js';
 import {
@@ -65,8 +66,8 @@ type Queued = Pending | Exclusive;
 const SEGMENT_ROWS = 200_000;
 /** How long rows wait in the log, at most, before a move takes them (unless a reader asks sooner). */
 const MOVE_AFTER_MS = 1_000;
-/** Rows the log may hold unmoved before ingestion is refused (503 OVERLOADED). */
-const LOG_BEHIND = 2_000_000;
+/** Rows the log may hold unmoved before bounded writes are refused (503 OVERLOADED), per record of the limit. */
+const LOG_BEHIND = 20;
 
 function isExclusive(entry: Queued): entry is Exclusive {
   return 'task' in entry;
@@ -127,10 +128,10 @@ export class WriteQueue {
       return Promise.reject(new WriteQueueFullError(this.records, this.limit));
     }
     const unmoved = this.log?.unmoved ?? 0;
-    if (counted > 0 && unmoved > LOG_BEHIND) {
+    if (counted > 0 && unmoved > LOG_BEHIND * this.limit) {
       // The store cannot take the log's rows as fast as they come (or not at all): hold ingestion back.
       this.observer?.refused();
-      return Promise.reject(new WriteQueueFullError(unmoved, LOG_BEHIND));
+      return Promise.reject(new WriteQueueFullError(unmoved, LOG_BEHIND * this.limit));
     }
     this.records += counted;
     this.writes++;
@@ -154,7 +155,10 @@ export class WriteQueue {
     });
   }
 
-  /** The most records bounded writes may hold in the queue (at least one write is always taken). */
+  /**
+   * The most records bounded writes may hold in the queue (at least one write is always taken); the
+   * interactions log may hold LOG_BEHIND times as many rows not yet moved into the store.
+   */
   setLimit(records: number): void {
     this.limit = records;
   }

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store, eventLogDirOf } from '../../../src/store/database.js';
-import { logLine } from '../../../src/store/event-log.js';
 import { storedInteraction } from '../../support/temp-store.js';
 
 /** Built by `npm test` before vitest runs: a child process opens the store the way the daemon does. */
@@ -118,14 +117,6 @@ describe('the interactions log', () => {
         ).getRowsJS() as unknown[][],
     );
     expect(rows).toEqual(odd.map((text, n) => [text, n % 2 ? null : text, null, text]));
-  });
-
-  it('fails only the write holding a row the store would refuse, before anything of it is logged', () => {
-    const row = { tenantId: 't', event: storedInteraction('x'), seq: 1, itemKey: 0, identityHash: 1n };
-    expect(logLine(row)).toBe('t,x,u,,i,view,1,,,1,1,1,false,,0,1\n');
-    expect(() => logLine({ ...row, tenantId: null as unknown as string })).toThrow(/tenant_id/);
-    expect(() => logLine({ ...row, event: { ...row.event, weight: Number.NaN } })).toThrow(/weight/);
-    expect(() => logLine({ ...row, event: { ...row.event, ts: 1.5 } })).toThrow(/ts/);
   });
 
   it('keeps every acknowledged interaction through SIGKILL and moves it at the next start', async () => {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../../src/store/database.js';
 import { WriteQueueFullError, type Write } from '../../../src/store/write-queue.js';
 import {
@@ -25,9 +25,29 @@ beforeEach(async () => {
   store = temp.store;
 });
 
-afterEach(() => closeTempStore(temp));
+afterEach(async () => {
+  vi.useRealTimers();
+  await closeTempStore(temp);
+});
 
 describe('a bounded write queue', () => {
+  it('refuses bounded writes while the interactions log holds more rows than it may, until a move', async () => {
+    store.writes.setLimit(2);
+    // The log's timed move never comes: only a read moves it here.
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    // Twenty times the limit: 40 rows may wait in the log; the 41st refuses the next bounded write.
+    const ids = Array.from({ length: 41 }, (_, n) => `e${n}`);
+    await store.writes.submit(events(...ids.slice(0, 40)), 1);
+    await store.writes.submit(events(ids[40]), 1);
+    await expect(store.writes.submit(events('refused'), 1)).rejects.toBeInstanceOf(WriteQueueFullError);
+    // A write that is not bounded is taken.
+    await store.writes.submit(events('unbounded'));
+    // A read moves the log into the store, and bounded writes are taken again.
+    expect(await storedEventIds(store)).toHaveLength(42);
+    await store.writes.submit(events('after'), 1);
+    expect(await storedEventIds(store)).toContain('after');
+  });
+
   it('refuses a write that would take it over its limit, queueing nothing of it', async () => {
     store.writes.setLimit(3);
     const refused: string[] = [];

@@ -1,0 +1,195 @@
+import type { StoredInteraction } from './rows.js';
+
+/** One row of the interactions log: an interaction and what the store keeps beside it. */
+export interface LogRow {
+  tenantId: string;
+  event: StoredInteraction;
+  seq: number;
+  itemKey: number;
+  identityHash: bigint;
+}
+
+/** The buffer's size to start with, and the most it keeps from one batch to the next. */
+const INITIAL_BYTES = 1 << 20;
+const KEPT_BYTES = 16 << 20;
+
+/** Bytes a line takes besides its texts, at most: separators, numbers, the boolean. */
+const LINE_OVERHEAD = 256;
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const NEWLINE = 0x0a;
+const RETURN = 0x0d;
+const ZERO = 0x30;
+const MINUS = 0x2d;
+/** Safe integers are below 2^53, so below EIGHT_DIGITS squared: two int-sized halves. */
+const EIGHT_DIGITS = 100_000_000;
+
+/** A field that must be quoted: empty (unquoted empty is NULL), or holding a quote, comma or line break. */
+const NEEDS_QUOTES = /^$|[",\n\r]/;
+
+/**
+ * Writes rows of the log as CSV lines (the columns of event-log.ts's COLUMNS, in order) into one buffer,
+ * reused from batch to batch. ASCII texts and integers are written byte by byte: a line made as a string
+ * and then encoded cost about as much as the rest of ingestion's own work (bench/ingest). Anything else
+ * takes Buffer#write. A null text is an empty field, an empty text `""`, as DuckDB's CSV reader reads them
+ * with `allow_quoted_nulls = false`.
+ */
+export class LineEncoder {
+  private bytes = Buffer.allocUnsafe(INITIAL_BYTES);
+  private at = 0;
+  /** Digits of an integer, last first. */
+  private readonly digits = new Uint8Array(24);
+
+  /**
+   * The lines of `rows`, valid until the next call. It checks what the table's own types and NOT NULL
+   * constraints would refuse, so that a row the store cannot take fails its write here rather than its
+   * segment's move later.
+   */
+  encode(rows: readonly LogRow[]): Buffer {
+    if (this.bytes.length > KEPT_BYTES) this.bytes = Buffer.allocUnsafe(INITIAL_BYTES);
+    this.at = 0;
+    for (const row of rows) this.line(row);
+    return this.bytes.subarray(0, this.at);
+  }
+
+  private line({ tenantId, event: e, seq, itemKey, identityHash }: LogRow): void {
+    required(tenantId, 'tenant_id');
+    required(e.itemId, 'item_id');
+    required(e.type, 'type');
+    if (!Number.isFinite(e.weight)) throw new TypeError('interactions.weight must be a finite number');
+    integer(e.ts, 'ts');
+    integer(e.receivedAt, 'received_at');
+    const length =
+      tenantId.length +
+      lengthOf(e.eventId) +
+      lengthOf(e.userId) +
+      lengthOf(e.sessionId) +
+      e.itemId.length +
+      e.type.length +
+      lengthOf(e.scenarioSlug) +
+      lengthOf(e.country) +
+      lengthOf(e.recommId);
+    // At most two quotes around a text and every character doubled (a quote), three bytes each.
+    this.room(LINE_OVERHEAD + length * 6);
+    this.text(tenantId);
+    this.comma();
+    this.text(e.eventId);
+    this.comma();
+    this.text(e.userId);
+    this.comma();
+    this.text(e.sessionId);
+    this.comma();
+    this.text(e.itemId);
+    this.comma();
+    this.text(e.type);
+    this.comma();
+    this.number(e.weight);
+    this.comma();
+    this.text(e.scenarioSlug);
+    this.comma();
+    this.text(e.country);
+    this.comma();
+    this.integer(e.ts);
+    this.comma();
+    this.integer(e.receivedAt);
+    this.comma();
+    this.integer(seq);
+    this.comma();
+    this.ascii(e.merged === true ? 'true' : 'false');
+    this.comma();
+    this.text(e.recommId);
+    this.comma();
+    this.integer(itemKey);
+    this.comma();
+    this.ascii(String(identityHash));
+    this.bytes[this.at++] = NEWLINE;
+  }
+
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.bytes.length) return;
+    this.bytes = Buffer.concat([this.bytes.subarray(0, this.at)], 2 * (this.at + bytes));
+  }
+
+  private comma(): void {
+    this.bytes[this.at++] = COMMA;
+  }
+
+  private text(value: string | null | undefined): void {
+    if (value === null || value === undefined) return;
+    const { bytes } = this;
+    const start = this.at;
+    let at = start;
+    for (let i = 0; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80 || code === QUOTE || code === COMMA || code === NEWLINE || code === RETURN) {
+        const field = NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+        this.at = start + bytes.write(field, start);
+        return;
+      }
+      bytes[at++] = code;
+    }
+    if (at === start) {
+      bytes[at++] = QUOTE;
+      bytes[at++] = QUOTE;
+    }
+    this.at = at;
+  }
+
+  /** A text known to be ASCII without separators (a number's or a boolean's). */
+  private ascii(value: string): void {
+    const { bytes } = this;
+    let at = this.at;
+    for (let i = 0; i < value.length; i++) bytes[at++] = value.charCodeAt(i);
+    this.at = at;
+  }
+
+  /** A safe integer: its high and low eight digits in int arithmetic (a double's `%` is far slower). */
+  private integer(value: number): void {
+    let rest = value;
+    if (rest < 0) {
+      this.bytes[this.at++] = MINUS;
+      rest = -rest;
+    }
+    if (rest < EIGHT_DIGITS) {
+      this.digitsOf(rest, 1);
+      return;
+    }
+    const high = Math.floor(rest / EIGHT_DIGITS);
+    this.digitsOf(high, 1);
+    this.digitsOf(rest - high * EIGHT_DIGITS, 8);
+  }
+
+  /** The decimal digits of `value` (below 2^31), zero-padded to at least `width`. */
+  private digitsOf(value: number, width: number): void {
+    const { bytes, digits } = this;
+    let rest = value | 0;
+    let count = 0;
+    do {
+      const next = (rest / 10) | 0;
+      digits[count++] = rest - next * 10;
+      rest = next;
+    } while (rest > 0);
+    while (count < width) digits[count++] = 0;
+    let at = this.at;
+    while (count > 0) bytes[at++] = ZERO + digits[--count];
+    this.at = at;
+  }
+
+  private number(value: number): void {
+    if (Number.isSafeInteger(value)) this.integer(value);
+    else this.ascii(String(value));
+  }
+}
+
+function lengthOf(value: string | null | undefined): number {
+  return value === null || value === undefined ? 0 : value.length;
+}
+
+function required(value: unknown, column: string): void {
+  if (typeof value !== 'string') throw new TypeError(`interactions.${column} must be a string`);
+}
+
+function integer(value: number, column: string): void {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`interactions.${column} must be an integer`);
+}
