@@ -230,6 +230,9 @@ export class TenantState {
   recordHistory(event: StoredInteraction, now: number): void {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
+    const { catalog, countries, parts } = this;
+    const [items, countryCodes] = [catalog.size, countries.size];
+    const histories = parts.kind === 'own' ? parts.histories.indexesGiven : 0;
     const identity = event.userId ?? event.sessionId;
     const index = this.addToHistory(
       event.itemId,
@@ -241,7 +244,10 @@ export class TenantState {
       event.merged === true,
       now,
     );
-    this.changes?.interactionRecorded(this.tenantId, event, type, now, index);
+    // A replica reads the histories and counters from shared memory: it is told of an interaction only
+    // when it brings a new item, country or history, which it must number as this state did.
+    if (catalog.size > items || countries.size > countryCodes || index >= histories)
+      this.changes?.interactionRecorded(this.tenantId, event, type, now, index);
   }
 
   /**

@@ -351,6 +351,11 @@ export class UserHistories implements HistoriesView {
     return this.byIdentity.size;
   }
 
+  /** Indexes given to histories so far: a history added later gets this one or a higher one. */
+  get indexesGiven(): number {
+    return this.nextIndex;
+  }
+
   /** Events held over all histories. */
   get events(): number {
     return this.eventCount;

@@ -108,6 +108,48 @@ describe('state changes', () => {
     expect(replica.ids()).toEqual(['other', 'shop']);
   });
 
+  it('tell a replica of an interaction only when it brings a new item, country or history', () => {
+    const { state, log } = recordedState();
+    const tenant = state.add('shop');
+    upsertShoesAndBags(tenant);
+    addEvents(tenant, [{ item: 'a', user: 'u1', ts: daysAgo(3), country: 'DE' }]);
+    const replica = replayed(log);
+    const copy = replica.get('shop')!;
+    const told = () =>
+      log.take().flatMap((change) => {
+        if (change.kind !== 'interactions') return [];
+        applyStateChange(replica, change);
+        return change.rows.itemIds.map((itemId, i) => [
+          itemId,
+          change.rows.identities[i],
+          change.rows.countries[i],
+        ]);
+      });
+    // A known item, user and country: the replica reads the event from the shared histories and counters.
+    addEvents(tenant, [{ item: 'b', user: 'u1', ts: daysAgo(2), country: 'DE' }]);
+    expect(told()).toEqual([]);
+    addEvents(tenant, [
+      { item: 'a', user: 'u2', ts: daysAgo(2) },
+      { item: 'ghost', user: 'u1', ts: daysAgo(2) },
+      { item: 'c', user: 'u1', ts: daysAgo(1), country: 'FR' },
+      { item: 'c', user: 'u2', ts: daysAgo(1), country: 'FR' },
+    ]);
+    expect(told()).toEqual([
+      ['a', 'u2', null],
+      ['ghost', 'u1', null],
+      ['c', 'u1', 'FR'],
+    ]);
+    expect(copy.catalog.externalIds).toEqual(tenant.catalog.externalIds);
+    expect(copy.countries.find('FR')).toBe(tenant.countries.find('FR'));
+    for (const identity of ['u1', 'u2'])
+      expect(historyOf(copy, identity)).toEqual(historyOf(tenant, identity));
+    for (const body of [
+      { logicType: 'user-to-item', userId: 'u2', country: 'FR' },
+      { logicType: 'recently-viewed', userId: 'u1' },
+    ] satisfies RequestBody[])
+      expect(rank(copy, body, NOW)).toEqual(rank(tenant, body, NOW));
+  });
+
   it('share a change between consecutive rows of one kind and tenant, and say when the log fills', () => {
     const { state, log, listener } = recordedState();
     const shop = state.add('shop');
