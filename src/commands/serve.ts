@@ -57,7 +57,8 @@ export default class Serve extends Command {
       min: 0,
     }),
     'write-queue-limit': Flags.integer({
-      description: 'ingestion records waiting to be committed before ingestion answers 503 OVERLOADED',
+      description:
+        'ingestion records waiting to be committed before ingestion answers 503 OVERLOADED (and 20 times as many interactions waiting in the log to be moved into the store)',
       env: 'NEXTREC_WRITE_QUEUE_LIMIT',
       default: DEFAULT_WRITE_QUEUE_LIMIT,
       min: 1,
