@@ -272,7 +272,8 @@ export class Store {
     if (this.closed) return;
     this.closed = true;
     await this.writes.drain();
-    await this.writes.settled();
+    // A log that cannot be moved now stays on disk, and the next start moves it.
+    await this.writes.settled().catch(() => undefined);
     await this.writes.closeLog();
     this.writes.releaseAppenders();
     // Reads and writes apart (the answer log's) that are running end on an open store.
