@@ -2,8 +2,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /** What the metrics read when they are scraped (README, "Health and metrics"). */
 export interface MetricSources {
-  /** Records of bounded writes, and writes of any kind, queued or being committed; the records limit. */
-  writeQueue(): { records: number; writes: number; limit: number };
+  /**
+   * Records of bounded writes, and writes of any kind, queued or being committed; the records limit;
+   * interactions in the log not yet moved into the store.
+   */
+  writeQueue(): { records: number; writes: number; limit: number; logRows: number };
   /** Answers of the recommendation result cache, since the start. */
   resultCache(): { hits: number; misses: number };
   /** Items waiting to be looked at by the vector indexer, by tenant. */
@@ -107,6 +110,7 @@ export class Metrics {
   private readonly requests: RequestHistogram;
   private readonly commits: Histogram;
   private readonly refusedWrites: Counter;
+  private readonly failedMoves: Counter;
   private readonly builds: Histogram<'model' | 'outcome'>;
   private readonly clientErrors: Counter<'code'>;
 
@@ -176,6 +180,19 @@ export class Metrics {
         this.set(sources.writeQueue().limit);
       },
     });
+    new Gauge({
+      name: 'nextrec_interactions_log_rows',
+      help: 'Interactions durable in the interactions log and not yet moved into the store',
+      registers,
+      collect() {
+        this.set(sources.writeQueue().logRows);
+      },
+    });
+    this.failedMoves = new Counter({
+      name: 'nextrec_interactions_log_move_failures_total',
+      help: 'Moves of the interactions log into the store that failed (its rows stay in the log)',
+      registers,
+    });
     this.refusedWrites = new Counter({
       name: 'nextrec_write_queue_refused_total',
       help: 'Ingestion requests refused with 503 OVERLOADED because the write queue was full',
@@ -231,6 +248,10 @@ export class Metrics {
 
   refusedWrite(): void {
     this.refusedWrites.inc();
+  }
+
+  failedMove(): void {
+    this.failedMoves.inc();
   }
 
   observeBuild(models: readonly string[], seconds: number, outcome: 'ok' | 'failed'): void {

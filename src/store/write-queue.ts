@@ -50,6 +50,8 @@ export interface WriteQueueObserver {
   committed(seconds: number, writes: number): void;
   /** A bounded write was refused. */
   refused(): void;
+  /** A move of the interactions log into the store failed; its rows stay in the log for the next one. */
+  moveFailed(error: unknown): void;
 }
 
 /** A task that runs alone, between two flushes (see `exclusive`). */
@@ -163,9 +165,12 @@ export class WriteQueue {
     this.limit = records;
   }
 
-  /** Records of bounded writes, and writes of any kind, queued or being committed. */
-  depth(): { records: number; writes: number; limit: number } {
-    return { records: this.records, writes: this.writes, limit: this.limit };
+  /**
+   * Records of bounded writes, and writes of any kind, queued or being committed; and interactions durable
+   * in the log, not yet moved into the store.
+   */
+  depth(): { records: number; writes: number; limit: number; logRows: number } {
+    return { records: this.records, writes: this.writes, limit: this.limit, logRows: this.log?.unmoved ?? 0 };
   }
 
   /** Item ids it keeps a key of, over all tenants (see item-keys.ts). */
@@ -250,7 +255,13 @@ export class WriteQueue {
   /** Moves the log into the store; only on the connection's turn. */
   private async moveLog(): Promise<void> {
     if (!this.log || this.log.unmoved === 0) return;
-    const tenants = await this.log.moveAll(this.connection);
+    let tenants: Set<string>;
+    try {
+      tenants = await this.log.moveAll(this.connection);
+    } catch (error) {
+      this.observer?.moveFailed(error);
+      throw error;
+    }
     if (tenants.size > 0) this.committedListener(tenants);
   }
 

@@ -55,6 +55,10 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsPlu
   app.runtime.store.writes.observe({
     committed: (seconds) => metrics.observeCommit(seconds),
     refused: () => metrics.refusedWrite(),
+    moveFailed: (error) => {
+      metrics.failedMove();
+      app.log.error({ err: error }, 'moving the interactions log into the store failed; it keeps its rows');
+    },
   });
   app.runtime.models.onBuilt((models, seconds, outcome) => metrics.observeBuild(models, seconds, outcome));
   // Callback style: an async hook would cost a promise on every response.

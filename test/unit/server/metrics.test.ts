@@ -4,7 +4,7 @@ import { Metrics, type MetricSources } from '../../../src/server/metrics.js';
 function sources(overrides: Partial<MetricSources> = {}): MetricSources {
   const builtAt = Date.now() - 90_000;
   return {
-    writeQueue: () => ({ records: 12, writes: 3, limit: 100 }),
+    writeQueue: () => ({ records: 12, writes: 3, limit: 100, logRows: 4_000 }),
     resultCache: () => ({ hits: 3, misses: 1 }),
     vectorBacklog: () => new Map([['acme', 7]]),
     modelBuilds: () => [
@@ -55,6 +55,7 @@ describe('Metrics', () => {
     expect(sample(text, 'nextrec_write_queue_records')).toBe(12);
     expect(sample(text, 'nextrec_write_queue_writes')).toBe(3);
     expect(sample(text, 'nextrec_write_queue_limit_records')).toBe(100);
+    expect(sample(text, 'nextrec_interactions_log_rows')).toBe(4_000);
     expect(sample(text, 'nextrec_vector_indexing_backlog_items', 'tenant="acme"')).toBe(7);
     const age = sample(text, 'nextrec_model_age_seconds', 'tenant="acme",model="cooccurrence"');
     expect(age).toBeGreaterThanOrEqual(90);
@@ -73,11 +74,12 @@ describe('Metrics', () => {
     expect(sample((await metrics.scrape()).text, 'nextrec_result_cache_hit_ratio')).toBe(0);
   });
 
-  it('records commits, refused writes, model builds and malformed requests', async () => {
+  it('records commits, refused writes, failed log moves, model builds and malformed requests', async () => {
     const metrics = new Metrics(sources(), { processMetrics: false });
     metrics.observeCommit(0.004);
     metrics.observeCommit(0.02);
     metrics.refusedWrite();
+    metrics.failedMove();
     metrics.observeBuild(['ease', 'factors'], 12, 'ok');
     metrics.observeBuild(['cooccurrence'], 1, 'failed');
     metrics.malformedRequest('HEADERS_TOO_LARGE');
@@ -85,6 +87,7 @@ describe('Metrics', () => {
     expect(sample(text, 'nextrec_write_commit_duration_seconds_count')).toBe(2);
     expect(sample(text, 'nextrec_write_commit_duration_seconds_bucket', 'le="0.005"')).toBe(1);
     expect(sample(text, 'nextrec_write_queue_refused_total')).toBe(1);
+    expect(sample(text, 'nextrec_interactions_log_move_failures_total')).toBe(1);
     expect(sample(text, 'nextrec_model_build_duration_seconds_count', 'model="ease",outcome="ok"')).toBe(1);
     expect(sample(text, 'nextrec_model_build_duration_seconds_sum', 'model="factors",outcome="ok"')).toBe(12);
     expect(

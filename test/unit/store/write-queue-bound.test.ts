@@ -52,10 +52,14 @@ describe('a bounded write queue', () => {
     store.writes.setLimit(3);
     const refused: string[] = [];
     const observed = { refused: 0, commits: 0 };
-    store.writes.observe({ committed: () => observed.commits++, refused: () => observed.refused++ });
+    store.writes.observe({
+      committed: () => observed.commits++,
+      refused: () => observed.refused++,
+      moveFailed: () => undefined,
+    });
     const first = store.writes.submit(events('a', 'b'), 2);
     const second = store.writes.submit(events('c'), 1);
-    expect(store.writes.depth()).toEqual({ records: 3, writes: 2, limit: 3 });
+    expect(store.writes.depth()).toEqual({ records: 3, writes: 2, limit: 3, logRows: 0 });
     const third = store.writes.submit(events('d'), 1).catch((error: unknown) => {
       expect(error).toBeInstanceOf(WriteQueueFullError);
       expect(error).toMatchObject({ queued: 3, limit: 3 });
@@ -71,7 +75,7 @@ describe('a bounded write queue', () => {
     ]);
     expect(refused).toEqual(['d']);
     expect(await storedEventIds(store)).toEqual(['a', 'b', 'c', 'e']);
-    expect(store.writes.depth()).toEqual({ records: 0, writes: 0, limit: 3 });
+    expect(store.writes.depth()).toEqual({ records: 0, writes: 0, limit: 3, logRows: 0 });
     expect(observed).toEqual({ refused: 1, commits: 1 });
     // Committed, the records leave room again.
     expect(await store.writes.submit(events('f', 'g', 'h'), 3)).toEqual(['f', 'g', 'h']);
