@@ -182,6 +182,7 @@ describe('health and metrics', () => {
       /nextrec_http_request_duration_seconds_count\{route="\/health",method="GET",status_class="2xx"\} \d+/,
     );
     expect(text).toContain('nextrec_write_queue_records');
+    expect(text).toMatch(/^nextrec_interactions_log_rows \d+$/m);
     expect(text).toContain('nextrec_result_cache_hit_ratio');
     expect(text).toContain('process_resident_memory_bytes');
   });
