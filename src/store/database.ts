@@ -67,7 +67,8 @@ export class Store {
     sequences: EventSequences,
     itemKeys: ItemKeys,
   ) {
-    this.writes = new WriteQueue(writer, sequences, itemKeys, new EventLog(eventLogDirOf(file)));
+    const log = new EventLog(eventLogDirOf(file), settings.threads);
+    this.writes = new WriteQueue(writer, log, sequences, itemKeys);
   }
 
   /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */
@@ -95,7 +96,7 @@ export class Store {
     try {
       await migrate(writer);
       // Interactions a previous run acknowledged from its log before moving them (see event-log.ts).
-      await recoverEventLog(eventLogDirOf(file), writer);
+      await recoverEventLog(eventLogDirOf(file), writer, settings.threads);
       await writer.run(STAGING_TABLES);
       const last = await writer.runAndReadAll(
         'SELECT (SELECT coalesce(max(seq), 0) FROM interactions), (SELECT coalesce(max(seq), 0) FROM impressions)',

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
 import { sqlString } from './sql.js';
-import { LineEncoder, type LogRow } from './log-encoder.js';
+import { LineEncoder, LOG_COLUMNS, type LogRow } from './log-encoder.js';
 
 /**
  * The interactions log (README, "The HTTP API", ingestion rules): batches of interactions only are made
@@ -28,25 +28,9 @@ import { LineEncoder, type LogRow } from './log-encoder.js';
  * store already holds its first sequence number (it committed, and the removal did not happen).
  */
 
-/** The columns of `interactions` in the order a log row holds them, with their types. */
-const COLUMNS: readonly (readonly [string, string])[] = [
-  ['tenant_id', 'VARCHAR'],
-  ['event_id', 'VARCHAR'],
-  ['user_id', 'VARCHAR'],
-  ['session_id', 'VARCHAR'],
-  ['item_id', 'VARCHAR'],
-  ['type', 'VARCHAR'],
-  ['weight', 'DOUBLE'],
-  ['scenario_slug', 'VARCHAR'],
-  ['country', 'VARCHAR'],
-  ['ts', 'BIGINT'],
-  ['received_at', 'BIGINT'],
-  ['seq', 'BIGINT'],
-  ['merged', 'BOOLEAN'],
-  ['recomm_id', 'VARCHAR'],
-  ['item_key', 'INTEGER'],
-  ['identity_hash', 'BIGINT'],
-];
+/** The columns a log row's fields go to, and how DuckDB's CSV reader is to read them. */
+const INSERT_COLUMNS = LOG_COLUMNS.map(([name]) => name).join(', ');
+const CSV_COLUMNS = LOG_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ');
 
 /** A file of the log, named by the sequence number of its first row. */
 interface Segment {
@@ -81,7 +65,11 @@ export class EventLog {
   /** Where appends encode their rows; an append's bytes are written before the next append encodes. */
   private readonly encoder = new LineEncoder();
 
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    /** DuckDB's `threads` setting, which a move sets back after it ran on one. */
+    private readonly threads: number,
+  ) {
     mkdirSync(dir, { recursive: true });
   }
 
@@ -177,7 +165,7 @@ export class EventLog {
     const tenants = new Set<string>();
     while (this.sealed.length > 0) {
       const segment = this.sealed[0];
-      await moveSegment(connection, segment.file, segment.first);
+      await moveSegment(connection, segment.file, segment.first, this.threads);
       // Moved: whatever happens next, it is never moved again (a file left behind is removed at start).
       this.sealed.shift();
       this.unmovedRows -= segment.rows;
@@ -186,11 +174,6 @@ export class EventLog {
     }
     return tenants;
   }
-
-  /** Closes the active segment's file, if any, leaving its rows for the next start to move. */
-  async close(): Promise<void> {
-    await this.seal();
-  }
 }
 
 /**
@@ -198,30 +181,28 @@ export class EventLog {
  * first row the store holds were moved already and are removed; a row cut short by a crash is dropped
  * (its batch was never acknowledged).
  */
-export async function recoverEventLog(dir: string, connection: DuckDBConnection): Promise<number> {
+export async function recoverEventLog(
+  dir: string,
+  connection: DuckDBConnection,
+  threads: number,
+): Promise<void> {
   let names: string[];
   try {
     names = readdirSync(dir).filter((name) => SEGMENT_NAME.test(name));
   } catch {
-    return 0;
+    return;
   }
-  names.sort();
-  let moved = 0;
-  for (const name of names) {
+  if (names.length === 0) return;
+  // Segments are moved whole and in order: moving one never reaches the next one's first row.
+  const reader = await connection.runAndReadAll('SELECT coalesce(max(seq), 0) FROM interactions');
+  const stored = Number(reader.getRows()[0][0]);
+  for (const name of names.sort()) {
     const file = path.join(dir, name);
     const first = Number(SEGMENT_NAME.exec(name)![1]);
-    const reader = await connection.runAndReadAll(
-      `SELECT coalesce(max(seq), 0) >= ${first} FROM interactions`,
-    );
-    const done = reader.getRows()[0][0] === true;
-    if (!done && dropTornTail(file) > 0) {
-      await moveSegment(connection, file, first);
-      moved++;
-    }
+    if (first > stored && dropTornTail(file) > 0) await moveSegment(connection, file, first, threads);
     rmSync(file, { force: true });
   }
-  if (names.length > 0) fsyncPath(dir);
-  return moved;
+  fsyncPath(dir);
 }
 
 /** Truncates the file after its last complete line; returns the bytes left. */
@@ -259,26 +240,29 @@ function dropTornTail(file: string): number {
  * the event loop's core with it, while ingestion goes on beside the move (bench/ingest). The setting is
  * the instance's, so a query that runs meanwhile on another connection runs on one thread too.
  */
-async function moveSegment(connection: DuckDBConnection, file: string, first: number): Promise<void> {
-  const setting = await connection.runAndReadAll(`SELECT current_setting('threads')`);
-  const restore = `SET threads = ${Number(setting.getRows()[0][0])}`;
+async function moveSegment(
+  connection: DuckDBConnection,
+  file: string,
+  first: number,
+  threads: number,
+): Promise<void> {
   await connection.run('SET threads = 1');
   try {
     await moveRows(connection, file, first);
   } finally {
     // Failing to restore it leaves queries on one thread, slower but right; the move stands.
+    const restore = `SET threads = ${threads}`;
     await connection.run(restore).catch(() => connection.run(restore).catch(() => undefined));
   }
 }
 
 async function moveRows(connection: DuckDBConnection, file: string, first: number): Promise<void> {
-  const columns = COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ');
   await connection.run('BEGIN TRANSACTION');
   try {
     await connection.run(
-      `INSERT INTO interactions (${COLUMNS.map(([name]) => name).join(', ')})
+      `INSERT INTO interactions (${INSERT_COLUMNS})
        SELECT * FROM read_csv(${sqlString(file)}, header = false, auto_detect = false, delim = ',',
-         quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${columns}})`,
+         quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${CSV_COLUMNS}})`,
     );
     await connection.run(
       `INSERT INTO item_keys

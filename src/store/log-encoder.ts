@@ -9,6 +9,26 @@ export interface LogRow {
   identityHash: bigint;
 }
 
+/** The columns of `interactions` a log line holds, in its order, with their types (see `LineEncoder.line`). */
+export const LOG_COLUMNS: readonly (readonly [string, string])[] = [
+  ['tenant_id', 'VARCHAR'],
+  ['event_id', 'VARCHAR'],
+  ['user_id', 'VARCHAR'],
+  ['session_id', 'VARCHAR'],
+  ['item_id', 'VARCHAR'],
+  ['type', 'VARCHAR'],
+  ['weight', 'DOUBLE'],
+  ['scenario_slug', 'VARCHAR'],
+  ['country', 'VARCHAR'],
+  ['ts', 'BIGINT'],
+  ['received_at', 'BIGINT'],
+  ['seq', 'BIGINT'],
+  ['merged', 'BOOLEAN'],
+  ['recomm_id', 'VARCHAR'],
+  ['item_key', 'INTEGER'],
+  ['identity_hash', 'BIGINT'],
+];
+
 /** The buffer's size to start with, and the most it keeps from one batch to the next. */
 const INITIAL_BYTES = 1 << 20;
 const KEPT_BYTES = 16 << 20;
@@ -29,7 +49,7 @@ const EIGHT_DIGITS = 100_000_000;
 const NEEDS_QUOTES = /^$|[",\n\r]/;
 
 /**
- * Writes rows of the log as CSV lines (the columns of event-log.ts's COLUMNS, in order) into one buffer,
+ * Writes rows of the log as CSV lines (the columns of LOG_COLUMNS, in order) into one buffer,
  * reused from batch to batch. ASCII texts and integers are written byte by byte: lines made as strings
  * and then encoded took 17–20% of the event loop's time under bench/ingest (and more of the collector's),
  * this about 11%. Anything else takes Buffer#write. A null text is an empty field, an empty text `""`, as DuckDB's CSV reader reads them

@@ -109,11 +109,11 @@ export class WriteQueue {
 
   constructor(
     private connection: DuckDBConnection,
+    /** Where batches of interactions only are made durable first (see event-log.ts). */
+    private readonly log: EventLog,
     sequences: EventSequences = { interactions: 0, impressions: 0 },
     /** The items' keys the store holds (see item-keys.ts). */
     private readonly itemKeys = new ItemKeys(),
-    /** Where batches of interactions only are made durable first (see event-log.ts); none: the store. */
-    private readonly log?: EventLog,
   ) {
     this.sequence = { ...sequences };
   }
@@ -129,7 +129,7 @@ export class WriteQueue {
       this.observer?.refused();
       return Promise.reject(new WriteQueueFullError(this.records, this.limit));
     }
-    const unmoved = this.log?.unmoved ?? 0;
+    const { unmoved } = this.log;
     if (counted > 0 && unmoved > LOG_BEHIND * this.limit) {
       // The store cannot take the log's rows as fast as they come (or not at all): hold ingestion back.
       this.observer?.refused();
@@ -170,7 +170,7 @@ export class WriteQueue {
    * in the log, not yet moved into the store.
    */
   depth(): { records: number; writes: number; limit: number; logRows: number } {
-    return { records: this.records, writes: this.writes, limit: this.limit, logRows: this.log?.unmoved ?? 0 };
+    return { records: this.records, writes: this.writes, limit: this.limit, logRows: this.log.unmoved };
   }
 
   /** Item ids it keeps a key of, over all tenants (see item-keys.ts). */
@@ -234,15 +234,18 @@ export class WriteQueue {
    * every write acknowledged so far. Readers of the store call it first (see Store.read).
    */
   settled(): Promise<void> {
-    if (!this.log || this.log.unmoved === 0) return Promise.resolve();
+    if (this.log.unmoved === 0) return Promise.resolve();
     return this.onConnection(() => this.moveLog());
   }
 
-  /** Stops moving the log on a timer and closes its file; call it once the queue is drained and settled. */
+  /**
+   * Stops moving the log on a timer and closes its file (rows it still holds are moved at the next start);
+   * call it once the queue is drained and settled.
+   */
   async closeLog(): Promise<void> {
     clearTimeout(this.moveTimer);
     this.moveTimer = undefined;
-    await this.log?.close();
+    await this.log.seal();
   }
 
   /** Runs `task` once whatever uses the connection before it is done. */
@@ -254,7 +257,7 @@ export class WriteQueue {
 
   /** Moves the log into the store; only on the connection's turn. */
   private async moveLog(): Promise<void> {
-    if (!this.log || this.log.unmoved === 0) return;
+    if (this.log.unmoved === 0) return;
     let tenants: Set<string>;
     try {
       tenants = await this.log.moveAll(this.connection);
@@ -273,7 +276,7 @@ export class WriteQueue {
       // A move that fails leaves its segment in the log; the next one (or the next reader) tries again.
       this.onConnection(() => this.moveLog()).catch(() => undefined);
     };
-    if ((this.log?.activeRows ?? 0) >= SEGMENT_ROWS) move();
+    if (this.log.activeRows >= SEGMENT_ROWS) move();
     else if (!this.moveTimer) this.moveTimer = setTimeout(move, MOVE_AFTER_MS).unref();
   }
 
@@ -284,16 +287,13 @@ export class WriteQueue {
       const first = this.pending[0];
       if (isExclusive(first)) {
         this.pending.shift();
-        await this.onConnection(async () => {
-          try {
+        await this.onConnection(() =>
+          runExclusive(first, async () => {
             await this.moveLog();
-          } catch (error) {
-            for (const waiter of first.waiters) waiter.reject(error);
-            return;
-          }
-          this.closeAppenders();
-          await runExclusive(first, this.connection);
-        });
+            this.closeAppenders();
+            return first.task(this.connection);
+          }),
+        );
         continue;
       }
       // The writes up to the next exclusive task share one commit.
@@ -323,13 +323,13 @@ export class WriteQueue {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
     const appliers = writes.map((write) => write(rows, scratch));
-    if (this.log && interactionsOnly(rows)) await this.appendToLog(this.log, rows, writes.length);
+    if (interactionsOnly(rows)) await this.appendToLog(rows, writes.length);
     else await this.onConnection(() => this.commitToStore(rows, writes.length));
     return appliers;
   }
 
   /** Makes a batch of interactions only durable in the log (see event-log.ts). */
-  private async appendToLog(log: EventLog, rows: RowBuffer, writes: number): Promise<void> {
+  private async appendToLog(rows: RowBuffer, writes: number): Promise<void> {
     const started = performance.now();
     const logRows: LogRow[] = rows.interactions.map(([tenantId, event]) => ({
       tenantId,
@@ -339,7 +339,7 @@ export class WriteQueue {
       identityHash: identityHash(identityOf(event)),
     }));
     try {
-      await log.append(logRows);
+      await this.log.append(logRows);
     } catch (error) {
       this.itemKeys.rolledBack();
       throw error;
@@ -449,10 +449,13 @@ export function closeAppender(appender: DuckDBAppender, discard = false): void {
   }
 }
 
-/** Runs an exclusive task and answers everyone who shares it; a failure fails only them. */
-async function runExclusive(entry: Exclusive, connection: DuckDBConnection): Promise<void> {
+/**
+ * Runs `run` (an exclusive task, after what must come before it) and answers everyone who shares the
+ * task; a failure fails only them.
+ */
+async function runExclusive(entry: Exclusive, run: () => Promise<unknown>): Promise<void> {
   try {
-    const value = await entry.task(connection);
+    const value = await run();
     for (const waiter of entry.waiters) waiter.resolve(value);
   } catch (error) {
     for (const waiter of entry.waiters) waiter.reject(error);
