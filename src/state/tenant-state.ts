@@ -231,8 +231,9 @@ export class TenantState {
     const type = TYPE_CODES[event.type];
     if (!insideWindow(type, event.ts, now)) return;
     const { catalog, countries, parts } = this;
-    const [items, countryCodes] = [catalog.size, countries.size];
-    const histories = parts.kind === 'own' ? parts.histories.indexesGiven : 0;
+    const itemsBefore = catalog.size;
+    const countriesBefore = countries.size;
+    const historiesBefore = parts.kind === 'own' ? parts.histories.indexesGiven : 0;
     const identity = event.userId ?? event.sessionId;
     const index = this.addToHistory(
       event.itemId,
@@ -246,7 +247,7 @@ export class TenantState {
     );
     // A replica reads the histories and counters from shared memory: it is told of an interaction only
     // when it brings a new item, country or history, which it must number as this state did.
-    if (catalog.size > items || countries.size > countryCodes || index >= histories)
+    if (catalog.size > itemsBefore || countries.size > countriesBefore || index >= historiesBefore)
       this.changes?.interactionRecorded(this.tenantId, event, type, now, index);
   }
 
