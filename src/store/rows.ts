@@ -1,3 +1,5 @@
+import type { DuckDBListValue } from '@duckdb/node-api';
+
 /** Rows as they are stored; times are epoch milliseconds. */
 export interface StoredItem {
   externalId: string;
@@ -49,7 +51,8 @@ export interface StoredImpression {
 
 export interface Statement {
   sql: string;
-  params: (string | number | boolean | null)[];
+  /** A list (`listValue`) binds as one parameter, for `unnest`. */
+  params: (string | number | boolean | null | DuckDBListValue)[];
 }
 
 /** What one flush of the write queue commits, each row tagged with its tenant. */
