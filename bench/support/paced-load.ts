@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 
 /**
@@ -15,7 +16,7 @@ export interface PacedFigures {
   non2xx: number;
 }
 
-export async function runPaced(options: {
+export interface PacedOptions {
   url: string;
   headers: Record<string, string>;
   paths: readonly string[];
@@ -24,7 +25,47 @@ export async function runPaced(options: {
   rate: number;
   seconds: number;
   connections: number;
-}): Promise<PacedFigures> {
+}
+
+const THREAD = new URL('./paced-load-thread.js', import.meta.url);
+/** Threads that sent a load and wait for the next: their compiled code is warm. */
+const idle: Worker[] = [];
+
+/**
+ * The load, sent from a worker thread: its heap holds only loads, so its collections are short, where the
+ * benchmark's heap also holds what it generated to load the daemon, and a pause of the thread that sends
+ * and reads is charged to every request due or answered meanwhile. A thread is kept for the next load
+ * (loads run at once take one each), so that only a benchmark's first load runs on code not compiled yet.
+ */
+export function runPaced(options: PacedOptions): Promise<PacedFigures> {
+  const worker = idle.pop() ?? new Worker(THREAD);
+  worker.ref();
+  return new Promise<PacedFigures>((resolve, reject) => {
+    const settle = () => {
+      worker.off('message', answered);
+      worker.off('error', reject);
+      worker.off('exit', exited);
+    };
+    const answered = (figures: PacedFigures) => {
+      settle();
+      // An idle thread does not keep the benchmark's process alive.
+      worker.unref();
+      idle.push(worker);
+      resolve(figures);
+    };
+    const exited = (code: number) => {
+      settle();
+      reject(new Error(`the load's thread exited with code ${code}`));
+    };
+    worker.on('message', answered);
+    worker.once('error', reject);
+    worker.once('exit', exited);
+    worker.postMessage(options);
+  });
+}
+
+/** The load, sent from this thread (paced-load-thread.ts runs it). */
+export async function sendPaced(options: PacedOptions): Promise<PacedFigures> {
   const { bodies } = options;
   const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
   const total = Math.round(options.rate * options.seconds);
