@@ -74,12 +74,12 @@ export class LineEncoder {
   }
 
   private line({ tenantId, event: e, seq, itemKey, identityHash }: LogRow): void {
-    required(tenantId, 'tenant_id');
-    required(e.itemId, 'item_id');
-    required(e.type, 'type');
+    checkText(tenantId, 'tenant_id');
+    checkText(e.itemId, 'item_id');
+    checkText(e.type, 'type');
     if (!Number.isFinite(e.weight)) throw new TypeError('interactions.weight must be a finite number');
-    integer(e.ts, 'ts');
-    integer(e.receivedAt, 'received_at');
+    checkInteger(e.ts, 'ts');
+    checkInteger(e.receivedAt, 'received_at');
     const length =
       tenantId.length +
       lengthOf(e.eventId) +
@@ -92,38 +92,24 @@ export class LineEncoder {
       lengthOf(e.recommId);
     // At most two quotes around a text and every character doubled (a quote), three bytes each.
     this.room(LINE_OVERHEAD + length * 6);
+    // Each field is followed by a comma; the last one's becomes the line's end.
     this.text(tenantId);
-    this.comma();
     this.text(e.eventId);
-    this.comma();
     this.text(e.userId);
-    this.comma();
     this.text(e.sessionId);
-    this.comma();
     this.text(e.itemId);
-    this.comma();
     this.text(e.type);
-    this.comma();
     this.number(e.weight);
-    this.comma();
     this.text(e.scenarioSlug);
-    this.comma();
     this.text(e.country);
-    this.comma();
     this.integer(e.ts);
-    this.comma();
     this.integer(e.receivedAt);
-    this.comma();
     this.integer(seq);
-    this.comma();
     this.ascii(e.merged === true ? 'true' : 'false');
-    this.comma();
     this.text(e.recommId);
-    this.comma();
     this.integer(itemKey);
-    this.comma();
     this.ascii(String(identityHash));
-    this.bytes[this.at++] = NEWLINE;
+    this.bytes[this.at - 1] = NEWLINE;
   }
 
   private room(bytes: number): void {
@@ -131,20 +117,22 @@ export class LineEncoder {
     this.bytes = Buffer.concat([this.bytes.subarray(0, this.at)], 2 * (this.at + bytes));
   }
 
-  private comma(): void {
-    this.bytes[this.at++] = COMMA;
-  }
-
+  /** A text field and its comma. */
   private text(value: string | null | undefined): void {
-    if (value === null || value === undefined) return;
     const { bytes } = this;
+    if (value === null || value === undefined) {
+      bytes[this.at++] = COMMA;
+      return;
+    }
     const start = this.at;
     let at = start;
     for (let i = 0; i < value.length; i++) {
       const code = value.charCodeAt(i);
       if (code >= 0x80 || code === QUOTE || code === COMMA || code === NEWLINE || code === RETURN) {
         const field = NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-        this.at = start + bytes.write(field, start);
+        at = start + bytes.write(field, start);
+        bytes[at++] = COMMA;
+        this.at = at;
         return;
       }
       bytes[at++] = code;
@@ -153,31 +141,36 @@ export class LineEncoder {
       bytes[at++] = QUOTE;
       bytes[at++] = QUOTE;
     }
+    bytes[at++] = COMMA;
     this.at = at;
   }
 
-  /** A text known to be ASCII without separators (a number's or a boolean's). */
+  /** A text known to be ASCII without separators (a number's or a boolean's), and its comma. */
   private ascii(value: string): void {
     const { bytes } = this;
     let at = this.at;
     for (let i = 0; i < value.length; i++) bytes[at++] = value.charCodeAt(i);
+    bytes[at++] = COMMA;
     this.at = at;
   }
 
-  /** A safe integer: its high and low eight digits in int arithmetic (a double's `%` is far slower). */
+  /**
+   * A safe integer, and its comma: its high and low eight digits in int arithmetic (a double's `%` is far
+   * slower).
+   */
   private integer(value: number): void {
     let rest = value;
     if (rest < 0) {
       this.bytes[this.at++] = MINUS;
       rest = -rest;
     }
-    if (rest < EIGHT_DIGITS) {
-      this.digitsOf(rest, 1);
-      return;
+    if (rest < EIGHT_DIGITS) this.digitsOf(rest, 1);
+    else {
+      const high = Math.floor(rest / EIGHT_DIGITS);
+      this.digitsOf(high, 1);
+      this.digitsOf(rest - high * EIGHT_DIGITS, 8);
     }
-    const high = Math.floor(rest / EIGHT_DIGITS);
-    this.digitsOf(high, 1);
-    this.digitsOf(rest - high * EIGHT_DIGITS, 8);
+    this.bytes[this.at++] = COMMA;
   }
 
   /** The decimal digits of `value` (below 2^31), zero-padded to at least `width`. */
@@ -196,6 +189,7 @@ export class LineEncoder {
     this.at = at;
   }
 
+  /** A finite number, and its comma. */
   private number(value: number): void {
     if (Number.isSafeInteger(value)) this.integer(value);
     else this.ascii(String(value));
@@ -206,10 +200,10 @@ function lengthOf(value: string | null | undefined): number {
   return value === null || value === undefined ? 0 : value.length;
 }
 
-function required(value: unknown, column: string): void {
+function checkText(value: unknown, column: string): void {
   if (typeof value !== 'string') throw new TypeError(`interactions.${column} must be a string`);
 }
 
-function integer(value: number, column: string): void {
+function checkInteger(value: number, column: string): void {
   if (!Number.isSafeInteger(value)) throw new TypeError(`interactions.${column} must be an integer`);
 }
