@@ -251,8 +251,7 @@ async function moveSegment(
     await moveRows(connection, file, first);
   } finally {
     // Failing to restore it leaves queries on one thread, slower but right; the move stands.
-    const restore = `SET threads = ${threads}`;
-    await connection.run(restore).catch(() => connection.run(restore).catch(() => undefined));
+    await connection.run(`SET threads = ${threads}`).catch(() => undefined);
   }
 }
 
