@@ -4,9 +4,20 @@
  * reading, hashing and mapping millions of entries. `prepareModel` writes the arrays in shared memory:
  * neither this message nor the state change that carries the model on to the ranking thread copies them.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { prepareModel } from './prepared-model.js';
-import type { LoadRequest, LoadAnswer } from './model-loader.js';
+import { LOAD_NICENESS, type LoadRequest, type LoadAnswer } from './model-loader.js';
+
+// Linux keeps a niceness per thread, so this sets this thread's alone; elsewhere it would set the whole
+// daemon's, and is not done.
+if (process.platform === 'linux') {
+  try {
+    setPriority(LOAD_NICENESS);
+  } catch {
+    // Not permitted here: the thread loads at the daemon's priority.
+  }
+}
 
 parentPort!.on('message', (request: LoadRequest) => {
   let answer: LoadAnswer;

@@ -5,6 +5,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   rmSync,
   truncateSync,
   unlinkSync,
@@ -33,6 +34,7 @@ import { openCurrent, openVersion } from '../../../src/artifacts/open.js';
 import { KEPT_VERSIONS, publishModel } from '../../../src/artifacts/publish.js';
 import {
   ModelLoader,
+  LOAD_NICENESS,
   ThreadPreparer,
   inThisThread,
   type ModelPreparer,
@@ -423,6 +425,34 @@ describe('ThreadPreparer', () => {
       expect(Array.from(prepared.neighbours.neighbours)).toEqual([2, 1, 0]);
       expect(Array.from(prepared.neighbours.weights, (bits) => HALF_VALUES[bits])).toEqual([0.75, 0.5, 0.25]);
       await expect(preparer.prepare(dataDir, tenant, 'ease', 12345)).rejects.toThrow();
+    } finally {
+      await preparer.close();
+    }
+  });
+  it('loads at the lowest priority in its own thread, leaving the threads that serve at theirs', async () => {
+    /** Each thread of this process by its niceness (Linux: the 19th field of /proc's stat). */
+    const niceness = () =>
+      readdirSync('/proc/self/task').map((task) => {
+        const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+        return { task: Number(task), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+      });
+    const state = new ServingState();
+    const tenant = state.add('shop');
+    tenant.catalog.ensureId('a');
+    const before = niceness();
+    expect(before.some(({ nice }) => nice === LOAD_NICENESS)).toBe(false);
+    const preparer = new ThreadPreparer(
+      new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
+    );
+    try {
+      await preparer.prepare(dataDir, tenant, 'ease', publish('ease', lists(0.5)));
+      const during = niceness();
+      // One new thread, the loading one, at the lowest priority; every thread there before is as it was.
+      expect(during.filter(({ nice }) => nice === LOAD_NICENESS)).toHaveLength(1);
+      for (const { task, nice } of before) {
+        const now = during.find((thread) => thread.task === task);
+        if (now) expect(now.nice).toBe(nice);
+      }
     } finally {
       await preparer.close();
     }
