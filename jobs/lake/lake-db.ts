@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -44,8 +44,8 @@ export class LakeDb {
   ) {}
 
   private static async create(options: LakeDbOptions): Promise<LakeDb> {
-    const spillDir = path.join(tmpdir(), `nextrec-job-${process.pid}-${Date.now()}`);
-    mkdirSync(spillDir, { recursive: true });
+    // A folder of its own, even for two lakes opened within the same millisecond.
+    const spillDir = mkdtempSync(path.join(tmpdir(), `nextrec-job-${process.pid}-`));
     const instance = await DuckDBInstance.create(':memory:', {
       memory_limit: options.memoryLimit,
       threads: String(options.threads),

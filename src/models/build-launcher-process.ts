@@ -7,10 +7,21 @@
  * It runs at the niceness it is given (its first argument), which every build it starts inherits, each
  * of the build's threads included. It ends when the daemon does (its channel closes), and ends the builds
  * it started with it; the signals that stop the daemon do not end it before that.
+ *
+ * Each build gets a temporary folder of its own (its `TMPDIR`: DuckDB spills there), which this process
+ * removes when the build has ended, however it ended: a build ended by a signal, or killed for its
+ * memory, removes nothing itself.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
+import path from 'node:path';
 import type { LauncherReply, LauncherRequest } from './build-launcher.js';
+
+/** The prefix of each build's temporary folder, in the machine's. */
+const BUILD_TEMP_PREFIX = 'nextrec-build-';
+/** How long an ending launcher waits for the builds it ended before it ends anyway. */
+const BUILDS_END_MS = 10_000;
 
 const running = new Map<number, ChildProcess>();
 
@@ -26,19 +37,29 @@ function reply(message: LauncherReply): void {
 
 function launch(request: Extract<LauncherRequest, { kind: 'launch' }>): void {
   const { id } = request;
+  let temp: string;
+  try {
+    temp = mkdtempSync(path.join(tmpdir(), BUILD_TEMP_PREFIX));
+  } catch (error) {
+    reply({ kind: 'failed', id, message: `no temporary folder for the build: ${(error as Error).message}` });
+    return;
+  }
+  const removeTemp = () => rmSync(temp, { recursive: true, force: true });
   const child = spawn(process.execPath, request.args, {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: request.env,
+    env: { ...request.env, TMPDIR: temp },
   });
   running.set(id, child);
   let errors = '';
   child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   child.once('error', (error) => {
+    removeTemp();
     running.delete(id);
     reply({ kind: 'failed', id, message: error.message });
   });
   // 'close' rather than 'exit': what the build wrote to stderr has all been read by then.
   child.once('close', (code, signal) => {
+    removeTemp();
     if (!running.delete(id)) return;
     reply({ kind: 'ended', id, code, signal, errors });
   });
@@ -54,7 +75,13 @@ process.on('message', (request: LauncherRequest) => {
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => undefined);
 
+// The builds' temporary folders go as each build closes (launch): this process waits for that, within
+// BUILDS_END_MS.
 process.on('disconnect', () => {
-  for (const child of running.values()) child.kill('SIGTERM');
-  process.exit(0);
+  const children = [...running.values()];
+  running.clear();
+  const closed = children.map((child) => new Promise((resolve) => child.once('close', resolve)));
+  for (const child of children) child.kill('SIGTERM');
+  setTimeout(() => process.exit(0), BUILDS_END_MS).unref();
+  void Promise.all(closed).then(() => process.exit(0));
 });

@@ -317,13 +317,42 @@ describe('processBuildRunner', () => {
     expect(getPriority()).toBe(before);
   });
 
+  it('gives each build a temporary folder of its own, removed when the build ends, a killed one too', async () => {
+    const report = path.join(folder, 'temp.txt');
+    const leaving = (ending: string) =>
+      runnerOf(
+        [
+          "import { appendFileSync, writeFileSync } from 'node:fs';",
+          "import { tmpdir } from 'node:os';",
+          "import path from 'node:path';",
+          "writeFileSync(path.join(tmpdir(), 'spilled.bin'), 'x'.repeat(1000));",
+          `appendFileSync(${JSON.stringify(report)}, tmpdir() + '\\n');`,
+          ending,
+        ].join('\n'),
+      );
+    const signal = new AbortController().signal;
+    await leaving('process.exit(0);')('shop', ['ease'], signal);
+    // Killed as the kernel kills a process out of memory: it removes nothing itself.
+    await expect(leaving("process.kill(process.pid, 'SIGKILL');")('shop', ['ease'], signal)).rejects.toThrow(
+      'SIGKILL',
+    );
+    const temps = readFileSync(report, 'utf8').trim().split('\n');
+    expect(temps).toHaveLength(2);
+    expect(temps[0]).not.toBe(temps[1]);
+    for (const temp of temps) {
+      expect(path.dirname(temp)).toBe(tmpdir());
+      expect(path.basename(temp)).toMatch(/^nextrec-build-/);
+      expect(existsSync(temp)).toBe(false);
+    }
+  });
+
   it('ends its launcher and the builds it runs when closed', async () => {
     const launcher = new BuildLauncher(BUILD_NICENESS, COMPILED_LAUNCHER);
     const pidFile = path.join(folder, 'pid.txt');
     const slow = path.join(folder, 'slow.mjs');
     writeFileSync(
       slow,
-      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.ppid));\nsetInterval(() => undefined, 1000);\n`,
+      `import { writeFileSync } from 'node:fs';\nimport { tmpdir } from 'node:os';\nwriteFileSync(${JSON.stringify(pidFile)}, process.ppid + ' ' + tmpdir());\nsetInterval(() => undefined, 1000);\n`,
     );
     const build = processBuildRunner(
       folder,
@@ -332,7 +361,8 @@ describe('processBuildRunner', () => {
       launcher,
     )('shop', ['ease'], new AbortController().signal);
     await until(() => existsSync(pidFile), 10_000);
-    const launcherPid = Number(readFileSync(pidFile, 'utf8'));
+    const [launcherPid, temp] = readFileSync(pidFile, 'utf8').split(' ');
+    expect(existsSync(temp)).toBe(true);
     launcher.close();
     await expect(build).rejects.toThrow('the build launcher was closed');
     const alive = (pid: number) => {
@@ -343,7 +373,9 @@ describe('processBuildRunner', () => {
         return false;
       }
     };
-    await until(() => !alive(launcherPid), 5_000);
+    await until(() => !alive(Number(launcherPid)), 5_000);
+    // The launcher waited for the build it ended, and removed its temporary folder.
+    expect(existsSync(temp)).toBe(false);
   });
 
   it('fails the builds waiting on a launcher that ended, and starts another for the next build', async () => {
