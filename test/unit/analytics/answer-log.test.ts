@@ -108,6 +108,35 @@ describe('the answer record', () => {
     expect(await query('SELECT count(*) FROM experiment_users')).toEqual([['1']]);
   });
 
+  it('learns the rows written before a restart, but not those of a user deleted while it reads them', async () => {
+    const first = new AnswerLog(store);
+    first.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    await first.flush(AT);
+    const second = new AnswerLog(store);
+    const read = store.read.bind(store);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    vi.spyOn(store, 'read').mockImplementationOnce(async (query) => {
+      const rows = await read(query);
+      await gate;
+      return rows;
+    });
+    second.record('t1', 'u2', answer(['a'], 'popularity', experiment), AT);
+    const writing = second.flush(AT);
+    // u1 is deleted while the new record reads what the first wrote: its rows are purged after.
+    second.forget('t1', ['u1']);
+    const purging = second.purge('t1', ['u1']);
+    release();
+    await writing;
+    await purging;
+    expect(await query('SELECT user_id FROM experiment_users')).toEqual([['u2']]);
+    // u1 comes back the same day, and is written again; item a stays written once.
+    second.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
+    await second.flush(AT);
+    expect(await query('SELECT user_id FROM experiment_users ORDER BY ALL')).toEqual([['u1'], ['u2']]);
+    expect(await query('SELECT item_id, count(*) FROM answer_items GROUP BY ALL')).toEqual([['a', '1']]);
+  });
+
   it("removes days past the retention, and the held rows of forgotten users (their counts and items are no one's)", async () => {
     const log = new AnswerLog(store);
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
@@ -186,10 +215,13 @@ describe('the answer record', () => {
   it('holds again the rows of a write that failed, those of answers given meanwhile included', async () => {
     const log = new AnswerLog(store);
     let fail!: (error: Error) => void;
-    vi.spyOn(store, 'writeApart').mockReturnValueOnce(new Promise((_, reject) => (fail = reject)));
+    const writing = vi
+      .spyOn(store, 'writeApart')
+      .mockReturnValueOnce(new Promise((_, reject) => (fail = reject)));
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
     const failing = log.flush(AT);
+    await vi.waitFor(() => expect(writing).toHaveBeenCalled());
     // Given while the write runs: their item and user are those the write holds.
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     log.forget('t1', ['u2']);
