@@ -59,13 +59,23 @@ export function releasingCollection(): () => void {
 }
 
 /**
- * V8's settings for serving (README, "Memory"), set once before the daemon starts its threads. Without
- * them, the allocation sites of every request (its headers, its response) were found to outlive young
- * collections in the first seconds of traffic after a load, when requests queue, and V8 then allocated
- * their objects in the old generation for good: at 1,000 user-to-item requests a second (bench/latency)
- * the event-loop thread ran a mark-compact every 4-5 s, with young collections of up to 21 ms.
+ * V8's settings for serving (README, "Memory"), set once before the daemon starts its threads.
+ *
+ * No pretenuring: the allocation sites of every request (its headers, its response) were found to
+ * outlive young collections in the first seconds of traffic after a load, when requests queue, and V8
+ * then allocated their objects in the old generation for good: at 1,000 user-to-item requests a second
+ * (bench/latency) the event-loop thread ran a mark-compact every 4-5 s, with young collections of up to
+ * 21 ms.
+ *
+ * One helper thread for concurrent marking, in the threads started after this (the ranking thread, the
+ * loading thread; V8 reads it as it sets a thread's heap up, so the event loop's keeps its own): by
+ * default V8 marks with up to four, which on two cores took both from the event loop and the ranking
+ * thread for 15 to 30 ms at each of the ranking thread's major collections.
  */
-const SERVING_V8_FLAGS: readonly string[] = Object.freeze(['--no-allocation-site-pretenuring']);
+const SERVING_V8_FLAGS: readonly string[] = Object.freeze([
+  '--no-allocation-site-pretenuring',
+  '--concurrent-marking-max-worker-num=1',
+]);
 
 export function tuneV8ForServing(): void {
   for (const flag of SERVING_V8_FLAGS) setFlagsFromString(flag);
