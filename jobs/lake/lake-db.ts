@@ -28,6 +28,20 @@ function quoted(text: string): string {
 }
 
 /**
+ * The spill folders of the lakes open in this process. A process that exits with lakes open (a build
+ * ended by `process.exit`, on a signal or when its starter ended) removes them as it exits.
+ */
+const spillDirs = new Set<string>();
+process.on('exit', () => {
+  for (const dir of spillDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function removeSpillDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  spillDirs.delete(dir);
+}
+
+/**
  * An in-memory DuckDB whose views `interactions` and `items` read one tenant's lake files: a job never
  * opens the live store (the daemon holds it), only the Parquet files exported from it.
  */
@@ -46,12 +60,18 @@ export class LakeDb {
   private static async create(options: LakeDbOptions): Promise<LakeDb> {
     // A folder of its own, even for two lakes opened within the same millisecond.
     const spillDir = mkdtempSync(path.join(tmpdir(), `nextrec-job-${process.pid}-`));
-    const instance = await DuckDBInstance.create(':memory:', {
-      memory_limit: options.memoryLimit,
-      threads: String(options.threads),
-      temp_directory: spillDir,
-    });
-    return new LakeDb(instance, await instance.connect(), spillDir);
+    spillDirs.add(spillDir);
+    try {
+      const instance = await DuckDBInstance.create(':memory:', {
+        memory_limit: options.memoryLimit,
+        threads: String(options.threads),
+        temp_directory: spillDir,
+      });
+      return new LakeDb(instance, await instance.connect(), spillDir);
+    } catch (error) {
+      removeSpillDir(spillDir);
+      throw error;
+    }
   }
 
   static async open(
@@ -139,6 +159,6 @@ export class LakeDb {
   close(): void {
     this.db.closeSync();
     this.instance.closeSync();
-    rmSync(this.spillDir, { recursive: true, force: true });
+    removeSpillDir(this.spillDir);
   }
 }
