@@ -284,7 +284,7 @@ export class AnswerLog {
    * before a restart), once, before the first write: held rows among them are dropped, and answers naming
    * them later hold none. Each write can then insert what it holds as it is. Looking each row up among
    * its day's rows instead (an anti-join in every write) read all of the day's rows once a second, a
-   * cost that grew through the day with the catalog's items shown (bench/latency).
+   * cost that grew through the day with the catalog's items shown (README, "Memory").
    */
   private async learnStored(today: number): Promise<void> {
     const [items, users] = await this.store.read(async (db) => [
