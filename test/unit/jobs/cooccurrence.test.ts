@@ -20,9 +20,14 @@ const HISTORIES: Record<string, string[]> = {
 const USERS_OF = { a: 4, b: 3, c: 3, d: 1 };
 
 let lake: LakeDb | undefined;
-afterEach(() => lake?.close());
+afterEach(() => {
+  lake?.close();
+  lake = undefined;
+});
 
 async function build(parameters: Partial<CooccurrenceParameters>): Promise<Map<string, [string, number][]>> {
+  // A test may build twice: the first lake is closed, its spill folder with it.
+  lake?.close();
   lake = await LakeDb.scratch();
   await lake.appendViews(
     Object.entries(HISTORIES).flatMap(([user, items]) =>
