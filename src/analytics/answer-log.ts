@@ -291,23 +291,23 @@ export class AnswerLog {
       (await db.runAndReadAll(STORED_ITEMS, [today - 1])).getRows(),
       (await db.runAndReadAll(STORED_USERS, [today - 1])).getRows(),
     ]);
+    // A held row and a stored one are the same row when their values join to the same key.
     const storedItems = new Set<string>();
-    for (const [tenantId, day, itemId] of items) {
-      this.itemsWritten.of(`${tenantId}`, Number(day)).add(`${itemId}`);
-      storedItems.add(`${tenantId}\u0000${day}\u0000${itemId}`);
-    }
     const storedUsers = new Set<string>();
-    for (const [tenantId, day, experiment, scenario, userId] of users) {
+    for (const row of items) {
+      const [tenantId, day, itemId] = row;
+      this.itemsWritten.of(`${tenantId}`, Number(day)).add(`${itemId}`);
+      storedItems.add(row.join('\u0000'));
+    }
+    for (const row of users) {
+      const [tenantId, day, experiment, scenario, userId] = row;
       // A user deleted while this read ran: its rows are being purged, and may be written again.
       if (this.forgottenMeanwhile.has(`${tenantId}\u0000${userId}`)) continue;
       this.usersWritten.of(`${tenantId}`, Number(day)).add(userKey(experiment, scenario, userId));
-      storedUsers.add(`${tenantId}\u0000${day}\u0000${userKey(experiment, scenario, userId)}`);
+      storedUsers.add(row.join('\u0000'));
     }
     this.items = this.items.filter((row) => !storedItems.has(row.join('\u0000')));
-    this.users = this.users.filter(
-      ([tenantId, day, experiment, scenario, userId]) =>
-        !storedUsers.has(`${tenantId}\u0000${day}\u0000${userKey(experiment, scenario, userId)}`),
-    );
+    this.users = this.users.filter((row) => !storedUsers.has(row.join('\u0000')));
     this.knowsStored = true;
   }
 
