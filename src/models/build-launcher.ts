@@ -12,8 +12,9 @@ export type LauncherReply =
 const LAUNCHER_SCRIPT = new URL('./build-launcher-process.js', import.meta.url);
 
 /**
- * The niceness of the build processes (README, "Batch models"): the lowest CPU priority, so that on a
- * busy machine a build takes only the CPU that serving leaves. On 2 cores, builds at the daemon's own
+ * The niceness of the build processes, and of the daemon's model loading thread (README, "Batch
+ * models"): the lowest CPU priority, so that on a busy machine a build or a load takes only the CPU that
+ * serving leaves. On 2 cores, builds at the daemon's own
  * priority made a 500-event batch wait 3 times as long at the median (bench/ingest-latency).
  */
 export const BUILD_NICENESS = 19;

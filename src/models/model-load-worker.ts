@@ -7,13 +7,15 @@
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { prepareModel } from './prepared-model.js';
-import { LOAD_NICENESS, type LoadRequest, type LoadAnswer } from './model-loader.js';
+import { BUILD_NICENESS } from './build-launcher.js';
+import type { LoadRequest, LoadAnswer } from './model-loader.js';
 
-// Linux keeps a niceness per thread, so this sets this thread's alone; elsewhere it would set the whole
-// daemon's, and is not done.
+// The builds' niceness (README, "Batch models"): a load takes the CPU that the event loop and the ranking
+// thread leave. Linux keeps a niceness per thread, so this sets this thread's alone; elsewhere it would
+// set the whole daemon's, and is not done.
 if (process.platform === 'linux') {
   try {
-    setPriority(LOAD_NICENESS);
+    setPriority(BUILD_NICENESS);
   } catch {
     // Not permitted here: the thread loads at the daemon's priority.
   }

@@ -45,13 +45,6 @@ export const inThisThread: ModelPreparer = {
   close: async () => undefined,
 };
 
-/**
- * The niceness of the loading thread, as of the build processes (README, "Batch models"): a load takes
- * the CPU that the event loop and the ranking thread leave, instead of a third of two cores while they
- * serve.
- */
-export const LOAD_NICENESS = 19;
-
 const LOAD_WORKER = new URL('./model-load-worker.js', import.meta.url);
 
 /**

@@ -21,6 +21,7 @@ import {
   sharedMemoryOf,
   type Placement,
 } from '../../../src/artifacts/columns.js';
+import { BUILD_NICENESS } from '../../../src/models/build-launcher.js';
 import { ArtifactError } from '../../../src/artifacts/errors.js';
 import { MODEL_FORMATS, type Factors, type NeighbourLists } from '../../../src/artifacts/formats.js';
 import {
@@ -34,7 +35,6 @@ import { openCurrent, openVersion } from '../../../src/artifacts/open.js';
 import { KEPT_VERSIONS, publishModel } from '../../../src/artifacts/publish.js';
 import {
   ModelLoader,
-  LOAD_NICENESS,
   ThreadPreparer,
   inThisThread,
   type ModelPreparer,
@@ -448,7 +448,7 @@ describe('ThreadPreparer', () => {
       const during = niceness();
       // The loading thread is new, at the lowest priority; every thread there before is as it was.
       const started = during.filter(({ task }) => !before.some((thread) => thread.task === task));
-      expect(started.filter(({ nice }) => nice === LOAD_NICENESS)).toHaveLength(1);
+      expect(started.filter(({ nice }) => nice === BUILD_NICENESS)).toHaveLength(1);
       for (const { task, nice } of before) {
         const now = during.find((thread) => thread.task === task);
         if (now) expect(now.nice).toBe(nice);
