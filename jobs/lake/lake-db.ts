@@ -33,7 +33,7 @@ function quoted(text: string): string {
  */
 const spillDirs = new Set<string>();
 process.on('exit', () => {
-  for (const dir of spillDirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of spillDirs) removeSpillDir(dir);
 });
 
 function removeSpillDir(dir: string): void {
