@@ -310,18 +310,29 @@ export class UserHistories implements HistoriesView {
     }
     if (history.length === history.capacity) this.makeRoom(history, now);
     const { items, types, ts, weights } = this.columns;
-    // Events mostly arrive in order; an older one is moved into place from the end.
-    const first = history.start;
-    const end = history.end;
-    let at = end;
-    while (at > first && ts[at - 1] > event.ts) at--;
-    if (at < end) copySlots(this.columns, this.columns, at, end, at + 1);
+    // The history's place, read once (what UserHistory's accessors read).
+    const { meta } = this;
+    const place = history.index * META_WORDS;
+    const first = meta[place + START];
+    const length = meta[place + LENGTH];
+    // Events mostly arrive in order; an older one is moved into place from the end, the events after it
+    // moving up one slot as they are passed.
+    let at = first + length;
+    const time = event.ts;
+    while (at > first && ts[at - 1] > time) {
+      items[at] = items[at - 1];
+      types[at] = types[at - 1];
+      ts[at] = ts[at - 1];
+      weights[at] = weights[at - 1];
+      at--;
+    }
     items[at] = event.item;
     types[at] = event.type;
     ts[at] = event.ts;
     weights[at] = event.weight;
-    history.version++;
-    history.length++;
+    meta[place + VERSION]++;
+    // Stored atomically, last: a reader that sees the new length sees the events written before it.
+    Atomics.store(meta, place + LENGTH, length + 1);
     this.eventCount++;
     return history.index;
   }
