@@ -5,14 +5,22 @@
  * Requests are sent open-loop at their due times (support/paced-load.ts), latency counted from then, by a
  * thread of the benchmark's that does nothing else.
  * Prints one JSON line per case: p50, p99 and p99.9 in ms, judged against a p99 of 5 ms (the first
- * seconds after the load are reported apart, unjudged).
+ * seconds after the load are reported apart, unjudged). The case while models build also names the
+ * builds that ended (models swapped in) during it, from the daemon's /metrics: a run in which none did
+ * measured no build, and fails.
  *
- *   npm run build && node dist/bench/latency.js [--items 100000] [--interactions 2000000] [--rate 1000] [--seconds 20]
+ * That case lasts `--build-seconds`, from the end of the interactions that make the models stale: long
+ * enough for the lake's export, the builds (co-occurrence and EASE at once, in their two lanes: about
+ * 60 s each at this size on 2 idle cores, longer beside the load) and the swaps.
+ *
+ *   npm run build && node dist/bench/latency.js [--items 100000] [--interactions 2000000] [--rate 1000]
+ *     [--seconds 20] [--build-seconds 150]
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Rng } from '../fixtures/prng.js';
-import { startBenchDaemon } from './support/bench-daemon.js';
+import { request } from 'undici';
+import { OPERATOR_KEY, startBenchDaemon } from './support/bench-daemon.js';
 import { startChildServer } from './support/child-server.js';
 import { waitForIdle } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
@@ -20,6 +28,9 @@ import { runPaced, type PacedFigures } from './support/paced-load.js';
 import { loadShop, postJson } from './support/shop-loader.js';
 
 const P99_TARGET_MS = 5;
+/** New interactions, as a share of those loaded, that make the daemon's models stale (README, "Batch models"). */
+const STALE_SHARE = 0.11;
+const BURST_BATCH = 500;
 /**
  * The first requests after a load build what ranking then keeps (a filter's attribute column over every
  * item, popularity, the JIT's code): measured apart, before the case judged against the target.
@@ -34,6 +45,7 @@ const { values } = parseArgs({
     interactions: { type: 'string', default: '2000000' },
     rate: { type: 'string', default: '1000' },
     seconds: { type: 'string', default: '20' },
+    'build-seconds': { type: 'string', default: '150' },
   },
   strict: false,
 });
@@ -41,6 +53,7 @@ const items = positiveInteger('--items', values.items);
 const interactions = positiveInteger('--interactions', values.interactions);
 const rate = positiveInteger('--rate', values.rate);
 const seconds = positiveInteger('--seconds', values.seconds);
+const buildSeconds = positiveInteger('--build-seconds', values['build-seconds']);
 
 function report(name: string, figures: PacedFigures, target: boolean): boolean {
   const met = figures.p99Ms <= P99_TARGET_MS;
@@ -67,6 +80,32 @@ const paced = (
   paths: readonly string[],
   forSeconds = seconds,
 ) => runPaced({ url, headers, paths, rate, seconds: forSeconds, connections: CONNECTIONS });
+
+/** Builds the daemon's scheduler completed so far (built and swapped in), by model, from its /metrics. */
+async function completedBuilds(url: string): Promise<Map<string, number>> {
+  const response = await request(`${url}/metrics`, { headers: { 'x-api-key': OPERATOR_KEY } });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`GET /metrics answered ${response.statusCode}: ${text}`);
+  const counts = new Map<string, number>();
+  const line =
+    /^nextrec_model_build_duration_seconds_count\{[^}]*model="([^"]+)"[^}]*outcome="ok"[^}]*\} (\d+)$/gm;
+  for (const [, model, count] of text.matchAll(line)) counts.set(model, Number(count));
+  return counts;
+}
+
+/** The builds in `after` that `before` did not count yet. */
+function difference(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const builds = new Map<string, number>();
+  for (const [model, count] of after) {
+    if (count > (before.get(model) ?? 0)) builds.set(model, count - (before.get(model) ?? 0));
+  }
+  return builds;
+}
+
+function describeBuilds(builds: Map<string, number>): string {
+  if (builds.size === 0) return 'none, so no build was measured';
+  return [...builds].map(([model, count]) => (count > 1 ? `${model} ×${count}` : model)).join(', ');
+}
 
 let failed = false;
 const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
@@ -106,23 +145,21 @@ try {
   report(`user-to-item, uncached, the first ${WARM_UP_SECONDS} s after the load`, first, false);
   if (!report('user-to-item, uncached', await paced(daemon.url, headers, paths), true)) failed = true;
 
-  // A burst of new interactions: the daemon rebuilds its models in processes of their own meanwhile.
-  const burst = Array.from({ length: 5_000 }, (_, i) => ({
-    userId: shop.userIds[rng.int(shop.userIds.length)],
-    itemId: shop.itemIds[rng.int(shop.itemIds.length)],
-    type: i % 10 === 0 ? 'purchase' : 'view',
-  }));
-  for (let start = 0; start < burst.length; start += 1_000) {
-    await postJson(
-      `${daemon.url}/ingestion/interactions`,
-      headers,
-      { interactions: burst.slice(start, start + 1_000) },
-      200,
-    );
+  // New interactions beyond the share that makes a model stale (README, "Batch models": 10%): the daemon
+  // exports its lake and rebuilds its models in processes of their own, and swaps them in, meanwhile.
+  const buildsBefore = await completedBuilds(daemon.url);
+  for (let sent = 0; sent < Math.ceil(interactions * STALE_SHARE); sent += BURST_BATCH) {
+    const batch = Array.from({ length: BURST_BATCH }, (_, i) => ({
+      userId: shop.userIds[rng.int(shop.userIds.length)],
+      itemId: shop.itemIds[rng.int(shop.itemIds.length)],
+      type: i % 10 === 0 ? 'purchase' : 'view',
+    }));
+    await postJson(`${daemon.url}/ingestion/interactions`, headers, { interactions: batch }, 200);
   }
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
-  const building = await paced(daemon.url, headers, paths);
-  if (!report('user-to-item, uncached, while models build', building, true)) failed = true;
+  const building = await paced(daemon.url, headers, paths, buildSeconds);
+  const builds = difference(await completedBuilds(daemon.url), buildsBefore);
+  const name = `user-to-item, uncached, while models build (built meanwhile: ${describeBuilds(builds)})`;
+  if (!report(name, building, true) || builds.size === 0) failed = true;
 } finally {
   await stop();
 }
