@@ -317,6 +317,29 @@ describe('processBuildRunner', () => {
     expect(getPriority()).toBe(before);
   });
 
+  it('keeps each build thread off the first CPU the daemon may use, when it may use several', async () => {
+    const report = path.join(folder, 'cpus.json');
+    const cpusOf = (status: string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1];
+    const run = runnerOf(
+      [
+        "import { readdirSync, readFileSync, writeFileSync } from 'node:fs';",
+        "const cpus = (task) => /^Cpus_allowed_list:\\s*(\\S+)$/m.exec(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))[1];",
+        `writeFileSync(${JSON.stringify(report)}, JSON.stringify(readdirSync('/proc/self/task').map(cpus)));`,
+      ].join('\n'),
+    );
+    const own = cpusOf(readFileSync('/proc/self/status', 'utf8'))!;
+    const allowed = own.split(',').flatMap((part) => {
+      const [first, last = first] = part.split('-').map(Number);
+      return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+    });
+    await run('shop', ['ease'], new AbortController().signal);
+    const builds = JSON.parse(readFileSync(report, 'utf8')) as string[];
+    expect(builds.length).toBeGreaterThan(1);
+    const expected = allowed.length > 1 ? allowed.slice(1) : allowed;
+    for (const list of builds) expect(list.split(',').map(Number)).toEqual(expected);
+    expect(cpusOf(readFileSync('/proc/self/status', 'utf8'))).toBe(own);
+  });
+
   it('gives each build a temporary folder of its own, removed when the build ends, a killed one too', async () => {
     const report = path.join(folder, 'temp.txt');
     const leaving = (ending: string) =>
