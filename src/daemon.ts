@@ -34,6 +34,8 @@ export interface DaemonOptions {
   server?: ServerOptions;
   /** The store's DuckDB limits (default: from the environment, README "Memory"). */
   duckdb?: DuckDbSettings;
+  /** Model builds keep off one CPU (README, "Batch models"; default: when there are several). */
+  spareCpu?: boolean;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
   /** Where to say things a person starting the daemon must see once (generated operator key). */
@@ -124,6 +126,7 @@ async function startServing(
     modelDir: options.modelDir,
     feedNetwork: feedNetwork(options.feedPrivateNetworks ?? false),
     duckdb: options.duckdb,
+    spareCpu: options.spareCpu,
   }).catch((error: unknown) => {
     throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });

@@ -6,6 +6,7 @@ import { MODEL_NAMES } from './artifacts/layout.js';
 import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
 import { LakeExporter } from './store/lake-export.js';
+import { BuildLauncher } from './models/build-launcher.js';
 import { Store } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { loadState } from './store/load-state.js';
@@ -48,6 +49,8 @@ export interface RuntimeOptions {
   feedNetwork?: FeedNetwork;
   /** The store's DuckDB limits (default: from the environment, README "Memory"). */
   duckdb?: DuckDbSettings;
+  /** Model builds keep off one CPU (README, "Batch models"; default: when there are several). */
+  spareCpu?: boolean;
 }
 
 /**
@@ -73,7 +76,12 @@ export async function openRuntime(
   }
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
-  const builds = processBuildRunner(dataDir, vectors.modelDir);
+  const builds = processBuildRunner(
+    dataDir,
+    vectors.modelDir,
+    undefined,
+    new BuildLauncher(options.spareCpu),
+  );
   const models = new ModelScheduler(state, lake, loader, builds, modelsInUse);
   const indexer = new VectorIndexer(vectors.embedder, state, {
     error: () => undefined,

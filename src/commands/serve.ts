@@ -74,6 +74,12 @@ export default class Serve extends Command {
       env: 'NEXTREC_DUCKDB_THREADS',
       min: 1,
     }),
+    'spare-cpu': Flags.boolean({
+      description:
+        'keep model builds off one CPU, so that serving keeps its caches while they run; they take longer (default: when the machine has more than one core)',
+      env: 'NEXTREC_SPARE_CPU',
+      allowNo: true,
+    }),
     'metrics-port': Flags.integer({
       description: 'also serve GET /metrics without credentials on this port of --host (default: off)',
       env: 'NEXTREC_METRICS_PORT',
@@ -98,6 +104,7 @@ export default class Serve extends Command {
         memoryLimit: flags['duckdb-memory-limit'],
         threads: flags['duckdb-threads'] ?? defaultDuckDbThreads(),
       },
+      spareCpu: flags['spare-cpu'] ?? availableParallelism() > 1,
       server: serverOptions({
         requestTimeoutS: flags['request-timeout'],
         writeQueueLimit: flags['write-queue-limit'],

@@ -5,8 +5,8 @@
  * starting a build here costs the daemon only a message. It imports nothing but Node's own modules.
  *
  * It runs at the niceness it is given (its first argument), which every build it starts inherits, each
- * of the build's threads included; and, on Linux with several CPUs, on all of them but one, which the
- * builds inherit too (see leaveServingACpu). It ends when the daemon does (its channel closes), and ends
+ * of the build's threads included; and, when its second argument asks (SPARE_CPU) on Linux with several
+ * CPUs, on all of them but one, which the builds inherit too (see leaveServingACpu). It ends when the daemon does (its channel closes), and ends
  * the builds it started with it; the signals that stop the daemon do not end it before that.
  *
  * Each build gets a temporary folder of its own (its `TMPDIR`: DuckDB spills there), which this process
@@ -17,7 +17,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { LauncherReply, LauncherRequest } from './build-launcher.js';
+import type { LauncherReply, LauncherRequest, SPARE_CPU } from './build-launcher.js';
 
 /** The prefix of each build's temporary folder, in the machine's. */
 const BUILD_TEMP_PREFIX = 'nextrec-build-';
@@ -31,7 +31,8 @@ try {
 } catch {
   // Not permitted here: the builds run at the daemon's priority.
 }
-leaveServingACpu();
+// The value of SPARE_CPU, written out: this process imports nothing but Node's own modules.
+if (process.argv[3] === ('spare-cpu' satisfies typeof SPARE_CPU)) leaveServingACpu();
 
 /**
  * Keeps this process, and so every build it starts, off the first of the CPUs it may run on, when it may

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 
 /** What the daemon asks of the launcher process (build-launcher-process.ts). */
 export type LauncherRequest =
@@ -10,6 +11,10 @@ export type LauncherReply =
   | { kind: 'failed'; id: number; message: string };
 
 const LAUNCHER_SCRIPT = new URL('./build-launcher-process.js', import.meta.url);
+
+/** The launcher's second argument: whether its builds keep off one CPU (build-launcher-process.ts). */
+export const SPARE_CPU = 'spare-cpu';
+export const ALL_CPUS = 'all-cpus';
 
 /**
  * The niceness of the build processes, and of the daemon's model loading thread (README, "Batch
@@ -40,7 +45,12 @@ export class BuildLauncher {
   private readonly waiting = new Map<number, Waiting>();
   private next = 0;
 
+  /**
+   * @param spareCpu the builds keep off one CPU, when there are several (README, "Batch models"; default:
+   *   when there are several)
+   */
   constructor(
+    private readonly spareCpu = availableParallelism() > 1,
     private readonly niceness = BUILD_NICENESS,
     private readonly script: URL = LAUNCHER_SCRIPT,
   ) {}
@@ -72,7 +82,8 @@ export class BuildLauncher {
 
   private start(): ChildProcess {
     // Without the daemon's own flags (a profiler's, say): the launcher only starts processes.
-    const launcher = fork(this.script, [String(this.niceness)], {
+    const cpus = this.spareCpu ? SPARE_CPU : ALL_CPUS;
+    const launcher = fork(this.script, [String(this.niceness), cpus], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       execArgv: [],
     });

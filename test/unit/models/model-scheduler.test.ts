@@ -242,20 +242,28 @@ describe('ModelScheduler', () => {
 /** The launcher as the daemon runs it: compiled (npm test builds before it runs the tests). */
 const COMPILED_LAUNCHER = new URL('../../../dist/src/models/build-launcher-process.js', import.meta.url);
 
+/** The CPUs of a Linux CPU list (`0-3,8`). */
+function cpuNumbers(list: string): number[] {
+  return list.split(',').flatMap((part) => {
+    const [first, last = first] = part.split('-').map(Number);
+    return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  });
+}
+
 describe('processBuildRunner', () => {
   let folder: string;
   beforeEach(() => (folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'))));
   afterEach(() => rmSync(folder, { recursive: true, force: true }));
 
   /** A runner of `source` as the build script, through a launcher of its own. */
-  function runnerOf(source: string) {
+  function runnerOf(source: string, spareCpu = true) {
     const script = path.join(folder, 'build.mjs');
     writeFileSync(script, source);
     return processBuildRunner(
       folder,
       undefined,
       pathToFileURL(script),
-      new BuildLauncher(BUILD_NICENESS, COMPILED_LAUNCHER),
+      new BuildLauncher(spareCpu, BUILD_NICENESS, COMPILED_LAUNCHER),
     );
   }
 
@@ -317,26 +325,25 @@ describe('processBuildRunner', () => {
     expect(getPriority()).toBe(before);
   });
 
-  it('keeps each build thread off the first CPU the daemon may use, when it may use several', async () => {
+  it('keeps each build thread off the first CPU the daemon may use when it has several, unless told not to', async () => {
     const report = path.join(folder, 'cpus.json');
     const cpusOf = (status: string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1];
-    const run = runnerOf(
-      [
-        "import { readdirSync, readFileSync, writeFileSync } from 'node:fs';",
-        "const cpus = (task) => /^Cpus_allowed_list:\\s*(\\S+)$/m.exec(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))[1];",
-        `writeFileSync(${JSON.stringify(report)}, JSON.stringify(readdirSync('/proc/self/task').map(cpus)));`,
-      ].join('\n'),
-    );
+    const source = [
+      "import { readdirSync, readFileSync, writeFileSync } from 'node:fs';",
+      "const cpus = (task) => /^Cpus_allowed_list:\\s*(\\S+)$/m.exec(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))[1];",
+      `writeFileSync(${JSON.stringify(report)}, JSON.stringify(readdirSync('/proc/self/task').map(cpus)));`,
+    ].join('\n');
     const own = cpusOf(readFileSync('/proc/self/status', 'utf8'))!;
-    const allowed = own.split(',').flatMap((part) => {
-      const [first, last = first] = part.split('-').map(Number);
-      return Array.from({ length: last - first + 1 }, (_, i) => first + i);
-    });
-    await run('shop', ['ease'], new AbortController().signal);
-    const builds = JSON.parse(readFileSync(report, 'utf8')) as string[];
-    expect(builds.length).toBeGreaterThan(1);
-    const expected = allowed.length > 1 ? allowed.slice(1) : allowed;
-    for (const list of builds) expect(list.split(',').map(Number)).toEqual(expected);
+    const allowed = cpuNumbers(own);
+    const buildCpus = async (spareCpu: boolean) => {
+      await runnerOf(source, spareCpu)('shop', ['ease'], new AbortController().signal);
+      const lists = JSON.parse(readFileSync(report, 'utf8')) as string[];
+      expect(lists.length).toBeGreaterThan(1);
+      return lists.map((list) => cpuNumbers(list));
+    };
+    const spared = await buildCpus(true);
+    for (const cpus of spared) expect(cpus).toEqual(allowed.length > 1 ? allowed.slice(1) : allowed);
+    for (const cpus of await buildCpus(false)) expect(cpus).toEqual(allowed);
     expect(cpusOf(readFileSync('/proc/self/status', 'utf8'))).toBe(own);
   });
 
@@ -370,7 +377,7 @@ describe('processBuildRunner', () => {
   });
 
   it('ends its launcher and the builds it runs when closed', async () => {
-    const launcher = new BuildLauncher(BUILD_NICENESS, COMPILED_LAUNCHER);
+    const launcher = new BuildLauncher(true, BUILD_NICENESS, COMPILED_LAUNCHER);
     const pidFile = path.join(folder, 'pid.txt');
     const slow = path.join(folder, 'slow.mjs');
     writeFileSync(
@@ -411,7 +418,7 @@ describe('processBuildRunner', () => {
     // Ends by itself: its launcher is killed below, and nothing else would end it.
     const slow = path.join(folder, 'slow.mjs');
     writeFileSync(slow, 'setTimeout(() => undefined, 3000);\n');
-    const launcher = new BuildLauncher(BUILD_NICENESS, COMPILED_LAUNCHER);
+    const launcher = new BuildLauncher(true, BUILD_NICENESS, COMPILED_LAUNCHER);
     const reportParent = processBuildRunner(folder, undefined, pathToFileURL(reporting), launcher);
     const waitLong = processBuildRunner(folder, undefined, pathToFileURL(slow), launcher);
     const signal = new AbortController().signal;
