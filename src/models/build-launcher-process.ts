@@ -6,8 +6,9 @@
  *
  * It runs at the niceness it is given (its first argument), which every build it starts inherits, each
  * of the build's threads included; and, when its second argument asks (SPARE_CPU) on Linux with several
- * CPUs, on all of them but one, which the builds inherit too (see leaveServingACpu). It ends when the daemon does (its channel closes), and ends
- * the builds it started with it; the signals that stop the daemon do not end it before that.
+ * CPUs, on all of them but one, which the builds inherit too (see leaveServingACpu). It ends when the
+ * daemon does (its channel closes), and ends the builds it started with it; the signals that stop the
+ * daemon do not end it before that.
  *
  * Each build gets a temporary folder of its own (its `TMPDIR`: DuckDB spills there), which this process
  * removes when the build has ended, however it ended: a build ended by a signal, or killed for its

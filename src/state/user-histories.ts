@@ -62,8 +62,8 @@ function metaOf(words: number): Int32Array {
 }
 
 /**
- * Runs up to this many slots are copied slot by slot: most runs are a few events (an event older than the
- * last moves only those after it), and four typed-array calls cost more than that (bench/ingest).
+ * Runs up to this many slots are copied slot by slot: most runs are a few events (most histories that
+ * move to a larger run of slots are short), and four typed-array calls cost more than that (bench/ingest).
  */
 const SHORT_RUN = 32;
 
