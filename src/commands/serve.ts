@@ -104,7 +104,7 @@ export default class Serve extends Command {
         memoryLimit: flags['duckdb-memory-limit'],
         threads: flags['duckdb-threads'] ?? defaultDuckDbThreads(),
       },
-      spareCpu: flags['spare-cpu'] ?? availableParallelism() > 1,
+      spareCpu: flags['spare-cpu'],
       server: serverOptions({
         requestTimeoutS: flags['request-timeout'],
         writeQueueLimit: flags['write-queue-limit'],

@@ -12,9 +12,8 @@ export type LauncherReply =
 
 const LAUNCHER_SCRIPT = new URL('./build-launcher-process.js', import.meta.url);
 
-/** The launcher's second argument: whether its builds keep off one CPU (build-launcher-process.ts). */
+/** The launcher's second argument when its builds are to keep off one CPU (build-launcher-process.ts). */
 export const SPARE_CPU = 'spare-cpu';
-export const ALL_CPUS = 'all-cpus';
 
 /**
  * The niceness of the build processes, and of the daemon's model loading thread (README, "Batch
@@ -82,8 +81,8 @@ export class BuildLauncher {
 
   private start(): ChildProcess {
     // Without the daemon's own flags (a profiler's, say): the launcher only starts processes.
-    const cpus = this.spareCpu ? SPARE_CPU : ALL_CPUS;
-    const launcher = fork(this.script, [String(this.niceness), cpus], {
+    const args = this.spareCpu ? [String(this.niceness), SPARE_CPU] : [String(this.niceness)];
+    const launcher = fork(this.script, args, {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       execArgv: [],
     });

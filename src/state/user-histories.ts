@@ -68,8 +68,8 @@ function metaOf(words: number): Int32Array {
 const SHORT_RUN = 32;
 
 /**
- * Copies slots `from` to `to` (exclusive) of `source` to `target`, starting at slot `at`: in place when
- * they are the same columns (the runs may overlap).
+ * Copies slots `from` to `to` (exclusive) of `source` to `target`, starting at slot `at`. Within the same
+ * columns the two runs never overlap: a history moves to slots past every run (makeRoom).
  */
 function copySlots(
   source: HistoryColumns,
@@ -80,10 +80,7 @@ function copySlots(
 ): void {
   const count = to - from;
   if (count <= SHORT_RUN) {
-    // From the end when the run moves up within the same columns.
-    const backwards = source === target && at > from;
-    for (let k = 0; k < count; k++) {
-      const i = backwards ? count - 1 - k : k;
+    for (let i = 0; i < count; i++) {
       target.items[at + i] = source.items[from + i];
       target.types[at + i] = source.types[from + i];
       target.ts[at + i] = source.ts[from + i];
