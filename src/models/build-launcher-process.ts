@@ -39,8 +39,8 @@ if (process.argv[3] === ('spare-cpu' satisfies typeof SPARE_CPU)) leaveServingAC
  * Keeps this process, and so every build it starts, off the first of the CPUs it may run on, when it may
  * run on several (README, "Batch models"). The lowest priority gives serving the CPU time it asks for, but
  * not the caches a build flushes between its requests: on 2 cores at 1,000 recommendations a second,
- * requests over 5 ms went from about 17 a second to 41 while co-occurrence and EASE built on both cores,
- * and stayed at 16 with the builds on one (bench/latency's shop). Builds take longer in exchange.
+ * requests over 5 ms went from 14 a second before the build to 41 while co-occurrence and EASE built on
+ * both cores; with the builds on one, 16 against 17 before (bench/latency's shop). Builds take longer.
  */
 function leaveServingACpu(): void {
   if (process.platform !== 'linux') return;
