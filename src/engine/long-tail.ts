@@ -5,9 +5,13 @@ const medians = new CountsDerived<number>();
 
 function medianCount(tenant: TenantState): number {
   const { catalog, recentCounts: counts } = tenant;
-  const values: number[] = [];
-  for (let id = 0; id < catalog.size; id++) if (catalog.inCatalog[id]) values.push(counts.count(id));
-  values.sort((a, b) => a - b);
+  let items = 0;
+  for (let id = 0; id < catalog.size; id++) items += catalog.inCatalog[id];
+  // Typed and sorted without a comparison callback: a fraction of an array sorted through one.
+  const values = new Int32Array(items);
+  for (let id = 0, next = 0; id < catalog.size; id++)
+    if (catalog.inCatalog[id]) values[next++] = counts.count(id);
+  values.sort();
   const middle = values.length >> 1;
   if (values.length === 0) return 0;
   return values.length % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
