@@ -34,7 +34,7 @@ export interface DaemonOptions {
   server?: ServerOptions;
   /** The store's DuckDB limits (default: from the environment, README "Memory"). */
   duckdb?: DuckDbSettings;
-  /** Model builds keep off one CPU (README, "Batch models"; default: when there are several). */
+  /** Model builds and loads keep off one CPU (README, "Batch models"; default: when there are several). */
   spareCpu?: boolean;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;

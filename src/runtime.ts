@@ -49,7 +49,7 @@ export interface RuntimeOptions {
   feedNetwork?: FeedNetwork;
   /** The store's DuckDB limits (default: from the environment, README "Memory"). */
   duckdb?: DuckDbSettings;
-  /** Model builds keep off one CPU (README, "Batch models"; default: when there are several). */
+  /** Model builds and loads keep off one CPU (README, "Batch models"; default: when there are several). */
   spareCpu?: boolean;
 }
 
@@ -76,12 +76,10 @@ export async function openRuntime(
   }
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
-  const builds = processBuildRunner(
-    dataDir,
-    vectors.modelDir,
-    undefined,
-    new BuildLauncher(options.spareCpu),
-  );
+  const launcher = new BuildLauncher(options.spareCpu);
+  // Loads disturb serving as builds do: the loading thread runs where they do (README, "Batch models").
+  preparer?.onThreadStarted?.((tid) => launcher.keepWithBuilds(tid));
+  const builds = processBuildRunner(dataDir, vectors.modelDir, undefined, launcher);
   const models = new ModelScheduler(state, lake, loader, builds, modelsInUse);
   const indexer = new VectorIndexer(vectors.embedder, state, {
     error: () => undefined,

@@ -6,7 +6,8 @@
  *
  * It runs at the niceness it is given (its first argument), which every build it starts inherits, each
  * of the build's threads included; and, when its second argument asks (SPARE_CPU) on Linux with several
- * CPUs, on all of them but one, which the builds inherit too (see leaveServingACpu). It ends when the
+ * CPUs, on all of them but one, which the builds inherit too (see leaveServingACpu), and where it puts
+ * the daemon's threads it is asked to (its model loading thread: keepThread). It ends when the
  * daemon does (its channel closes), and ends the builds it started with it; the signals that stop the
  * daemon do not end it before that.
  *
@@ -26,6 +27,8 @@ const BUILD_TEMP_PREFIX = 'nextrec-build-';
 const BUILDS_END_MS = 10_000;
 
 const running = new Map<number, ChildProcess>();
+/** The CPUs this process keeps to (a CPU list), when it keeps off one. */
+let buildCpus: string | undefined;
 
 try {
   setPriority(Number(process.argv[2]));
@@ -58,6 +61,7 @@ function leaveServingACpu(): void {
     execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', builds, String(process.pid)], {
       stdio: 'ignore',
     });
+    buildCpus = builds;
   } catch {
     // No taskset here (util-linux): the builds may run on every CPU.
   }
@@ -107,8 +111,17 @@ function launch(request: Extract<LauncherRequest, { kind: 'launch' }>): void {
   });
 }
 
+/** Puts a thread of the daemon on this process's CPUs, when it keeps off one (BuildLauncher.keepWithBuilds). */
+function keepThread(tid: number): void {
+  if (buildCpus === undefined) return;
+  const taskset = spawn('taskset', ['--cpu-list', '--pid', buildCpus, String(tid)], { stdio: 'ignore' });
+  // A thread that ended meanwhile, or no taskset: the thread runs where it may.
+  taskset.on('error', () => undefined);
+}
+
 process.on('message', (request: LauncherRequest) => {
   if (request.kind === 'launch') launch(request);
+  else if (request.kind === 'keep-thread') keepThread(request.tid);
   else running.get(request.id)?.kill('SIGTERM');
 });
 

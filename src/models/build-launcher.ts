@@ -3,7 +3,9 @@ import { availableParallelism } from 'node:os';
 
 /** What the daemon asks of the launcher process (build-launcher-process.ts). */
 export type LauncherRequest =
-  { kind: 'launch'; id: number; args: string[]; env: NodeJS.ProcessEnv } | { kind: 'stop'; id: number };
+  | { kind: 'launch'; id: number; args: string[]; env: NodeJS.ProcessEnv }
+  | { kind: 'stop'; id: number }
+  | { kind: 'keep-thread'; tid: number };
 
 /** What the launcher process answers: how a build process ended, or that it could not start. */
 export type LauncherReply =
@@ -95,6 +97,15 @@ export class BuildLauncher {
       this.lost(launcher, new Error(`the build launcher ended (${signal ?? `code ${code}`})`)),
     );
     return launcher;
+  }
+
+  /**
+   * Puts a thread of this process (its Linux thread id) on the CPUs the builds run on, when they keep off
+   * one (README, "Batch models"): the model loading thread, whose loads disturb serving as builds do.
+   */
+  keepWithBuilds(tid: number): void {
+    if (!this.spareCpu) return;
+    this.send((this.launcher ??= this.start()), { kind: 'keep-thread', tid });
   }
 
   /** Ends the launcher, and the builds it runs (they fail); the next run starts another. */

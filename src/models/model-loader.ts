@@ -32,10 +32,17 @@ export interface LoadRequest {
 
 export type LoadAnswer = { id: number; prepared: PreparedModel } | { id: number; failure: string };
 
+/** What a loading thread says first, on Linux: its thread id, for the daemon to choose its CPUs. */
+export interface LoadingThreadStarted {
+  tid: number;
+}
+
 /** Checks and maps a version for a tenant; rejects with the reason a version is refused. */
 export interface ModelPreparer {
   prepare(dataDir: string, tenant: TenantState, model: ModelName, version: number): Promise<PreparedModel>;
   close(): Promise<void>;
+  /** Told the Linux thread id of each thread it starts to load in, if it starts any. */
+  onThreadStarted?(listener: (tid: number) => void): void;
 }
 
 /** Prepares in this thread (the CLI, tests). */
@@ -63,11 +70,16 @@ export class ThreadPreparer implements ModelPreparer {
     { resolve: (p: PreparedModel) => void; reject: (e: Error) => void }
   >();
   private next = 0;
+  private threadStarted: (tid: number) => void = () => undefined;
 
   constructor(
     private readonly script: URL = LOAD_WORKER,
     private readonly idleMs = IDLE_MS,
   ) {}
+
+  onThreadStarted(listener: (tid: number) => void): void {
+    this.threadStarted = listener;
+  }
 
   /** Whether a loading thread is running now (tests). */
   get running(): boolean {
@@ -94,7 +106,8 @@ export class ThreadPreparer implements ModelPreparer {
   private start(): Worker {
     const worker = new Worker(this.script);
     worker.unref();
-    worker.on('message', (answer: LoadAnswer) => {
+    worker.on('message', (answer: LoadAnswer | LoadingThreadStarted) => {
+      if ('tid' in answer) return this.threadStarted(answer.tid);
       const waiting = this.waiting.get(answer.id);
       this.waiting.delete(answer.id);
       if ('prepared' in answer) waiting?.resolve(answer.prepared);

@@ -429,7 +429,7 @@ describe('ThreadPreparer', () => {
       await preparer.close();
     }
   });
-  it('loads at the lowest priority in its own thread, leaving the threads that serve at theirs', async () => {
+  it('loads at the lowest priority in its own thread, whose id it tells, leaving the threads that serve at theirs', async () => {
     /** Each thread of this process by its niceness (Linux: the 19th field of /proc's stat). */
     const niceness = () =>
       readdirSync('/proc/self/task').map((task) => {
@@ -443,12 +443,17 @@ describe('ThreadPreparer', () => {
     const preparer = new ThreadPreparer(
       new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
     );
+    const told: number[] = [];
+    preparer.onThreadStarted((tid) => told.push(tid));
     try {
       await preparer.prepare(dataDir, tenant, 'ease', publish('ease', lists(0.5)));
       const during = niceness();
-      // The loading thread is new, at the lowest priority; every thread there before is as it was.
+      // The loading thread is new, at the lowest priority, and the one it told of (for its CPUs, in the
+      // daemon); every thread there before is as it was.
       const started = during.filter(({ task }) => !before.some((thread) => thread.task === task));
-      expect(started.filter(({ nice }) => nice === BUILD_NICENESS)).toHaveLength(1);
+      const loading = started.filter(({ nice }) => nice === BUILD_NICENESS);
+      expect(loading).toHaveLength(1);
+      expect(told).toEqual([loading[0].task]);
       for (const { task, nice } of before) {
         const now = during.find((thread) => thread.task === task);
         if (now) expect(now.nice).toBe(nice);

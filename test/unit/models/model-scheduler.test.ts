@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { appendInteractions } from '../../../src/ingestion/events.js';
 import { buildTenant } from '../../../jobs/build.js';
@@ -345,6 +346,35 @@ describe('processBuildRunner', () => {
     for (const cpus of spared) expect(cpus).toEqual(allowed.length > 1 ? allowed.slice(1) : allowed);
     for (const cpus of await buildCpus(false)) expect(cpus).toEqual(allowed);
     expect(cpusOf(readFileSync('/proc/self/status', 'utf8'))).toBe(own);
+  });
+
+  it("puts a thread of the daemon on the builds' CPUs when they keep off one, leaving the others where they were", async () => {
+    const cpusOf = (status: string) => cpuNumbers(/^Cpus_allowed_list:\s*(\S+)$/m.exec(status)![1]);
+    const allowed = cpusOf(readFileSync('/proc/self/status', 'utf8'));
+    // A thread that says its Linux thread id, then waits.
+    const worker = new Worker(
+      "const { parentPort } = require('node:worker_threads'); parentPort.postMessage(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()); setInterval(() => undefined, 1000);",
+      { eval: true },
+    );
+    const launcher = new BuildLauncher(true, BUILD_NICENESS, COMPILED_LAUNCHER);
+    try {
+      const tid = await new Promise<string>((resolve) => worker.once('message', resolve));
+      const others = readdirSync('/proc/self/task').filter((task) => task !== tid);
+      const before = others.map((task) => readFileSync(`/proc/self/task/${task}/status`, 'utf8'));
+      launcher.keepWithBuilds(Number(tid));
+      const builds = allowed.length > 1 ? allowed.slice(1) : allowed;
+      await until(
+        () => String(cpusOf(readFileSync(`/proc/self/task/${tid}/status`, 'utf8'))) === String(builds),
+        10_000,
+      );
+      others.forEach((task, i) => {
+        if (existsSync(`/proc/self/task/${task}`))
+          expect(cpusOf(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))).toEqual(cpusOf(before[i]));
+      });
+    } finally {
+      launcher.close();
+      await worker.terminate();
+    }
   });
 
   it('gives each build a temporary folder of its own, removed when the build ends, a killed one too', async () => {
