@@ -76,7 +76,7 @@ export default class Serve extends Command {
     }),
     'spare-cpu': Flags.boolean({
       description:
-        'keep model builds and loads off one CPU, so that serving keeps its caches while they run; they take longer (default: when the machine has more than one core)',
+        'keep model builds and loads off one CPU, at the lowest scheduling priority (SCHED_IDLE), so that serving keeps its caches and CPUs while they run; they take longer (default: when the machine has more than one core)',
       env: 'NEXTREC_SPARE_CPU',
       allowNo: true,
     }),

@@ -6,10 +6,10 @@
  *
  * It runs at the niceness it is given (its first argument), which every build it starts inherits, each
  * of the build's threads included; and, when its second argument asks (SPARE_CPU) on Linux with several
- * CPUs, on all of them but one, which the builds inherit too (see leaveServingACpu), and where it puts
- * the daemon's threads it is asked to (its model loading thread: keepThread). It ends when the
- * daemon does (its channel closes), and ends the builds it started with it; the signals that stop the
- * daemon do not end it before that.
+ * CPUs, on all of them but one and under SCHED_IDLE, which the builds inherit too (see leaveServingACpu),
+ * and where it puts the daemon's threads it is asked to (its model loading thread: keepThread). It ends
+ * when the daemon does (its channel closes), and ends the builds it started with it; the signals that
+ * stop the daemon do not end it before that.
  *
  * Each build gets a temporary folder of its own (its `TMPDIR`: DuckDB spills there), which this process
  * removes when the build has ended, however it ended: a build ended by a signal, or killed for its
@@ -40,7 +40,8 @@ if (process.argv[3] === ('spare-cpu' satisfies typeof SPARE_CPU)) leaveServingAC
 
 /**
  * Keeps this process, and so every build it starts, off the first of the CPUs it may run on, when it may
- * run on several (README, "Batch models"). The lowest priority gives serving the CPU time it asks for, but
+ * run on several, and under SCHED_IDLE there (README, "Batch models"; see idleArguments). The lowest
+ * priority gives serving the CPU time it asks for, but
  * not the caches a build flushes between its requests: on 2 cores at 1,000 recommendations a second,
  * requests over 5 ms went from 14 a second before the build to 41 while co-occurrence and EASE built on
  * both cores; with the builds on one, 16 against 17 before (bench/latency's shop). Builds take longer.
@@ -64,7 +65,26 @@ function leaveServingACpu(): void {
     buildCpus = builds;
   } catch {
     // No taskset here (util-linux): the builds may run on every CPU.
+    return;
   }
+  try {
+    execFileSync('chrt', idleArguments(process.pid, true), { stdio: 'ignore' });
+  } catch {
+    // No chrt here (util-linux), or not permitted: the builds keep their niceness alone.
+  }
+}
+
+/**
+ * chrt's arguments that put a process's threads, or one thread, under SCHED_IDLE, once on the builds'
+ * CPUs. A CPU that runs only such threads counts as idle where the kernel places a thread that wakes: a
+ * serving thread that wakes while the other CPU is busy takes the builds' CPU at once, where beside a
+ * build at niceness 19 it waited for the busy one. Over the 150 s after interactions that made
+ * co-occurrence and EASE stale, requests over 5 ms: 20 a second beside the builds at niceness 19, 12 and 7
+ * under SCHED_IDLE (5, 9 and 9 before them, in the same runs; neither build had ended within the last). Builds take
+ * longer.
+ */
+function idleArguments(id: number, allTasks: boolean): string[] {
+  return [...(allTasks ? ['--all-tasks'] : []), '--idle', '--pid', '0', String(id)];
 }
 
 /** The CPUs of a Linux CPU list (`0-3,8,10-11`). */
@@ -111,12 +131,19 @@ function launch(request: Extract<LauncherRequest, { kind: 'launch' }>): void {
   });
 }
 
-/** Puts a thread of the daemon on this process's CPUs, when it keeps off one (BuildLauncher.keepWithBuilds). */
+/**
+ * Puts a thread of the daemon on this process's CPUs, under SCHED_IDLE, when it keeps off one
+ * (BuildLauncher.keepWithBuilds).
+ */
 function keepThread(tid: number): void {
   if (buildCpus === undefined) return;
   const taskset = spawn('taskset', ['--cpu-list', '--pid', buildCpus, String(tid)], { stdio: 'ignore' });
-  // A thread that ended meanwhile, or no taskset: the thread runs where it may.
+  // A thread that ended meanwhile, or no taskset or chrt: the thread runs where it may, or at its niceness.
   taskset.on('error', () => undefined);
+  taskset.on('exit', (code) => {
+    if (code === 0)
+      spawn('chrt', idleArguments(tid, false), { stdio: 'ignore' }).on('error', () => undefined);
+  });
 }
 
 process.on('message', (request: LauncherRequest) => {

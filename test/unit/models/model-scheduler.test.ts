@@ -243,13 +243,29 @@ describe('ModelScheduler', () => {
 /** The launcher as the daemon runs it: compiled (npm test builds before it runs the tests). */
 const COMPILED_LAUNCHER = new URL('../../../dist/src/models/build-launcher-process.js', import.meta.url);
 
-/** The CPUs of a Linux CPU list (`0-3,8`). */
-function cpuNumbers(list: string): number[] {
-  return list.split(',').flatMap((part) => {
+/** A thread's CPUs and scheduling policy (Linux: SCHED_OTHER 0, SCHED_IDLE 5). */
+interface Scheduling {
+  cpus: number[];
+  policy: number;
+}
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
+
+/**
+ * A thread's (or a process's main thread's) Scheduling, from its /proc folder: the CPUs of its
+ * `Cpus_allowed_list` (`0-3,8`) and the 41st field of its stat. Build scripts run its source too, so it
+ * names nothing outside itself.
+ */
+function schedulingIn(dir: string, read: (file: string, encoding: 'utf8') => string): Scheduling {
+  const list = /^Cpus_allowed_list:\s*(\S+)$/m.exec(read(`${dir}/status`, 'utf8'))![1];
+  const cpus = list.split(',').flatMap((part) => {
     const [first, last = first] = part.split('-').map(Number);
     return Array.from({ length: last - first + 1 }, (_, i) => first + i);
   });
+  const stat = read(`${dir}/stat`, 'utf8');
+  return { cpus, policy: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]) };
 }
+const schedulingOf = (dir: string) => schedulingIn(dir, readFileSync);
 
 describe('processBuildRunner', () => {
   let folder: string;
@@ -326,31 +342,34 @@ describe('processBuildRunner', () => {
     expect(getPriority()).toBe(before);
   });
 
-  it('keeps each build thread off the first CPU the daemon may use when it has several, unless told not to', async () => {
+  it('keeps each build thread off the first CPU the daemon may use, under SCHED_IDLE, when it has several, unless told not to', async () => {
     const report = path.join(folder, 'cpus.json');
-    const cpusOf = (status: string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1];
     const source = [
       "import { readdirSync, readFileSync, writeFileSync } from 'node:fs';",
-      "const cpus = (task) => /^Cpus_allowed_list:\\s*(\\S+)$/m.exec(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))[1];",
-      `writeFileSync(${JSON.stringify(report)}, JSON.stringify(readdirSync('/proc/self/task').map(cpus)));`,
+      `const schedulingIn = ${schedulingIn.toString()};`,
+      "const threads = readdirSync('/proc/self/task').map((task) => schedulingIn(`/proc/self/task/${task}`, readFileSync));",
+      `writeFileSync(${JSON.stringify(report)}, JSON.stringify(threads));`,
     ].join('\n');
-    const own = cpusOf(readFileSync('/proc/self/status', 'utf8'))!;
-    const allowed = cpuNumbers(own);
-    const buildCpus = async (spareCpu: boolean) => {
+    const own = schedulingOf('/proc/self');
+    const allowed = own.cpus;
+    const sparing = allowed.length > 1;
+    const buildThreads = async (spareCpu: boolean) => {
       await runnerOf(source, spareCpu)('shop', ['ease'], new AbortController().signal);
-      const lists = JSON.parse(readFileSync(report, 'utf8')) as string[];
-      expect(lists.length).toBeGreaterThan(1);
-      return lists.map((list) => cpuNumbers(list));
+      const threads = JSON.parse(readFileSync(report, 'utf8')) as Scheduling[];
+      expect(threads.length).toBeGreaterThan(1);
+      return threads;
     };
-    const spared = await buildCpus(true);
-    for (const cpus of spared) expect(cpus).toEqual(allowed.length > 1 ? allowed.slice(1) : allowed);
-    for (const cpus of await buildCpus(false)) expect(cpus).toEqual(allowed);
-    expect(cpusOf(readFileSync('/proc/self/status', 'utf8'))).toBe(own);
+    for (const thread of await buildThreads(true))
+      expect(thread).toEqual(
+        sparing ? { cpus: allowed.slice(1), policy: SCHED_IDLE } : { cpus: allowed, policy: SCHED_OTHER },
+      );
+    for (const thread of await buildThreads(false))
+      expect(thread).toEqual({ cpus: allowed, policy: SCHED_OTHER });
+    expect(schedulingOf('/proc/self')).toEqual(own);
   });
 
-  it("puts a thread of the daemon on the builds' CPUs when they keep off one, leaving the others where they were", async () => {
-    const cpusOf = (status: string) => cpuNumbers(/^Cpus_allowed_list:\s*(\S+)$/m.exec(status)![1]);
-    const allowed = cpusOf(readFileSync('/proc/self/status', 'utf8'));
+  it('puts a thread of the daemon with the builds when they keep off a CPU, leaving the others where they were', async () => {
+    const allowed = schedulingOf('/proc/self').cpus;
     // A thread that says its Linux thread id, then waits.
     const worker = new Worker(
       "const { parentPort } = require('node:worker_threads'); parentPort.postMessage(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()); setInterval(() => undefined, 1000);",
@@ -360,16 +379,19 @@ describe('processBuildRunner', () => {
     try {
       const tid = await new Promise<string>((resolve) => worker.once('message', resolve));
       const others = readdirSync('/proc/self/task').filter((task) => task !== tid);
-      const before = others.map((task) => readFileSync(`/proc/self/task/${task}/status`, 'utf8'));
+      const before = others.map((task) => schedulingOf(`/proc/self/task/${task}`));
       launcher.keepWithBuilds(Number(tid));
-      const builds = allowed.length > 1 ? allowed.slice(1) : allowed;
+      const expected =
+        allowed.length > 1
+          ? { cpus: allowed.slice(1), policy: SCHED_IDLE }
+          : { cpus: allowed, policy: SCHED_OTHER };
       await until(
-        () => String(cpusOf(readFileSync(`/proc/self/task/${tid}/status`, 'utf8'))) === String(builds),
+        () => JSON.stringify(schedulingOf(`/proc/self/task/${tid}`)) === JSON.stringify(expected),
         10_000,
       );
       others.forEach((task, i) => {
         if (existsSync(`/proc/self/task/${task}`))
-          expect(cpusOf(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))).toEqual(cpusOf(before[i]));
+          expect(schedulingOf(`/proc/self/task/${task}`)).toEqual(before[i]);
       });
     } finally {
       launcher.close();
