@@ -41,10 +41,10 @@ if (process.argv[3] === ('spare-cpu' satisfies typeof SPARE_CPU)) leaveServingAC
 /**
  * Keeps this process, and so every build it starts, off the first of the CPUs it may run on, when it may
  * run on several, and under SCHED_IDLE there (README, "Batch models"; see idleArguments). The lowest
- * priority gives serving the CPU time it asks for, but
- * not the caches a build flushes between its requests: on 2 cores at 1,000 recommendations a second,
- * requests over 5 ms went from 14 a second before the build to 41 while co-occurrence and EASE built on
- * both cores; with the builds on one, 16 against 17 before (bench/latency's shop). Builds take longer.
+ * priority gives serving the CPU time it asks for, but not the caches a build flushes between its
+ * requests: on 2 cores at 1,000 recommendations a second, requests over 5 ms went from 14 a second before
+ * the build to 41 while co-occurrence and EASE built on both cores; with the builds on one, 16 against 17
+ * before (bench/latency's shop). Builds take longer.
  */
 function leaveServingACpu(): void {
   if (process.platform !== 'linux') return;
@@ -79,9 +79,9 @@ function leaveServingACpu(): void {
  * CPUs. A CPU that runs only such threads counts as idle where the kernel places a thread that wakes: a
  * serving thread that wakes while the other CPU is busy takes the builds' CPU at once, where beside a
  * build at niceness 19 it waited for the busy one. Over the 150 s after interactions that made
- * co-occurrence and EASE stale, requests over 5 ms: 20 a second beside the builds at niceness 19, 12 and 7
- * under SCHED_IDLE (5, 9 and 9 before them, in the same runs; neither build had ended within the last). Builds take
- * longer.
+ * co-occurrence and EASE stale, requests over 5 ms: 20 a second beside the builds at niceness 19, 12 and
+ * 7 under SCHED_IDLE (5, 9 and 9 before them, in the same runs; in the last, neither build had ended
+ * within the window). Builds take longer.
  */
 function idleArguments(id: number, allTasks: boolean): string[] {
   return [...(allTasks ? ['--all-tasks'] : []), '--idle', '--pid', '0', String(id)];
