@@ -40,11 +40,11 @@ if (process.argv[3] === ('spare-cpu' satisfies typeof SPARE_CPU)) leaveServingAC
 
 /**
  * Keeps this process, and so every build it starts, off the first of the CPUs it may run on, when it may
- * run on several, and under SCHED_IDLE there (README, "Batch models"; see idleArguments). The lowest
- * priority gives serving the CPU time it asks for, but not the caches a build flushes between its
- * requests: on 2 cores at 1,000 recommendations a second, requests over 5 ms went from 14 a second before
- * the build to 41 while co-occurrence and EASE built on both cores; with the builds on one, 16 against 17
- * before (bench/latency's shop). Builds take longer.
+ * run on several, and under SCHED_IDLE there (README, "Batch models"; see keepOn). The lowest priority
+ * gives serving the CPU time it asks for, but not the caches a build flushes between its requests: on 2
+ * cores at 1,000 recommendations a second, requests over 5 ms went from 14 a second before the build to
+ * 41 while co-occurrence and EASE built on both cores; with the builds on one, 16 against 17 before
+ * (bench/latency's shop). Builds take longer.
  */
 function leaveServingACpu(): void {
   if (process.platform !== 'linux') return;
@@ -57,34 +57,33 @@ function leaveServingACpu(): void {
     return;
   }
   if (allowed.length < 2) return;
-  try {
-    const builds = allowed.slice(1).join(',');
-    execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', builds, String(process.pid)], {
-      stdio: 'ignore',
-    });
-    buildCpus = builds;
-  } catch {
-    // No taskset here (util-linux): the builds may run on every CPU.
-    return;
-  }
-  try {
-    execFileSync('chrt', idleArguments(process.pid, true), { stdio: 'ignore' });
-  } catch {
-    // No chrt here (util-linux), or not permitted: the builds keep their niceness alone.
-  }
+  const builds = allowed.slice(1).join(',');
+  if (keepOn(builds, process.pid, true)) buildCpus = builds;
 }
 
 /**
- * chrt's arguments that put a process's threads, or one thread, under SCHED_IDLE, once on the builds'
- * CPUs. A CPU that runs only such threads counts as idle where the kernel places a thread that wakes: a
- * serving thread that wakes while the other CPU is busy takes the builds' CPU at once, where beside a
- * build at niceness 19 it waited for the busy one. Over the 150 s after interactions that made
- * co-occurrence and EASE stale, requests over 5 ms: 20 a second beside the builds at niceness 19, 12 and
- * 7 under SCHED_IDLE (5, 9 and 9 before them, in the same runs; in the last, neither build had ended
- * within the window). Builds take longer.
+ * Puts a process's threads (`allTasks`), or one thread, on `cpus` and then under SCHED_IDLE; false when
+ * it could not be put on them (no taskset, from util-linux), and it may run on every CPU. Without chrt,
+ * or where it is not permitted, it keeps its niceness alone. A CPU that runs only SCHED_IDLE threads
+ * counts as idle where the kernel places a thread that wakes: a serving thread that wakes while the other
+ * CPU is busy takes the builds' CPU at once, where beside a build at niceness 19 it waited for the busy
+ * one. Over the 150 s after interactions that made co-occurrence and EASE stale, requests over 5 ms: 20 a
+ * second beside the builds at niceness 19, 12 and 7 under SCHED_IDLE (5, 9 and 9 before them, in the
+ * same runs; in the last, neither build had ended within the window). Builds take longer.
  */
-function idleArguments(id: number, allTasks: boolean): string[] {
-  return [...(allTasks ? ['--all-tasks'] : []), '--idle', '--pid', '0', String(id)];
+function keepOn(cpus: string, id: number, allTasks: boolean): boolean {
+  const tasks = allTasks ? ['--all-tasks'] : [];
+  try {
+    execFileSync('taskset', [...tasks, '--cpu-list', '--pid', cpus, String(id)], { stdio: 'ignore' });
+  } catch {
+    return false;
+  }
+  try {
+    execFileSync('chrt', [...tasks, '--idle', '--pid', '0', String(id)], { stdio: 'ignore' });
+  } catch {
+    // Its niceness alone.
+  }
+  return true;
 }
 
 /** The CPUs of a Linux CPU list (`0-3,8,10-11`). */
@@ -136,14 +135,8 @@ function launch(request: Extract<LauncherRequest, { kind: 'launch' }>): void {
  * (BuildLauncher.keepWithBuilds).
  */
 function keepThread(tid: number): void {
-  if (buildCpus === undefined) return;
-  const taskset = spawn('taskset', ['--cpu-list', '--pid', buildCpus, String(tid)], { stdio: 'ignore' });
-  // A thread that ended meanwhile, or no taskset or chrt: the thread runs where it may, or at its niceness.
-  taskset.on('error', () => undefined);
-  taskset.on('exit', (code) => {
-    if (code === 0)
-      spawn('chrt', idleArguments(tid, false), { stdio: 'ignore' }).on('error', () => undefined);
-  });
+  // A thread that ended meanwhile runs nowhere: nothing to do.
+  if (buildCpus !== undefined) keepOn(buildCpus, tid, false);
 }
 
 process.on('message', (request: LauncherRequest) => {

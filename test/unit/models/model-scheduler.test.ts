@@ -267,6 +267,12 @@ function schedulingIn(dir: string, read: (file: string, encoding: 'utf8') => str
 }
 const schedulingOf = (dir: string) => schedulingIn(dir, readFileSync);
 
+/** Where a launcher that spares a CPU puts builds, given the CPUs the daemon may use. */
+const withBuilds = (allowed: number[]): Scheduling =>
+  allowed.length > 1
+    ? { cpus: allowed.slice(1), policy: SCHED_IDLE }
+    : { cpus: allowed, policy: SCHED_OTHER };
+
 describe('processBuildRunner', () => {
   let folder: string;
   beforeEach(() => (folder = mkdtempSync(path.join(tmpdir(), 'nextrec-runner-'))));
@@ -352,17 +358,13 @@ describe('processBuildRunner', () => {
     ].join('\n');
     const own = schedulingOf('/proc/self');
     const allowed = own.cpus;
-    const sparing = allowed.length > 1;
     const buildThreads = async (spareCpu: boolean) => {
       await runnerOf(source, spareCpu)('shop', ['ease'], new AbortController().signal);
       const threads = JSON.parse(readFileSync(report, 'utf8')) as Scheduling[];
       expect(threads.length).toBeGreaterThan(1);
       return threads;
     };
-    for (const thread of await buildThreads(true))
-      expect(thread).toEqual(
-        sparing ? { cpus: allowed.slice(1), policy: SCHED_IDLE } : { cpus: allowed, policy: SCHED_OTHER },
-      );
+    for (const thread of await buildThreads(true)) expect(thread).toEqual(withBuilds(allowed));
     for (const thread of await buildThreads(false))
       expect(thread).toEqual({ cpus: allowed, policy: SCHED_OTHER });
     expect(schedulingOf('/proc/self')).toEqual(own);
@@ -381,10 +383,7 @@ describe('processBuildRunner', () => {
       const others = readdirSync('/proc/self/task').filter((task) => task !== tid);
       const before = others.map((task) => schedulingOf(`/proc/self/task/${task}`));
       launcher.keepWithBuilds(Number(tid));
-      const expected =
-        allowed.length > 1
-          ? { cpus: allowed.slice(1), policy: SCHED_IDLE }
-          : { cpus: allowed, policy: SCHED_OTHER };
+      const expected = withBuilds(allowed);
       await until(
         () => JSON.stringify(schedulingOf(`/proc/self/task/${tid}`)) === JSON.stringify(expected),
         10_000,
