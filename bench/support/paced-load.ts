@@ -15,6 +15,8 @@ import { Pool } from 'undici';
  * the sender) cost a tenth of a CPU at 1,000 requests a second, taken from the server on this machine.
  */
 export interface PacedFigures {
+  /** How long the load ran: less than asked for when it was stopped. */
+  seconds: number;
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -39,6 +41,8 @@ export interface PacedOptions {
 const THREAD = new URL('./paced-load-thread.js', import.meta.url);
 /** Threads that sent a load and wait for the next: their compiled code is warm. */
 const idle: Worker[] = [];
+/** Tells the load's thread to send no more requests of the load it runs. */
+export const STOP = 'stop';
 
 /**
  * The load, sent from a worker thread: its heap holds only loads, so its collections are short, where the
@@ -46,11 +50,15 @@ const idle: Worker[] = [];
  * and reads is charged to every request due or answered meanwhile. A thread is kept for the next load
  * (loads run at once take one each), so that only a benchmark's first load runs on code not compiled yet.
  */
-export function runPaced(options: PacedOptions): Promise<PacedFigures> {
+export function runPaced(options: PacedOptions, signal?: AbortSignal): Promise<PacedFigures> {
   const worker = idle.pop() ?? new Worker(THREAD);
   worker.ref();
   return new Promise<PacedFigures>((resolve, reject) => {
+    // Aborted, the load ends early: no more requests are sent, and the figures count those that were.
+    const stop = () => worker.postMessage(STOP);
+    signal?.addEventListener('abort', stop, { once: true });
     const settle = () => {
+      signal?.removeEventListener('abort', stop);
       worker.off('message', answered);
       worker.off('error', reject);
       worker.off('exit', exited);
@@ -73,8 +81,8 @@ export function runPaced(options: PacedOptions): Promise<PacedFigures> {
   });
 }
 
-/** The load, sent from this thread (paced-load-thread.ts runs it). */
-export async function sendPaced(options: PacedOptions): Promise<PacedFigures> {
+/** The load, sent from this thread (paced-load-thread.ts runs it), until it is sent or `stopped()`. */
+export async function sendPaced(options: PacedOptions, stopped: () => boolean): Promise<PacedFigures> {
   const { bodies } = options;
   const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
   const total = Math.round(options.rate * options.seconds);
@@ -87,7 +95,7 @@ export async function sendPaced(options: PacedOptions): Promise<PacedFigures> {
   const start = performance.now() + 50;
   let sent = 0;
   try {
-    while (sent < total) {
+    while (sent < total && !stopped()) {
       const now = performance.now();
       // Everything due by now goes out; then wait about a millisecond for the next ones.
       while (sent < total && start + sent * intervalMs <= now) {
@@ -120,10 +128,11 @@ export async function sendPaced(options: PacedOptions): Promise<PacedFigures> {
     await pool.close();
   }
   const elapsedS = (performance.now() - start) / 1000;
-  const at = quantiles(latencies);
-  const lateP99Ms = quantiles(lateness)(0.99);
+  const at = quantiles(latencies.subarray(0, sent));
+  const lateP99Ms = quantiles(lateness.subarray(0, sent))(0.99);
   return {
-    rps: total / elapsedS,
+    seconds: elapsedS,
+    rps: sent / elapsedS,
     p50Ms: at(0.5),
     p99Ms: at(0.99),
     p999Ms: at(0.999),
