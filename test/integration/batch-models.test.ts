@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { readdirSync } from 'node:fs';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { liveSegments, tableDir } from '../../src/lake/layout.js';
@@ -15,6 +16,7 @@ import {
   type DaemonProcess,
 } from '../support/daemon-process.js';
 import { eventually } from '../support/eventually.js';
+import { schedulingOf, withBuilds, type Scheduling } from '../support/scheduling.js';
 
 const run = promisify(execFile);
 const dirs: string[] = [];
@@ -114,6 +116,41 @@ describe('batch models through the daemon', () => {
     await load;
     expect(statuses.length).toBeGreaterThan(0);
     expect(new Set(statuses)).toEqual(new Set([200]));
+    await daemon.stop();
+  });
+
+  it('loads models on a thread of its own that runs with the builds, on the spared CPUs under SCHED_IDLE', async () => {
+    const daemon = await started();
+    const pid = String(daemon.process.pid);
+    const main = schedulingOf(`/proc/${pid}`);
+    // Every placement other than the daemon's own that one of its threads had, watched for from before
+    // the first build: the loading thread lives about 2 s past each load.
+    const moved = new Map<string, Scheduling>();
+    const watch = setInterval(() => {
+      for (const task of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          const scheduling = schedulingOf(`/proc/${pid}/task/${task}`);
+          if (!isDeepStrictEqual(scheduling, main)) moved.set(task, scheduling);
+        } catch {
+          // The thread ended between the listing and the read.
+        }
+      }
+    }, 5);
+    try {
+      const headers = tenantHeaders(await createTenant(daemon.url, 'loadshop'));
+      await call(daemon.url, 'POST', '/ingestion/interactions', {
+        headers,
+        body: { interactions: views('l', 200) },
+      });
+      await eventually(async () => expect(daemon.output()).toContain('model swapped in'));
+      // With one CPU, nothing is spared and every thread stays where it was.
+      if (main.cpus.length > 1) await eventually(async () => expect(moved.size).toBeGreaterThan(0), 5000);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(moved.has(pid)).toBe(false);
+    for (const scheduling of moved.values()) expect(scheduling).toEqual(withBuilds(main.cpus));
+    expect(schedulingOf(`/proc/${pid}`)).toEqual(main);
     await daemon.stop();
   });
 
