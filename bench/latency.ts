@@ -71,6 +71,7 @@ function report(name: string, figures: PacedFigures, target: boolean): boolean {
       p99Ms: figures.p99Ms,
       p999Ms: figures.p999Ms,
       lateP99Ms: figures.lateP99Ms,
+      fromDueP99Ms: figures.fromDueP99Ms,
       errors: figures.errors,
       non2xx: figures.non2xx,
       ...(target && { target: `p99 <= ${P99_TARGET_MS} ms`, met }),
