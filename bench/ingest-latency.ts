@@ -2,9 +2,10 @@
  * Ingestion latency while recommendations are served (README, "Benchmarks"): a daemon loaded with a
  * generated shop takes batches of 500 new interactions at a paced rate (default 10 a second, 5,000
  * events a second) while uncached user-to-item requests for the shop's users arrive at their own paced
- * rate (default 200 a second). Both loads are open-loop (support/paced-load.ts): a request's latency counts
- * from when it was sent, at its due time give or take the sender's timer (`lateP99Ms`). Prints one JSON line: the batches' p50, p99 and p99.9 in ms, judged against a p99
- * of 50 ms, and the recommendations' figures beside them.
+ * rate (default 200 a second). Both loads are open-loop (support/paced-load.ts): a request's latency
+ * counts from when it was sent, at its due time give or take the sender's timer (`lateP99Ms`). Prints one
+ * JSON line: the batches' p50, p99 and p99.9 in ms, judged against a p99 of 50 ms, and the
+ * recommendations' figures beside them.
  *
  *   npm run build && node dist/bench/ingest-latency.js [--items 20000] [--interactions 200000]
  *     [--batch-rate 10] [--rate 200] [--seconds 20]

@@ -84,7 +84,7 @@ export function runPaced(options: PacedOptions, signal?: AbortSignal): Promise<P
   });
 }
 
-/** The load, sent from this thread (paced-load-thread.ts runs it), until it is sent or `stopped()`. */
+/** The load, sent from this thread (paced-load-thread.ts runs it): all of it, or until `stopped()`. */
 export async function sendPaced(options: PacedOptions, stopped: () => boolean): Promise<PacedFigures> {
   const { bodies } = options;
   const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
