@@ -410,7 +410,14 @@ describe('processBuildRunner', () => {
     const slow = path.join(folder, 'slow.mjs');
     writeFileSync(
       slow,
-      `import { writeFileSync } from 'node:fs';\nimport { tmpdir } from 'node:os';\nwriteFileSync(${JSON.stringify(pidFile)}, process.ppid + ' ' + tmpdir());\nsetInterval(() => undefined, 1000);\n`,
+      // Written under another name and renamed, so the test never reads the file half written.
+      [
+        "import { renameSync, writeFileSync } from 'node:fs';",
+        "import { tmpdir } from 'node:os';",
+        `writeFileSync(${JSON.stringify(pidFile + '.part')}, process.ppid + ' ' + tmpdir());`,
+        `renameSync(${JSON.stringify(pidFile + '.part')}, ${JSON.stringify(pidFile)});`,
+        'setInterval(() => undefined, 1000);',
+      ].join('\n'),
     );
     const build = processBuildRunner(
       folder,
