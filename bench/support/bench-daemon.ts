@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROCESS_V8_FLAGS } from '../../src/state/memory.js';
 import { startChildServer, type ChildServer } from './child-server.js';
 import { postJson } from './shop-loader.js';
 
@@ -37,7 +38,7 @@ export async function startBenchDaemon(name: string, env: Record<string, string>
   const remove = () => rmSync(dataDir, { recursive: true, force: true });
   const daemon = await startChildServer(
     'daemon',
-    [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+    [...PROCESS_V8_FLAGS, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
     /nextrec listening on (http:\/\/\S+)/,
     { NEXTREC_ADMIN_KEY: OPERATOR_KEY, ...env },
   ).catch((error: unknown) => {

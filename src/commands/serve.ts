@@ -4,6 +4,7 @@ import { feedPrivateNetworksFlag, modelDirFlag, logLevelFlag } from './flags.js'
 import { stopOnSignals } from './stop-on-signals.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { StartError, startDaemon } from '../daemon.js';
+import { missingProcessFlags } from '../state/memory.js';
 import {
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   defaultDuckDbThreads,
@@ -123,6 +124,12 @@ export default class Serve extends Command {
     stopOnSignals(() => daemon.stop(), daemon.app.log);
     // The helper's line first: whoever waits for the daemon's line has both.
     if (daemon.embeddingsUrl) this.log(`embeddings helper listening on ${daemon.embeddingsUrl}`);
+    const missing = missingProcessFlags();
+    if (missing.length > 0)
+      daemon.app.log.warn(
+        { missing },
+        'started without the V8 flags of `nextrec serve`: the event loop collects its garbage with every V8 helper thread, which slows answers on a machine of few cores (README, "Memory")',
+      );
     this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']})`);
     if (demo) {
       const firstItem = daemon.runtime.state.get(demo.tenantId)?.catalog.externalIds[0] ?? 'sku-000001';

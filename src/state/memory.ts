@@ -81,6 +81,19 @@ export function tuneV8ForServing(): void {
   for (const flag of SERVING_V8_FLAGS) setFlagsFromString(flag);
 }
 
+/**
+ * The V8 flags `nextrec` is started with (the first line of bin/run.js, `npm start`; README, "Memory"):
+ * the event-loop thread's heap is set up before any code runs, so only there can its marking helpers be
+ * limited as SERVING_V8_FLAGS limits the other threads'. With V8's four, on two cores one of its major
+ * collections left the event loop and the ranking thread without a CPU for about 70 ms.
+ */
+export const PROCESS_V8_FLAGS: readonly string[] = Object.freeze(['--concurrent-marking-max-worker-num=1']);
+
+/** PROCESS_V8_FLAGS this process was not started with. */
+export function missingProcessFlags(execArgv: readonly string[] = process.execArgv): string[] {
+  return PROCESS_V8_FLAGS.filter((flag) => !execArgv.includes(flag));
+}
+
 /** The thread's full collection, once exposed. */
 let exposedCollection: (() => void) | undefined;
 

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { checkAgainstDocument } from './openapi-check.js';
 import { signRequest } from '../../src/client/index.js';
+import { PROCESS_V8_FLAGS } from '../../src/state/memory.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(ROOT, 'bin/run.js');
@@ -32,14 +33,24 @@ export function removeDataDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Starts `nextrec serve` as a real process on a free port of 127.0.0.1. */
+/**
+ * Starts `nextrec serve` as a real process on a free port of 127.0.0.1, by default as bin/run.js's first
+ * line starts it: `launch: 'bin'` runs bin/run.js itself, `'plain node'` runs it with no flag for node.
+ */
 export async function startDaemonProcess(
-  options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {},
+  options: {
+    dataDir?: string;
+    args?: string[];
+    env?: Record<string, string>;
+    launch?: 'node with its flags' | 'bin' | 'plain node';
+  } = {},
 ): Promise<DaemonProcess> {
   const dataDir = options.dataDir ?? tempDataDir();
+  const launch = options.launch ?? 'node with its flags';
+  const serve = [BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])];
   const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])],
+    launch === 'bin' ? BIN : process.execPath,
+    launch === 'bin' ? serve.slice(1) : launch === 'plain node' ? serve : [...PROCESS_V8_FLAGS, ...serve],
     {
       env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY, NEXTREC_LOG_LEVEL: 'info', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
