@@ -8,6 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { open, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -31,6 +32,19 @@ export function fsyncPath(target: string): void {
   }
 }
 
+/**
+ * fsyncPath off the event loop, for code that runs while the daemon serves: a sync waits for the disk, and
+ * behind whatever the machine is writing (a build spilling gigabytes), for tens of milliseconds.
+ */
+export async function syncPath(target: string): Promise<void> {
+  const handle = await open(target, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 export function writeDurably(file: string, bytes: Uint8Array | string): void {
   writeFileSync(file, bytes);
   fsyncPath(file);
@@ -41,6 +55,14 @@ export function replaceDurably(file: string, bytes: Uint8Array | string): void {
   const partial = partialName(file);
   writeDurably(partial, bytes);
   renameSync(partial, file);
+}
+
+/** replaceDurably off the event loop (see syncPath). */
+export async function replaceDurablyAsync(file: string, bytes: Uint8Array | string): Promise<void> {
+  const partial = partialName(file);
+  await writeFile(partial, bytes);
+  await syncPath(partial);
+  await rename(partial, file);
 }
 
 function running(pid: number): boolean {

@@ -9,10 +9,10 @@ import {
   readdirSync,
   rmSync,
 } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fsyncPath } from '../durable-files.js';
+import { fsyncPath, syncPath } from '../durable-files.js';
 import { sqlString } from './sql.js';
 import { LineEncoder, LOG_COLUMNS, type LogRow } from './log-encoder.js';
 
@@ -135,9 +135,12 @@ export class EventLog {
 
   private openSegment(first: number): Segment {
     const file = path.join(this.dir, segmentName(first));
-    const handle = open(file, 'w').then((opened) => {
+    const handle = open(file, 'w').then(async (opened) => {
       // The segment's name must be durable before its rows are acknowledged.
-      fsyncPath(this.dir);
+      await syncPath(this.dir).catch(async (error: unknown) => {
+        await opened.close();
+        throw error;
+      });
       return opened;
     });
     return { file, first, rows: 0, bytes: 0, tenants: new Set(), handle, writing: Promise.resolve() };
@@ -153,7 +156,7 @@ export class EventLog {
     await handle?.close();
     segment.handle = undefined;
     if (segment.rows > 0) this.sealed.push(segment);
-    else rmSync(segment.file, { force: true });
+    else await rm(segment.file, { force: true });
   }
 
   /**
@@ -170,7 +173,7 @@ export class EventLog {
       this.sealed.shift();
       this.unmovedRows -= segment.rows;
       for (const tenantId of segment.tenants) tenants.add(tenantId);
-      rmSync(segment.file, { force: true });
+      await rm(segment.file, { force: true });
     }
     return tenants;
   }

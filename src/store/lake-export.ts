@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { OneAtATime } from '../one-at-a-time.js';
@@ -19,7 +20,7 @@ import {
   type SnapshotTable,
   vectorConfigFile,
 } from '../lake/layout.js';
-import { partialName, removeAbandonedPartials, replaceDurably } from '../durable-files.js';
+import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
 import { embeddingTemplates, scenarios } from '../config/resources.js';
 import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { Store } from './database.js';
@@ -61,14 +62,18 @@ async function scalarRow(db: DuckDBConnection, sql: string): Promise<number[]> {
   return reader.getRows()[0].map((value) => Number(value ?? 0));
 }
 
-/** Writes a query's rows to `file` as Parquet, under a partial name first so readers never see half. */
+/**
+ * Writes a query's rows to `file` as Parquet, under a partial name first so readers never see half. The
+ * export runs in the daemon while it serves: its renames and removals go through Node's thread pool, as
+ * one waits for the disk behind whatever else the machine writes (README, "Batch models").
+ */
 async function copyToParquet(db: DuckDBConnection, query: string, file: string): Promise<void> {
   const partial = partialName(file);
   try {
     await db.run(`COPY (${query}) TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd)`);
-    renameSync(partial, file);
+    await rename(partial, file);
   } finally {
-    rmSync(partial, { force: true });
+    await rm(partial, { force: true });
   }
 }
 
@@ -86,7 +91,7 @@ async function exportEvents(
     `SELECT max(seq), count(*) FROM ${table} WHERE tenant_id = ${tenant} AND seq > ${from}`,
   );
   if (rows === 0) return 0;
-  mkdirSync(dir, { recursive: true });
+  await mkdir(dir, { recursive: true });
   await copyToParquet(
     db,
     `SELECT ${COLUMNS[table]} FROM ${table} WHERE tenant_id = ${tenant} AND seq > ${from} AND seq <= ${through} ORDER BY seq`,
@@ -115,7 +120,7 @@ async function exportSnapshot(
     );
     if (oldRows === rows && oldUpdated === updated) return 0;
   } else if (rows === 0) return 0;
-  mkdirSync(dir, { recursive: true });
+  await mkdir(dir, { recursive: true });
   const version = Math.max(Date.now(), (latest?.version ?? 0) + 1);
   await copyToParquet(
     db,
@@ -123,7 +128,7 @@ async function exportSnapshot(
     `${dir}/${snapshotName(version)}`,
   );
   // The previous snapshot stays for a job that may be reading it; older ones go.
-  for (const old of snapshots(dir).slice(0, -2)) rmSync(old.file, { force: true });
+  for (const old of snapshots(dir).slice(0, -2)) await rm(old.file, { force: true });
   return rows;
 }
 
@@ -162,8 +167,8 @@ async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantI
     }
   }
   if (writtenVectorConfigs.get(file) === text) return;
-  mkdirSync(path.dirname(file), { recursive: true });
-  replaceDurably(file, text);
+  await mkdir(path.dirname(file), { recursive: true });
+  await replaceDurablyAsync(file, text);
   writtenVectorConfigs.set(file, text);
 }
 
@@ -172,15 +177,15 @@ async function compact(db: DuckDBConnection, dir: string, options: CompactionOpt
   const now = Date.now();
   for (const segment of coveredSegments(dir)) {
     const cover = liveSegments(dir).find((live) => live.first <= segment.first && live.last >= segment.last);
-    if (!cover || now - statSync(cover.file).mtimeMs >= options.graceMs)
-      rmSync(segment.file, { force: true });
+    if (!cover || now - (await stat(cover.file)).mtimeMs >= options.graceMs)
+      await rm(segment.file, { force: true });
   }
   const live = liveSegments(dir);
   if (live.length <= options.maxSegments) return;
   let run: Segment[] = [];
   const runs: Segment[][] = [];
   for (const segment of live) {
-    if (statSync(segment.file).size < options.smallBytes) run.push(segment);
+    if ((await stat(segment.file)).size < options.smallBytes) run.push(segment);
     else {
       if (run.length > 1) runs.push(run);
       run = [];
