@@ -72,9 +72,10 @@ export function releasingCollection(): () => void {
  * default V8 marks with up to four, which on two cores took both from the event loop and the ranking
  * thread for 15 to 30 ms at each of the ranking thread's major collections.
  */
+const ONE_MARKING_HELPER = '--concurrent-marking-max-worker-num=1';
 const SERVING_V8_FLAGS: readonly string[] = Object.freeze([
   '--no-allocation-site-pretenuring',
-  '--concurrent-marking-max-worker-num=1',
+  ONE_MARKING_HELPER,
 ]);
 
 export function tuneV8ForServing(): void {
@@ -87,7 +88,7 @@ export function tuneV8ForServing(): void {
  * limited as SERVING_V8_FLAGS limits the other threads'. With V8's four, on two cores one of its major
  * collections left the event loop and the ranking thread without a CPU for about 70 ms.
  */
-export const PROCESS_V8_FLAGS: readonly string[] = Object.freeze(['--concurrent-marking-max-worker-num=1']);
+export const PROCESS_V8_FLAGS: readonly string[] = Object.freeze([ONE_MARKING_HELPER]);
 
 /** PROCESS_V8_FLAGS this process was not started with. */
 export function missingProcessFlags(execArgv: readonly string[] = process.execArgv): string[] {
