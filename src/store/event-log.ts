@@ -107,7 +107,7 @@ export class EventLog {
       if (segment.rows === 0 && this.active === segment) {
         this.active = undefined;
         void segment.handle?.then((handle) => handle.close()).catch(() => undefined);
-        rmSync(segment.file, { force: true });
+        await rm(segment.file, { force: true });
       }
       throw error;
     }
@@ -136,12 +136,14 @@ export class EventLog {
   private openSegment(first: number): Segment {
     const file = path.join(this.dir, segmentName(first));
     const handle = open(file, 'w').then(async (opened) => {
-      // The segment's name must be durable before its rows are acknowledged.
-      await syncPath(this.dir).catch(async (error: unknown) => {
+      try {
+        // The segment's name must be durable before its rows are acknowledged.
+        await syncPath(this.dir);
+        return opened;
+      } catch (error) {
         await opened.close();
         throw error;
-      });
-      return opened;
+      }
     });
     return { file, first, rows: 0, bytes: 0, tenants: new Set(), handle, writing: Promise.resolve() };
   }
