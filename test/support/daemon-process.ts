@@ -46,16 +46,16 @@ export async function startDaemonProcess(
   } = {},
 ): Promise<DaemonProcess> {
   const dataDir = options.dataDir ?? tempDataDir();
-  const launch = options.launch ?? 'node with its flags';
-  const serve = [BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])];
-  const child = spawn(
-    launch === 'bin' ? BIN : process.execPath,
-    launch === 'bin' ? serve.slice(1) : launch === 'plain node' ? serve : [...PROCESS_V8_FLAGS, ...serve],
-    {
-      env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY, NEXTREC_LOG_LEVEL: 'info', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const serve = ['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])];
+  const [command, ...args] = {
+    'node with its flags': [process.execPath, ...PROCESS_V8_FLAGS, BIN, ...serve],
+    bin: [BIN, ...serve],
+    'plain node': [process.execPath, BIN, ...serve],
+  }[options.launch ?? 'node with its flags'];
+  const child = spawn(command, args, {
+    env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY, NEXTREC_LOG_LEVEL: 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
