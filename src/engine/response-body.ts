@@ -2,9 +2,15 @@ import type { ItemCatalog } from '../state/item-catalog.js';
 import type { RankedList } from './pipeline.js';
 import { projectItem, type ResolvedProjection } from './projection.js';
 
-/** JSON has no Infinity or NaN; JSON.stringify writes them as null, and so does this. */
+/**
+ * A score as JSON: the same digits as `${value}`, null for Infinity and NaN. Written by JSON.stringify
+ * because V8 remembers the text of every number converted by String() or a template literal in a table
+ * of the heap: each score, distinct and seen once, displaced an older one there after living long enough
+ * to be moved to the old generation, so that at 1,000 answers a second ten scores each filled it with
+ * half a megabyte of dead text a second and a major collection came every 15 to 20 s (README, "Memory").
+ */
 function jsonNumber(value: number): string {
-  return Number.isFinite(value) ? `${value}` : 'null';
+  return JSON.stringify(value);
 }
 
 /**
