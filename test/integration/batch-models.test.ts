@@ -10,23 +10,16 @@ import {
   OPERATOR_KEY,
   call,
   createTenant,
-  removeDataDir,
-  startDaemonProcess,
+  daemonsOfFile,
   tenantHeaders,
-  type DaemonProcess,
 } from '../support/daemon-process.js';
 import { eventually } from '../support/eventually.js';
 import { schedulingOf, withBuilds, type Scheduling } from '../support/scheduling.js';
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeDataDir));
-
-async function started(dataDir?: string): Promise<DaemonProcess> {
-  const daemon = await startDaemonProcess({ dataDir });
-  if (!dataDir) dirs.push(daemon.dataDir);
-  return daemon;
-}
+const daemons = daemonsOfFile();
+afterAll(daemons.stopAll);
+const started = daemons.start;
 
 /** The event ids the lake's interaction segments hold, read by DuckDB from the Parquet files. */
 async function lakeEventIds(dataDir: string, tenantId: string): Promise<string[]> {

@@ -1,22 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  createTenant,
-  removeDataDir,
-  startDaemonProcess,
-  tenantHeaders,
-  type DaemonProcess,
-} from '../support/daemon-process.js';
+import { call, createTenant, daemonsOfFile, tenantHeaders } from '../support/daemon-process.js';
 import { queryStore } from '../support/store-file.js';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeDataDir));
-
-async function started(dataDir?: string): Promise<DaemonProcess> {
-  const daemon = await startDaemonProcess({ dataDir });
-  if (!dataDir) dirs.push(daemon.dataDir);
-  return daemon;
-}
+const daemons = daemonsOfFile();
+afterAll(daemons.stopAll);
+const started = daemons.start;
 
 describe('durability', () => {
   it('keeps every acknowledged write through SIGKILL', async () => {

@@ -91,6 +91,30 @@ export async function startDaemonProcess(
   };
 }
 
+/**
+ * The daemons a test file starts, each on a data dir of its own unless given one. `stopAll` (for
+ * afterAll) stops those still running, a failed test's too, then removes the data dirs they were given.
+ */
+export function daemonsOfFile(): {
+  start(dataDir?: string): Promise<DaemonProcess>;
+  stopAll(): Promise<void>;
+} {
+  const daemons: DaemonProcess[] = [];
+  const dirs: string[] = [];
+  return {
+    async start(dataDir) {
+      const daemon = await startDaemonProcess({ dataDir });
+      daemons.push(daemon);
+      if (!dataDir) dirs.push(daemon.dataDir);
+      return daemon;
+    },
+    async stopAll() {
+      await Promise.all(daemons.map((daemon) => daemon.stop()));
+      dirs.forEach(removeDataDir);
+    },
+  };
+}
+
 export interface Response<T = unknown> {
   status: number;
   body: T;
