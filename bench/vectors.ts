@@ -25,6 +25,7 @@ import { Rng, WeightedSampler, zipfWeights } from '../fixtures/prng.js';
 import { VECTOR_DIMENSIONS } from '../src/vector/embedder.js';
 import { HashingEmbedder } from '../src/vector/hashing-embedder.js';
 import { positiveInteger } from './support/options.js';
+import { quantile } from './support/quantile.js';
 
 const D = VECTOR_DIMENSIONS;
 const K = 10;
@@ -321,10 +322,6 @@ function distinctTexts(catalog: Catalog, rng: Rng, count: number, exclude?: Set<
 // Measuring.
 // ---------------------------------------------------------------------------------------------------
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-}
-
 function round(value: number, digits = 3): number {
   return Number(value.toFixed(digits));
 }
@@ -376,7 +373,7 @@ function exactAnswers(matrix: Float32Array, queries: Float32Array[]): Exact {
     kth[q] = 1 - matches.distances[matches.distances.length - 1];
   });
   times.sort();
-  return { keys, kth, p50Ms: percentile(times, 0.5), p99Ms: percentile(times, 0.99) };
+  return { keys, kth, p50Ms: quantile(times, 0.5), p99Ms: quantile(times, 0.99) };
 }
 
 /** Checks a few exact answers against a plain scan: the baseline must be exact. */
@@ -469,8 +466,8 @@ function searchPass(
     keyRecall: found.keys / (K * queries.length),
     recallHeldOut: heldOutCount > 0 ? found.heldOut / (K * heldOutCount) : NaN,
     recallExisting: existingCount > 0 ? found.existing / (K * existingCount) : NaN,
-    p50Ms: percentile(times, 0.5),
-    p99Ms: percentile(times, 0.99),
+    p50Ms: quantile(times, 0.5),
+    p99Ms: quantile(times, 0.99),
   };
 }
 

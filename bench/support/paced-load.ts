@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
+import { quantile } from './quantile.js';
 
 /**
  * An open-loop load at a fixed rate: request i is due at start + i / rate and is sent then, whether or not
@@ -154,5 +155,5 @@ export async function sendPaced(options: PacedOptions, stopped: () => boolean): 
 /** The quantiles of `values`, in ms to two decimals. */
 function quantiles(values: Float64Array): (q: number) => number {
   const sorted = values.slice().sort();
-  return (q) => Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2));
+  return (q) => Number(quantile(sorted, q).toFixed(2));
 }
