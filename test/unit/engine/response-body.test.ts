@@ -4,6 +4,7 @@ import type { RankedList } from '../../../src/engine/pipeline.js';
 import { projectItem, resolveProjection, type ResolvedProjection } from '../../../src/engine/projection.js';
 import { renderList, withRecommId } from '../../../src/engine/response-body.js';
 import { ItemCatalog } from '../../../src/state/item-catalog.js';
+import { fullCollection } from '../../../src/state/memory.js';
 import { item } from '../../support/tenant-fixture.js';
 
 function catalogOf(): ItemCatalog {
@@ -75,20 +76,26 @@ describe('renderList', () => {
     const catalog = catalogOf();
     const oldSpace = () =>
       getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')!.space_used_size;
-    const start = oldSpace();
-    let growth = 0;
     // A million distinct scores, as ten-item answers: as a template literal wrote them, V8 kept the text
-    // of recent ones in a table until young collections had moved it to the old generation, about 15 MB.
-    for (let answer = 0; answer < 100_000; answer++) {
-      const base = answer * 10 + Math.PI;
-      renderList(
-        catalog,
-        scored(...Array.from({ length: 10 }, (_, k): [number, number] => [k % 2, base + k / 7])),
-        PROJECTIONS[1][1],
-      );
-      if (answer % 1024 === 0) growth = Math.max(growth, oldSpace() - start);
-    }
-    expect(growth).toBeLessThan(4 * 2 ** 20);
+    // of recent ones in a table until young collections had moved it to the old generation, about 40 MB.
+    const growth = () => {
+      fullCollection()();
+      const start = oldSpace();
+      let most = 0;
+      for (let answer = 0; answer < 100_000; answer++) {
+        const base = answer * 10 + Math.PI;
+        renderList(
+          catalog,
+          scored(...Array.from({ length: 10 }, (_, k): [number, number] => [k % 2, base + k / 7])),
+          PROJECTIONS[1][1],
+        );
+        if (answer % 1024 === 0) most = Math.max(most, oldSpace() - start);
+      }
+      return most;
+    };
+    // The first pass compiles the code, which moves V8's own data of it to the old generation (2-6 MB).
+    growth();
+    expect(growth()).toBeLessThan(4 * 2 ** 20);
   });
 
   it('carries filterRelaxation when the list has one', () => {
