@@ -6,13 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { generateInteractions, type ShopInteraction } from '../fixtures/shop.js';
+import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { postBatches, type Batch, type LoadResult, type Target } from './support/load.js';
 import { positiveInteger } from './support/options.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = path.join(ROOT, 'bin/run.js');
 const BARE_ROUTE = fileURLToPath(new URL('./bare-route.js', import.meta.url));
 const PROFILE_DIR = path.join(ROOT, '.bench');
 const PROFILE_NAME = 'ingest-daemon.cpuprofile';
@@ -113,7 +113,7 @@ async function measureDaemon(batches: Batch[], options: Options, dataDir: string
     : [];
   const server = await startChildServer(
     'daemon',
-    [...profiling, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+    serveCommand(['--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], profiling),
     /nextrec listening on (http:\/\/\S+)/,
     { NEXTREC_ADMIN_KEY: operatorKey },
   );

@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { Rng } from '../fixtures/prng.js';
 import { generateInteractions, generateShop } from '../fixtures/shop.js';
-import { BIN, OPERATOR_KEY, startBenchDaemon } from './support/bench-daemon.js';
+import { OPERATOR_KEY, serveCommand, startBenchDaemon } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { positiveInteger } from './support/options.js';
 import { loadInteractions, loadItems, type ShopSize } from './support/shop-loader.js';
@@ -249,7 +249,7 @@ async function loadPart(): Promise<boolean> {
     await daemon.stop();
     restarted = await startChildServer(
       'daemon',
-      [BIN, 'serve', '--port', '0', '--data-dir', bench.dataDir, '--log-level', 'warn'],
+      serveCommand(['--port', '0', '--data-dir', bench.dataDir, '--log-level', 'warn']),
       /nextrec listening on (http:\/\/\S+)/,
       { NEXTREC_ADMIN_KEY: OPERATOR_KEY },
       15 * 60_000,

@@ -15,6 +15,7 @@ import { request } from 'undici';
 import { Rng } from '../fixtures/prng.js';
 import { openCurrent } from '../src/artifacts/open.js';
 import { publishModel } from '../src/artifacts/publish.js';
+import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
@@ -23,7 +24,6 @@ import { loadShop, postJson, type LoadedShop } from './support/shop-loader.js';
 import { positiveInteger } from './support/options.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = path.join(ROOT, 'bin/run.js');
 const BARE_ROUTE = fileURLToPath(new URL('./support/bare-recommendations.js', import.meta.url));
 const PROFILE_DIR = path.join(ROOT, '.bench');
 const PROFILE_NAME = 'serve-daemon.cpuprofile';
@@ -135,7 +135,7 @@ function startDaemon(dataDir: string, operatorKey: string, options: { logLevel: 
     : [];
   return startChildServer(
     'daemon',
-    [...profiling, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', options.logLevel],
+    serveCommand(['--port', '0', '--data-dir', dataDir, '--log-level', options.logLevel], profiling),
     /nextrec listening on (http:\/\/\S+)/,
     { NEXTREC_ADMIN_KEY: operatorKey },
   );

@@ -7,6 +7,14 @@ import { startChildServer, type ChildServer } from './child-server.js';
 import { postJson } from './shop-loader.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url));
+
+/**
+ * node's arguments for `nextrec serve <serveFlags>` as `nextrec` itself starts it (the V8 flags of
+ * bin/run.js's first line), with `nodeFlags` (a profiler's, say) beside those.
+ */
+export function serveCommand(serveFlags: string[], nodeFlags: string[] = []): string[] {
+  return [...PROCESS_V8_FLAGS, ...nodeFlags, BIN, 'serve', ...serveFlags];
+}
 export const OPERATOR_KEY = 'bench-operator-key-0123456789';
 
 /** A tenant's credentials, as `POST /tenants` answers them. */
@@ -38,7 +46,7 @@ export async function startBenchDaemon(name: string, env: Record<string, string>
   const remove = () => rmSync(dataDir, { recursive: true, force: true });
   const daemon = await startChildServer(
     'daemon',
-    [...PROCESS_V8_FLAGS, BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'],
+    serveCommand(['--port', '0', '--data-dir', dataDir, '--log-level', 'warn']),
     /nextrec listening on (http:\/\/\S+)/,
     { NEXTREC_ADMIN_KEY: OPERATOR_KEY, ...env },
   ).catch((error: unknown) => {
