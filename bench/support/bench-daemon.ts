@@ -15,6 +15,7 @@ export const BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url)
 export function serveCommand(serveFlags: string[], nodeFlags: string[] = []): string[] {
   return [...PROCESS_V8_FLAGS, ...nodeFlags, BIN, 'serve', ...serveFlags];
 }
+
 export const OPERATOR_KEY = 'bench-operator-key-0123456789';
 
 /** A tenant's credentials, as `POST /tenants` answers them. */

@@ -93,7 +93,7 @@ export async function startDaemonProcess(
 
 /**
  * The daemons a test file starts, each on a data dir of its own unless given one. `stopAll` (for
- * afterAll) stops those still running, a failed test's too, then removes the data dirs they were given.
+ * afterAll) stops those still running, a failed test's too, then removes the data dirs it made.
  */
 export function daemonsOfFile(): {
   start(dataDir?: string): Promise<DaemonProcess>;
