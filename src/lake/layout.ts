@@ -76,7 +76,8 @@ export function coveredSegments(dir: string): Segment[] {
   return partitionSegments(dir).covered;
 }
 
-function partitionSegments(dir: string): { live: Segment[]; covered: Segment[] } {
+/** `liveSegments` and `coveredSegments` from one listing of the folder. */
+export function partitionSegments(dir: string): { live: Segment[]; covered: Segment[] } {
   if (!existsSync(dir)) return { live: [], covered: [] };
   const all: Segment[] = [];
   for (const name of readdirSync(dir)) {

@@ -6,10 +6,9 @@ import { OneAtATime } from '../one-at-a-time.js';
 import {
   EVENT_TABLES,
   SNAPSHOT_TABLES,
-  coveredSegments,
   exportedThrough,
   latestSnapshot,
-  liveSegments,
+  partitionSegments,
   segmentName,
   snapshotName,
   snapshots,
@@ -175,12 +174,13 @@ async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantI
 /** Merges runs of small segments once there are many, and removes what earlier merges covered. */
 async function compact(db: DuckDBConnection, dir: string, options: CompactionOptions): Promise<void> {
   const now = Date.now();
-  for (const segment of coveredSegments(dir)) {
-    const cover = liveSegments(dir).find((live) => live.first <= segment.first && live.last >= segment.last);
+  // Removing covered segments leaves the live ones as they are: one listing serves both steps.
+  const { live, covered } = partitionSegments(dir);
+  for (const segment of covered) {
+    const cover = live.find((other) => other.first <= segment.first && other.last >= segment.last);
     if (!cover || now - (await stat(cover.file)).mtimeMs >= options.graceMs)
       await rm(segment.file, { force: true });
   }
-  const live = liveSegments(dir);
   if (live.length <= options.maxSegments) return;
   let run: Segment[] = [];
   const runs: Segment[][] = [];
@@ -245,8 +245,10 @@ const ERASED_ROWS: Partial<Record<LakeTable, string>> = {
 
 /** Every file of a table that holds rows: live and covered segments, or every snapshot. */
 function tableFiles(dir: string, table: LakeTable): string[] {
-  if ((EVENT_TABLES as readonly string[]).includes(table))
-    return [...liveSegments(dir), ...coveredSegments(dir)].map((segment) => segment.file);
+  if ((EVENT_TABLES as readonly string[]).includes(table)) {
+    const { live, covered } = partitionSegments(dir);
+    return [...live, ...covered].map((segment) => segment.file);
+  }
   return snapshots(dir).map((snapshot) => snapshot.file);
 }
 
