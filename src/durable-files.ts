@@ -36,7 +36,7 @@ export function fsyncPath(target: string): void {
  * fsyncPath off the event loop, for code that runs while the daemon serves: a sync waits for the disk, and
  * behind whatever the machine is writing (a build spilling gigabytes), for tens of milliseconds.
  */
-export async function syncPath(target: string): Promise<void> {
+export async function fsyncPathAsync(target: string): Promise<void> {
   const handle = await open(target, 'r');
   try {
     await handle.sync();
@@ -57,11 +57,11 @@ export function replaceDurably(file: string, bytes: Uint8Array | string): void {
   renameSync(partial, file);
 }
 
-/** replaceDurably off the event loop (see syncPath). */
+/** replaceDurably off the event loop (see fsyncPathAsync). */
 export async function replaceDurablyAsync(file: string, bytes: Uint8Array | string): Promise<void> {
   const partial = partialName(file);
   await writeFile(partial, bytes);
-  await syncPath(partial);
+  await fsyncPathAsync(partial);
   await rename(partial, file);
 }
 

@@ -12,7 +12,7 @@ import {
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fsyncPath, syncPath } from '../durable-files.js';
+import { fsyncPath, fsyncPathAsync } from '../durable-files.js';
 import { sqlString } from './sql.js';
 import { LineEncoder, LOG_COLUMNS, type LogRow } from './log-encoder.js';
 
@@ -138,7 +138,7 @@ export class EventLog {
     const handle = open(file, 'w').then(async (opened) => {
       try {
         // The segment's name must be durable before its rows are acknowledged.
-        await syncPath(this.dir);
+        await fsyncPathAsync(this.dir);
         return opened;
       } catch (error) {
         await opened.close();
