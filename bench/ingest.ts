@@ -71,6 +71,12 @@ function prepareBatches(events: number): Batch[] {
 interface Measurement extends LoadResult {
   /** CPU time of the server over the run's wall time: above 1, its native threads did part of the work. */
   cores?: number;
+  /**
+   * CPU time per event, in µs, of the server's event loop thread and of all its threads: unlike the rate,
+   * these hardly depend on what else the machine runs.
+   */
+  mainThreadCpuUs?: number;
+  cpuUs?: number;
 }
 
 async function measure(
@@ -81,10 +87,19 @@ async function measure(
 ): Promise<Measurement> {
   await postBatches(target, batches.slice(0, WARMUP_BATCHES), concurrency);
   const cpuBefore = server.cpuSeconds();
+  const mainBefore = server.mainThreadCpuSeconds();
   const result = await postBatches(target, batches, concurrency);
   const cpuAfter = server.cpuSeconds();
+  const mainAfter = server.mainThreadCpuSeconds();
   if (cpuBefore === undefined || cpuAfter === undefined) return result;
-  return { ...result, cores: (cpuAfter - cpuBefore) / result.seconds };
+  const perEvent = (seconds: number) => (seconds * 1e6) / result.events;
+  return {
+    ...result,
+    cores: (cpuAfter - cpuBefore) / result.seconds,
+    cpuUs: perEvent(cpuAfter - cpuBefore),
+    mainThreadCpuUs:
+      mainBefore === undefined || mainAfter === undefined ? undefined : perEvent(mainAfter - mainBefore),
+  };
 }
 
 /**
@@ -140,6 +155,10 @@ async function createTenant(url: string, operatorKey: string): Promise<string> {
   return (JSON.parse(text) as { apiKey: string }).apiKey;
 }
 
+function rounded(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value.toFixed(3));
+}
+
 function eventsPerSecond(result: LoadResult): number {
   return Math.round(result.events / result.seconds);
 }
@@ -147,6 +166,11 @@ function eventsPerSecond(result: LoadResult): number {
 function describe(label: string, result: Measurement): string {
   const details = [`${result.events.toLocaleString('en-US')} events in ${result.seconds.toFixed(2)} s`];
   if (result.cores !== undefined) details.push(`${result.cores.toFixed(2)} cores busy`);
+  if (result.mainThreadCpuUs !== undefined && result.cpuUs !== undefined) {
+    details.push(
+      `CPU per event: ${result.mainThreadCpuUs.toFixed(2)} µs event loop, ${result.cpuUs.toFixed(2)} µs all threads`,
+    );
+  }
   if (result.failures > 0) details.push(`${result.failures} FAILED requests, first: ${result.firstFailure}`);
   return `${label}${eventsPerSecond(result).toLocaleString('en-US')} events/s (${details.join(', ')})`;
 }
@@ -177,6 +201,9 @@ async function main(): Promise<void> {
       concurrency: options.concurrency,
       daemonEventsPerS: eventsPerSecond(daemon),
       bareEventsPerS: eventsPerSecond(bare),
+      daemonCpuUsPerEvent: rounded(daemon.cpuUs),
+      daemonEventLoopCpuUsPerEvent: rounded(daemon.mainThreadCpuUs),
+      bareCpuUsPerEvent: rounded(bare.cpuUs),
       ratio: Number(ratio.toFixed(4)),
       target: TARGET_RATIO,
       failures,

@@ -9,6 +9,8 @@ export interface ChildServer {
   output(): string;
   /** CPU time used so far by all the server's threads, or undefined where /proc is missing. */
   cpuSeconds(): number | undefined;
+  /** CPU time used so far by the server's main thread (its event loop), or undefined where /proc is missing. */
+  mainThreadCpuSeconds(): number | undefined;
   /** SIGTERM, then wait for a clean exit: a `--cpu-prof` profile is only written on one. */
   stop(): Promise<void>;
 }
@@ -67,7 +69,9 @@ export async function startChildServer(
     url,
     pid: child.pid!,
     output: () => output,
-    cpuSeconds: () => processCpuSeconds(child.pid!),
+    cpuSeconds: () => cpuSecondsOf(`/proc/${child.pid}/stat`),
+    // The main thread's id is the process's.
+    mainThreadCpuSeconds: () => cpuSecondsOf(`/proc/${child.pid}/task/${child.pid}/stat`),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
@@ -86,10 +90,11 @@ export async function startChildServer(
   };
 }
 
-function processCpuSeconds(pid: number): number | undefined {
+/** The CPU time of a process or thread, from its `stat` file in /proc. */
+function cpuSecondsOf(statFile: string): number | undefined {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readFileSync(statFile, 'utf8');
   } catch {
     return undefined;
   }

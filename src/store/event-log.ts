@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath, fsyncPathAsync } from '../durable-files.js';
 import { sqlString } from './sql.js';
-import { LineEncoder, LOG_COLUMNS, type LogRow } from './log-encoder.js';
+import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
 
 /**
  * The interactions log (README, "The HTTP API", ingestion rules): batches of interactions only are made
@@ -87,15 +87,19 @@ export class EventLog {
    * Appends rows and syncs them to disk; once it resolves they survive a crash. Appends must not overlap
    * (the write queue makes one at a time). A failed append leaves the segment as it was before it.
    */
-  async append(rows: readonly LogRow[]): Promise<void> {
+  async append(batch: LogBatch): Promise<void> {
     if (this.broken) throw this.broken;
+    const { rows } = batch;
     if (rows.length === 0) return;
-    const bytes = this.encoder.encode(rows);
-    const segment = (this.active ??= this.openSegment(rows[0].seq));
+    const bytes = this.encoder.encode(batch);
+    const segment = (this.active ??= this.openSegment(batch.firstSeq));
     const writing = this.write(segment, bytes).then(() => {
       segment.rows += rows.length;
       segment.bytes += bytes.length;
-      for (const row of rows) segment.tenants.add(row.tenantId);
+      let last: string | undefined;
+      for (const [tenantId] of rows) {
+        if (tenantId !== last) segment.tenants.add((last = tenantId));
+      }
       this.unmovedRows += rows.length;
     });
     // A seal waits for this append, and finds its rows counted.

@@ -18,6 +18,9 @@ export class ItemKeys {
   private readonly byTenant = new Map<string, TenantKeys>();
   /** Keys given since the last `committed` or `rolledBack`, in the order they were given. */
   private fresh: [tenantId: string, itemId: string, key: number][] = [];
+  /** The tenant `tenant` returned last, and its keys. */
+  private lastTenant: string | undefined;
+  private lastKeys: TenantKeys | undefined;
 
   /** The key of an item id, given now (and kept as fresh) if the tenant had none for it. */
   keyOf(tenantId: string, itemId: string): number {
@@ -32,11 +35,15 @@ export class ItemKeys {
   }
 
   private tenant(tenantId: string): TenantKeys {
+    // A flush's events are mostly one tenant's: the last one asked for is kept at hand.
+    if (tenantId === this.lastTenant) return this.lastKeys!;
     let keys = this.byTenant.get(tenantId);
     if (keys === undefined) {
       keys = { ids: new Map(), next: 0 };
       this.byTenant.set(tenantId, keys);
     }
+    this.lastTenant = tenantId;
+    this.lastKeys = keys;
     return keys;
   }
 

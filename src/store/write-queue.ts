@@ -1,6 +1,5 @@
 import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { EventLog } from './event-log.js';
-import type { LogRow } from './log-encoder.js';
 import { identityHash, identityOf } from './identity-hash.js';
 import { ItemKeys } from './item-keys.js';
 import {
@@ -331,15 +330,16 @@ export class WriteQueue {
   /** Makes a batch of interactions only durable in the log (see event-log.ts). */
   private async appendToLog(rows: RowBuffer, writes: number): Promise<void> {
     const started = performance.now();
-    const logRows: LogRow[] = rows.interactions.map(([tenantId, event]) => ({
-      tenantId,
-      event,
-      seq: ++this.sequence.interactions,
-      itemKey: this.itemKeys.keyOf(tenantId, event.itemId),
-      identityHash: identityHash(identityOf(event)),
-    }));
+    const { interactions } = rows;
+    const itemKeys = new Int32Array(interactions.length);
+    for (let i = 0; i < interactions.length; i++) {
+      const [tenantId, event] = interactions[i];
+      itemKeys[i] = this.itemKeys.keyOf(tenantId, event.itemId);
+    }
+    const firstSeq = this.sequence.interactions + 1;
+    this.sequence.interactions += interactions.length;
     try {
-      await this.log.append(logRows);
+      await this.log.append({ rows: interactions, firstSeq, itemKeys });
     } catch (error) {
       this.itemKeys.rolledBack();
       throw error;

@@ -73,6 +73,32 @@ describe('item keys', () => {
     ]);
   });
 
+  it('keep tenants apart when one commit interleaves their events', async () => {
+    await temp.store.writes.submit((rows) => {
+      for (const [tenantId, itemId] of [
+        ['t', 'a'],
+        ['other', 'a'],
+        ['t', 'b'],
+        ['other', 'c'],
+        ['t', 'a'],
+      ])
+        rows.interactions.push([
+          tenantId,
+          storedInteraction(`${tenantId}-${rows.interactions.length}`, { itemId }),
+        ]);
+      return () => undefined;
+    });
+    expect(
+      await query(temp.store, 'SELECT tenant_id, item_id, item_key FROM interactions ORDER BY seq'),
+    ).toEqual([
+      ['t', 'a', 0],
+      ['other', 'a', 0],
+      ['t', 'b', 1],
+      ['other', 'c', 1],
+      ['t', 'a', 0],
+    ]);
+  });
+
   it('are read back when the store opens again, and new items continue from them', async () => {
     await write(temp.store, 't', ['a', 'b']);
     await temp.store.close();

@@ -1,10 +1,27 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineEncoder, type LogRow } from '../../../src/store/log-encoder.js';
+import { identityHash, identityOf } from '../../../src/store/identity-hash.js';
+import { LineEncoder, writeInt64Words, type LogBatch } from '../../../src/store/log-encoder.js';
+import type { StoredInteraction } from '../../../src/store/rows.js';
 import { storedInteraction } from '../../support/temp-store.js';
 
+interface Row {
+  tenantId: string;
+  event: StoredInteraction;
+  itemKey: number;
+}
+
+/** Rows as a batch whose sequence numbers start at `firstSeq`. */
+function batchOf(rows: Row[], firstSeq = 1): LogBatch {
+  return {
+    rows: rows.map(({ tenantId, event }) => [tenantId, event] as const),
+    firstSeq,
+    itemKeys: Int32Array.from(rows, (row) => row.itemKey),
+  };
+}
+
 /** The line as plain string building makes it: what the encoder's byte-by-byte writing must equal. */
-function reference({ tenantId, event: e, seq, itemKey, identityHash }: LogRow): string {
+function reference({ tenantId, event: e, itemKey }: Row, seq: number): string {
   const text = (value: string | null | undefined) =>
     value === null || value === undefined
       ? ''
@@ -28,16 +45,24 @@ function reference({ tenantId, event: e, seq, itemKey, identityHash }: LogRow): 
       String(e.merged === true),
       text(e.recommId),
       String(itemKey),
-      String(identityHash),
+      String(identityHash(identityOf(e))),
     ].join(',') + '\n'
   );
 }
 
-const row: LogRow = { tenantId: 't', event: storedInteraction('x'), seq: 1, itemKey: 0, identityHash: 1n };
+/** The lines of `rows` from sequence number `firstSeq` on, as `reference` makes them. */
+function referenceLines(rows: Row[], firstSeq = 1): string {
+  return rows.map((row, i) => reference(row, firstSeq + i)).join('');
+}
+
+const row: Row = { tenantId: 't', event: storedInteraction('x'), itemKey: 0 };
 
 describe('LineEncoder', () => {
   it('writes a row as one CSV line', () => {
-    expect(new LineEncoder().encode([row]).toString()).toBe('t,x,u,,i,view,1,,,1,1,1,false,,0,1\n');
+    const hash = String(identityHash('u'));
+    expect(new LineEncoder().encode(batchOf([row])).toString()).toBe(
+      `t,x,u,,i,view,1,,,1,1,1,false,,0,${hash}\n`,
+    );
   });
 
   it('writes every row as plain string building would, texts of any kind and numbers of any size', () => {
@@ -66,16 +91,14 @@ describe('LineEncoder', () => {
           merged: fc.boolean(),
           recommId: optional,
         }),
-        seq: fc.nat(),
-        itemKey: fc.nat(),
-        identityHash: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+        itemKey: fc.nat({ max: 2 ** 31 - 1 }),
       }),
       { maxLength: 20 },
     );
     const encoder = new LineEncoder();
     fc.assert(
-      fc.property(rows, (batch) => {
-        expect(encoder.encode(batch).toString()).toBe(batch.map(reference).join(''));
+      fc.property(rows, fc.maxSafeInteger(), (batch, firstSeq) => {
+        expect(encoder.encode(batchOf(batch, firstSeq)).toString()).toBe(referenceLines(batch, firstSeq));
       }),
       { numRuns: 500 },
     );
@@ -86,20 +109,70 @@ describe('LineEncoder', () => {
     const long = 'x'.repeat(100_000);
     const batch = Array.from({ length: 40 }, (_, n) => ({
       ...row,
-      seq: n,
       event: { ...row.event, userId: `${long}${n}` },
     }));
-    expect(encoder.encode(batch).toString()).toBe(batch.map(reference).join(''));
-    expect(encoder.encode([row]).toString()).toBe(reference(row));
+    expect(encoder.encode(batchOf(batch)).toString()).toBe(referenceLines(batch));
+    expect(encoder.encode(batchOf([row])).toString()).toBe(referenceLines([row]));
   });
 
   it('refuses a row the store would refuse, naming the column', () => {
     const encoder = new LineEncoder();
-    expect(() => encoder.encode([{ ...row, tenantId: null as unknown as string }])).toThrow(/tenant_id/);
-    expect(() => encoder.encode([{ ...row, event: { ...row.event, weight: Number.NaN } }])).toThrow(/weight/);
-    expect(() => encoder.encode([{ ...row, event: { ...row.event, ts: 1.5 } }])).toThrow(/\.ts/);
-    expect(() =>
-      encoder.encode([{ ...row, event: { ...row.event, itemId: null as unknown as string } }]),
-    ).toThrow(/item_id/);
+    const encode = (changed: Row) => encoder.encode(batchOf([changed]));
+    expect(() => encode({ ...row, tenantId: null as unknown as string })).toThrow(/tenant_id/);
+    expect(() => encode({ ...row, event: { ...row.event, weight: Number.NaN } })).toThrow(/weight/);
+    expect(() => encode({ ...row, event: { ...row.event, ts: 1.5 } })).toThrow(/\.ts/);
+    expect(() => encode({ ...row, event: { ...row.event, itemId: null as unknown as string } })).toThrow(
+      /item_id/,
+    );
+  });
+
+  it('writes the received time of rows that share one as of rows that do not', () => {
+    const encoder = new LineEncoder();
+    const at = (receivedAt: number, userId: string) => ({
+      ...row,
+      event: { ...row.event, receivedAt, userId },
+    });
+    const batch = [at(1_700_000_000_123, 'a'), at(1_700_000_000_123, 'b'), at(99, 'c'), at(99, 'd')];
+    expect(encoder.encode(batchOf(batch)).toString()).toBe(referenceLines(batch));
+    // The next batch writes over the buffer, past where the last received time was, before it writes its
+    // own: what was kept of it is a copy.
+    const next = [at(99, 'e'.repeat(200)), at(7, 'f')];
+    expect(encoder.encode(batchOf(next, 5)).toString()).toBe(referenceLines(next, 5));
+  });
+});
+
+describe('writeInt64Words', () => {
+  const written = (value: bigint) => {
+    const bytes = Buffer.alloc(24, 0x7c);
+    const high = Number(BigInt.asIntN(32, value >> 32n));
+    const low = Number(BigInt.asIntN(32, value));
+    const end = writeInt64Words(bytes, 2, high, low);
+    // Nothing is written before `at` or past the end it returns.
+    expect(bytes[1]).toBe(0x7c);
+    expect(bytes[end]).toBe(0x7c);
+    return bytes.subarray(2, end).toString();
+  };
+
+  it('writes every signed 64-bit integer as String() writes it', () => {
+    const edges = [
+      0n,
+      1n,
+      -1n,
+      2n ** 32n,
+      2n ** 32n - 1n,
+      -(2n ** 32n),
+      10n ** 8n,
+      10n ** 16n,
+      2n ** 63n - 1n,
+    ];
+    for (const value of [...edges, -(2n ** 63n), -(2n ** 63n) + 1n, 4_294_967_296n * 99_999_999n]) {
+      expect(written(value)).toBe(String(value));
+    }
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => {
+        expect(written(value)).toBe(String(value));
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });
