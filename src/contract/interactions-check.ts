@@ -40,6 +40,13 @@ const STRING_RULES: Readonly<Record<string, StringRule>> = Object.fromEntries(
   }),
 );
 
+/** The rules of the fields most events carry, looked up once rather than by key for each event. */
+const ITEM_ID = STRING_RULES.itemId;
+const USER_ID = STRING_RULES.userId;
+const SESSION_ID = STRING_RULES.sessionId;
+const COUNTRY = STRING_RULES.country;
+const SCENARIO_SLUG = STRING_RULES.scenarioSlug;
+
 function passesRule(value: unknown, rule: StringRule): boolean {
   if (value === null) return rule.nullable;
   return typeof value === 'string' && value.length >= rule.min && value.length <= rule.max;
@@ -61,20 +68,38 @@ function checkEvent(event: unknown): number | undefined {
   let hasIdentity = false;
   for (const key in event) {
     const value = event[key];
-    if (key === 'type') {
-      if (!TYPES.has(value)) return NaN;
-      hasType = true;
-    } else if (key === 'weight') {
-      if (typeof value !== 'number' || !Number.isFinite(value)) return NaN;
-    } else if (key === 'timestamp') {
-      if (typeof value !== 'string') return NaN;
-      timestamp = parseIsoTimestamp(value);
-      if (Number.isNaN(timestamp)) return NaN;
-    } else {
-      const rule = Object.hasOwn(STRING_RULES, key) ? STRING_RULES[key] : undefined;
-      if (rule === undefined || !passesRule(value, rule)) return NaN;
-      if (key === 'itemId') hasItem = true;
-      else if (key === 'userId' || key === 'sessionId') hasIdentity = true;
+    switch (key) {
+      case 'type':
+        if (!TYPES.has(value)) return NaN;
+        hasType = true;
+        break;
+      case 'weight':
+        if (typeof value !== 'number' || !Number.isFinite(value)) return NaN;
+        break;
+      case 'timestamp':
+        if (typeof value !== 'string') return NaN;
+        timestamp = parseIsoTimestamp(value);
+        if (Number.isNaN(timestamp)) return NaN;
+        break;
+      case 'itemId':
+        if (!passesRule(value, ITEM_ID)) return NaN;
+        hasItem = true;
+        break;
+      case 'userId':
+      case 'sessionId':
+        if (!passesRule(value, key === 'userId' ? USER_ID : SESSION_ID)) return NaN;
+        hasIdentity = true;
+        break;
+      case 'country':
+        if (!passesRule(value, COUNTRY)) return NaN;
+        break;
+      case 'scenarioSlug':
+        if (!passesRule(value, SCENARIO_SLUG)) return NaN;
+        break;
+      default: {
+        const rule = Object.hasOwn(STRING_RULES, key) ? STRING_RULES[key] : undefined;
+        if (rule === undefined || !passesRule(value, rule)) return NaN;
+      }
     }
   }
   return hasItem && hasType && hasIdentity ? timestamp : NaN;

@@ -15,6 +15,8 @@ const COUNTRY_CODES: ReadonlySet<string> = new Set(ISO_ALPHA2.split(/\s+/));
  */
 export function normalizeCountry(value: string | null | undefined): string | null {
   if (typeof value !== 'string' || value.length !== 2) return null;
+  // Most codes come upper-case already: looked up as they are, they make no new string.
+  if (COUNTRY_CODES.has(value)) return value;
   const upper = value.toUpperCase();
   return COUNTRY_CODES.has(upper) ? upper : null;
 }

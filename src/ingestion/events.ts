@@ -61,11 +61,16 @@ export interface Accepted {
   unknownItems?: number;
 }
 
-/** The answer to a batch of `accepted` records naming these items. */
-function acceptedOf(tenant: TenantState, accepted: number, itemIds: Iterable<string>): Accepted {
-  const unknown = new Set<string>();
-  for (const itemId of itemIds) if (!tenant.catalog.holds(itemId)) unknown.add(itemId);
-  return unknown.size > 0 ? { accepted, unknownItems: unknown.size } : { accepted };
+/** The answer to a batch of `accepted` records that named `unknown` items the catalog does not hold. */
+function acceptedOf(accepted: number, unknown: ReadonlySet<string> | undefined): Accepted {
+  return unknown && unknown.size > 0 ? { accepted, unknownItems: unknown.size } : { accepted };
+}
+
+/** The distinct items of `itemIds` the catalog does not hold, if any. */
+function unknownOf(tenant: TenantState, itemIds: Iterable<string>): Set<string> | undefined {
+  let unknown: Set<string> | undefined;
+  for (const itemId of itemIds) if (!tenant.catalog.holds(itemId)) (unknown ??= new Set()).add(itemId);
+  return unknown;
 }
 
 /**
@@ -81,12 +86,17 @@ export function appendInteractions(
   const receivedAt = Date.now();
   return runtime.store.writes.submit((rows, scratch) => {
     const stored: StoredInteraction[] = [];
+    /** The items of events not stored again (their eventId was). */
+    const repeated: string[] = [];
     const provisioned: StoredUser[] = [];
     const provisioning = tenant.settings.userProvisioningModes.includes('on_first_known_interaction');
     const scope = `interaction\u0000${tenant.tenantId}`;
     for (const event of events) {
       const row = toStoredInteraction(event, receivedAt);
-      if (seenBefore(scratch, tenant.interactionEventIds, scope, row.eventId)) continue;
+      if (seenBefore(scratch, tenant.interactionEventIds, scope, row.eventId)) {
+        repeated.push(row.itemId);
+        continue;
+      }
       rows.interactions.push([tenant.tenantId, row]);
       stored.push(row);
       if (provisioning && row.userId !== null) {
@@ -96,15 +106,19 @@ export function appendInteractions(
     }
     return () => {
       const now = Date.now();
-      for (const row of stored) tenant.recordInteraction(row, now);
+      const { catalog } = tenant;
+      let unknown: Set<string> | undefined;
+      for (const row of stored) {
+        // The dense id recording gave tells whether the catalog holds the item, without looking it up again.
+        const item = tenant.recordInteraction(row, now);
+        if (item >= 0 ? catalog.inCatalog[item] !== 1 : !catalog.holds(row.itemId))
+          (unknown ??= new Set()).add(row.itemId);
+      }
+      for (const itemId of repeated) if (!catalog.holds(itemId)) (unknown ??= new Set()).add(itemId);
       tenant.interactionTotal += stored.length;
       runtime.models.interactionsCommitted(tenant);
       for (const user of provisioned) tenant.users.set(user.externalId, user);
-      return acceptedOf(
-        tenant,
-        events.length,
-        events.map((event) => event.itemId),
-      );
+      return acceptedOf(events.length, unknown);
     };
   }, events.length);
 }
@@ -128,9 +142,11 @@ export function appendImpressions(
     return () => {
       for (const row of stored) if (row.eventId !== null) tenant.impressionEventIds.add(row.eventId);
       return acceptedOf(
-        tenant,
         events.length,
-        events.flatMap((event) => event.itemIds),
+        unknownOf(
+          tenant,
+          events.flatMap((event) => event.itemIds),
+        ),
       );
     };
   }, events.length);

@@ -3,6 +3,7 @@ import { MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { DELTA_BATCH_ROOM } from '../vector/tenant-vectors.js';
+import { QuietTimers } from '../quiet-timers.js';
 import { BuildLauncher } from './build-launcher.js';
 import type { ModelLoader } from './model-loader.js';
 
@@ -12,9 +13,15 @@ export interface SchedulerLog {
 }
 
 export interface ModelSchedule {
-  /** Below this many interactions a tenant's co-occurrence follows every write (after `debounceMs`). */
+  /** Below this many interactions a tenant's co-occurrence follows every write (see `debounceMs`). */
   smallTenantInteractions: number;
+  /**
+   * A build that writes made due waits for them to pause this long: a bulk load is built once, after it,
+   * rather than a second into it, on part of it...
+   */
   debounceMs: number;
+  /** ...but a small tenant's at most this long after the first of them (larger ones: their spacing). */
+  maxDebounceMs: number;
   /** A model is rebuilt when new interactions exceed this share of the model's... */
   staleShare: number;
   /** ...or when this much time passed with any new interaction. */
@@ -28,6 +35,7 @@ export interface ModelSchedule {
 export const DEFAULT_SCHEDULE: ModelSchedule = {
   smallTenantInteractions: 100_000,
   debounceMs: 1_000,
+  maxDebounceMs: 2_000,
   staleShare: 0.1,
   intervalMs: 10 * 60_000,
   largeTenantSpacingMs: 30_000,
@@ -119,7 +127,8 @@ function progress(tenant: TenantState, model: ModelName): Progress {
  * at a distance, in a lane of their own, so they never hold co-occurrence back.
  */
 class Lane {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Tenants whose build waits for their writes to pause (see `committed`). */
+  private readonly timers: QuietTimers;
   private readonly queue: string[] = [];
   /** Queued tenants to build whatever their growth (see ModelScheduler.rebuild). */
   private readonly forced = new Set<string>();
@@ -130,7 +139,12 @@ class Lane {
     private readonly scheduler: ModelScheduler,
     readonly models: readonly ModelName[],
     readonly followsSmallTenants: boolean,
-  ) {}
+    schedule: ModelSchedule,
+  ) {
+    this.timers = new QuietTimers(schedule.debounceMs, schedule.maxDebounceMs, (tenantId) =>
+      this.enqueue(tenantId),
+    );
+  }
 
   /** The lane's models this tenant uses. */
   modelsOf(tenant: TenantState): ModelName[] {
@@ -144,26 +158,30 @@ class Lane {
     return states.reduce((a, b) => (a.current - a.built >= b.current - b.built ? a : b));
   }
 
+  /**
+   * Interactions of the tenant were committed. When that makes one of the lane's models due, its build
+   * waits until the tenant's writes pause (`debounceMs`). A small tenant's, or a model due at once, waits
+   * at most `maxDebounceMs` (its new interactions show within 5 s: README, "Batch models"); a larger
+   * tenant's at most the lane's spacing, and until the spacing since its last build is over.
+   */
   committed(tenant: TenantState, schedule: ModelSchedule): void {
-    if (this.stopped || this.timers.has(tenant.tenantId) || this.queue.includes(tenant.tenantId)) return;
+    const { tenantId } = tenant;
+    if (this.stopped || this.queue.includes(tenantId)) return;
     const model = this.oldest(tenant);
     if (!model) return;
     const small = this.followsSmallTenants && model.current < schedule.smallTenantInteractions;
     const stale =
       model.due ||
       (model.current > model.built && model.current - model.built > schedule.staleShare * model.built);
-    if (!small && !stale) return;
+    // A build that already waits for the writes to pause waits for this one too.
+    if (!small && !stale && !this.timers.has(tenantId)) return;
     const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
-    const delay =
+    this.timers.touch(
+      tenantId,
       small || model.due
-        ? schedule.debounceMs
-        : Math.max(schedule.debounceMs, model.builtAt + spacing - Date.now());
-    const timer = setTimeout(() => {
-      this.timers.delete(tenant.tenantId);
-      this.enqueue(tenant.tenantId);
-    }, delay);
-    timer.unref();
-    this.timers.set(tenant.tenantId, timer);
+        ? { maxWaitMs: schedule.maxDebounceMs }
+        : { maxWaitMs: spacing, notBefore: model.builtAt + spacing },
+    );
   }
 
   /** Enqueues the tenant when one of its models in this lane saw fewer interactions than it has. */
@@ -173,7 +191,6 @@ class Lane {
 
   stop(): Promise<void> | null {
     this.stopped = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;
     this.forced.clear();
@@ -242,9 +259,9 @@ export class ModelScheduler {
   ) {
     const slow = MODEL_NAMES.filter((model) => !FAST_MODELS.includes(model) && model !== 'vectors');
     this.lanes = [
-      new Lane(this, FAST_MODELS, true),
-      new Lane(this, slow, false),
-      new Lane(this, ['vectors'], false),
+      new Lane(this, FAST_MODELS, true, schedule),
+      new Lane(this, slow, false, schedule),
+      new Lane(this, ['vectors'], false, schedule),
     ];
   }
 

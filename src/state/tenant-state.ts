@@ -216,27 +216,31 @@ export class TenantState {
     this.catalog.upsertEntry(item);
   }
 
-  /** Adds a committed interaction: its event id, and its place in the windowed history. */
-  recordInteraction(event: StoredInteraction, now: number): void {
+  /**
+   * Adds a committed interaction: its event id, and its place in the windowed history. Returns the item's
+   * dense id, or -1 when the interaction is outside every window (and the item may have none).
+   */
+  recordInteraction(event: StoredInteraction, now: number): number {
     if (event.eventId !== null) this.interactionEventIds.add(event.eventId);
-    this.recordHistory(event, now);
+    return this.recordHistory(event, now);
   }
 
   /**
    * The part of `recordInteraction` that ranking reads (a replica of the state applies it through
    * `addToHistory`). A copy made by an identity merge joins its user's history but not the counters, which
-   * counted the original.
+   * counted the original. Returns the item's dense id, or -1 outside the windows.
    */
-  recordHistory(event: StoredInteraction, now: number): void {
+  recordHistory(event: StoredInteraction, now: number): number {
     const type = TYPE_CODES[event.type];
-    if (!insideWindow(type, event.ts, now)) return;
+    if (!insideWindow(type, event.ts, now)) return -1;
     const { catalog, countries, parts } = this;
     const itemsBefore = catalog.size;
     const countriesBefore = countries.size;
     const historiesBefore = parts.kind === 'own' ? parts.histories.indexesGiven : 0;
     const identity = event.userId ?? event.sessionId;
-    const index = this.addToHistory(
-      event.itemId,
+    const item = catalog.ensureId(event.itemId);
+    const index = this.addItemToHistory(
+      item,
       identity,
       event.country,
       type,
@@ -244,11 +248,13 @@ export class TenantState {
       event.weight,
       event.merged === true,
       now,
+      -1,
     );
     // A replica reads the histories and counters from shared memory: it is told of an interaction only
     // when it brings a new item, country or history, which it must number as this state did.
     if (catalog.size > itemsBefore || countries.size > countriesBefore || index >= historiesBefore)
       this.changes?.interactionRecorded(this.tenantId, event, type, now, index);
+    return item;
   }
 
   /**
@@ -268,6 +274,21 @@ export class TenantState {
     index = -1,
   ): number {
     const item = this.catalog.ensureId(itemId);
+    return this.addItemToHistory(item, identity, countryName, type, ts, weight, merged, now, index);
+  }
+
+  /** `addToHistory` of an item known by its dense id. */
+  private addItemToHistory(
+    item: number,
+    identity: string | null,
+    countryName: string | null,
+    type: number,
+    ts: number,
+    weight: number,
+    merged: boolean,
+    now: number,
+    index: number,
+  ): number {
     const country = this.countries.codeOf(countryName);
     const { parts } = this;
     if (!merged && parts.kind === 'own') {

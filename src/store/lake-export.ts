@@ -3,6 +3,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { OneAtATime } from '../one-at-a-time.js';
+import { QuietTimers } from '../quiet-timers.js';
 import {
   EVENT_TABLES,
   SNAPSHOT_TABLES,
@@ -308,11 +309,14 @@ export async function storedTenants(store: Store): Promise<string[]> {
 }
 
 /**
- * Keeps the lake behind the store by at most a few seconds: tenants with new commits are exported after
- * `delayMs`, one export at a time. `flush` exports a tenant now (batch jobs ask for it before reading).
+ * Keeps the lake a few seconds behind the store: a tenant is exported once its commits pause for
+ * `delayMs`, and at least every `maxDelayMs` while they go on, one export at a time (README, "Batch
+ * models"): an export `delayMs` after the first commit ran again and again through a bulk load, in small
+ * segments, on the CPU the load needed. `flush` exports a tenant now (model builds and batch jobs ask
+ * for it before reading).
  */
 export class LakeExporter {
-  private readonly due = new Map<string, NodeJS.Timeout>();
+  private readonly due: QuietTimers;
   /** Tenants whose exports are held (`hold`), by how many holds; and those whose export came due meanwhile. */
   private readonly held = new Map<string, number>();
   private readonly dueWhileHeld = new Set<string>();
@@ -325,8 +329,14 @@ export class LakeExporter {
   constructor(
     private readonly store: Store,
     private readonly dataDir: string,
-    private readonly delayMs = 2_000,
-  ) {}
+    delayMs = 2_000,
+    maxDelayMs = 30_000,
+  ) {
+    this.due = new QuietTimers(delayMs, maxDelayMs, (tenantId) => {
+      if (this.held.has(tenantId)) this.dueWhileHeld.add(tenantId);
+      else this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
+    });
+  }
 
   /** Follows the store's commits from now on; only the daemon does. */
   follow(onError: (error: unknown, tenantId: string) => void): void {
@@ -339,14 +349,7 @@ export class LakeExporter {
 
   /** Called after a tenant's rows were committed. */
   committed(tenantId: string): void {
-    if (!this.following || this.stopped || this.due.has(tenantId)) return;
-    const timer = setTimeout(() => {
-      this.due.delete(tenantId);
-      if (this.held.has(tenantId)) this.dueWhileHeld.add(tenantId);
-      else this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
-    }, this.delayMs);
-    timer.unref();
-    this.due.set(tenantId, timer);
+    if (this.following && !this.stopped) this.due.touch(tenantId);
   }
 
   /**
@@ -391,7 +394,6 @@ export class LakeExporter {
     await this.store.writes.settled().catch(() => undefined);
     this.stopped = true;
     const pending = new Set([...this.due.keys(), ...this.dueWhileHeld]);
-    for (const timer of this.due.values()) clearTimeout(timer);
     this.due.clear();
     this.dueWhileHeld.clear();
     for (const tenantId of pending) await this.flush(tenantId).catch(() => undefined);

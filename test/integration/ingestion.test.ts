@@ -195,6 +195,28 @@ describe('POST /ingestion/interactions and /ingestion/impressions', () => {
     });
     expect((await post('/ingestion/interactions', { interactions: events })).body).toEqual({ accepted: 3 });
     expect((await post('/ingestion/impressions', { impressions })).body).toEqual({ accepted: 1 });
+
+    // Events older than every window, and events whose eventId was stored before, are counted alike.
+    const old = '2001-01-01T00:00:00Z';
+    const mixed = [
+      { userId: 'u8', itemId: 'later-1', type: 'view', timestamp: old },
+      { userId: 'u8', itemId: 'never-1', type: 'view', timestamp: old },
+      { userId: 'u8', itemId: 'never-2', type: 'view', eventId: 'mixed-1' },
+      { userId: 'u8', itemId: 'later-2', type: 'view', eventId: 'mixed-2' },
+    ];
+    expect((await post('/ingestion/interactions', { interactions: mixed })).body).toEqual({
+      accepted: 4,
+      unknownItems: 2,
+    });
+    const repeated = [
+      { userId: 'u8', itemId: 'never-2', type: 'view', eventId: 'mixed-1' },
+      { userId: 'u8', itemId: 'later-2', type: 'view', eventId: 'mixed-2' },
+      { userId: 'u8', itemId: 'never-3', type: 'view', eventId: 'mixed-1' },
+    ];
+    expect((await post('/ingestion/interactions', { interactions: repeated })).body).toEqual({
+      accepted: 3,
+      unknownItems: 2,
+    });
   });
 
   it('counts duplicates by eventId as accepted without storing them twice', async () => {

@@ -83,6 +83,43 @@ describe('ModelScheduler', () => {
     expect(shop.neighbours.rangeEnd(a) - shop.neighbours.rangeStart(a)).toBe(2);
   });
 
+  it('waits for the writes of a burst to pause before building, at most the longest debounce', async () => {
+    const writeFor = async (shop: TenantState, ms: number) => {
+      const end = Date.now() + ms;
+      for (let n = 0; Date.now() < end; n++) {
+        await appendInteractions(runtime, shop, views(`u${n}`, ['a', 'b']));
+        scheduler.interactionsCommitted(shop);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const shop = await setUp({ debounceMs: 150, maxDebounceMs: 60_000 });
+    await writeFor(shop, 800);
+    expect(built).toEqual([]);
+    await until(() => built.length === 1);
+    await scheduler.stop();
+    await runtime.store.close();
+    rmSync(dir, { recursive: true, force: true });
+
+    // A small tenant's writes that never pause are built once the longest debounce is over...
+    const busy = await setUp({ debounceMs: 150, maxDebounceMs: 300 });
+    await writeFor(busy, 800);
+    expect(built.length).toBeGreaterThan(0);
+    await scheduler.stop();
+    await runtime.store.close();
+    rmSync(dir, { recursive: true, force: true });
+
+    // ...and a tenant that they make large waits for them to pause, up to its spacing.
+    const growing = await setUp({
+      debounceMs: 150,
+      maxDebounceMs: 300,
+      smallTenantInteractions: 4,
+      largeTenantSpacingMs: 60_000,
+    });
+    await writeFor(growing, 800);
+    expect(built).toEqual([]);
+    await until(() => built.length === 1);
+  });
+
   it('rebuilds a large tenant only when new interactions exceed the stale share, spaced apart', async () => {
     const shop = await setUp({ smallTenantInteractions: 0, staleShare: 0.5, largeTenantSpacingMs: 300 });
     await appendInteractions(runtime, shop, views('u1', ['a', 'b', 'c', 'd']));

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { liveSegments, tableDir } from '../../../src/lake/layout.js';
+import { liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
+import { rowKey } from '../../../src/store/rows.js';
 import { LakeExporter } from '../../../src/store/lake-export.js';
 import {
   closeTempStore,
@@ -78,5 +79,52 @@ describe("holding a tenant's lake exports", () => {
     expect(exported()).toBe(0);
     await exporter.stop();
     expect(exported()).toBe(1);
+  });
+});
+
+describe('following commits', () => {
+  /** Commits pause for longer than this only when a test pauses them: a slow disk cannot make a pause. */
+  const QUIET_MS = 300;
+
+  /** Commits a user row of the tenant every few ms for `ms`: each commit reaches the store at once. */
+  async function commitUsersFor(ms: number): Promise<void> {
+    const end = Date.now() + ms;
+    for (let n = 0; Date.now() < end; n++) {
+      await temp.store.writes.submit((rows) => {
+        const user = { externalId: `user-${n}`, attributes: {}, createdAt: n, updatedAt: n };
+        rows.users.set(rowKey(TENANT, user.externalId), [TENANT, user]);
+        return () => undefined;
+      });
+      await sleep(10);
+    }
+  }
+  const exportedUsers = () => snapshots(tableDir(temp.dir, TENANT, 'users')).length;
+
+  /** An exporter that follows the store's commits instead of the one every test starts with. */
+  async function following(maxDelayMs: number, during: () => Promise<void>): Promise<void> {
+    const exporter = new LakeExporter(temp.store, temp.dir, QUIET_MS, maxDelayMs);
+    exporter.follow((error) => {
+      throw error;
+    });
+    try {
+      await during();
+    } finally {
+      await exporter.stop();
+    }
+  }
+
+  it('exports once commits pause, not while they go on', async () => {
+    await following(60_000, async () => {
+      await commitUsersFor(QUIET_MS * 4);
+      expect(exportedUsers()).toBe(0);
+      await until(() => exportedUsers() === 1);
+    });
+  });
+
+  it('exports commits that never pause once the longest delay is over', async () => {
+    await following(QUIET_MS * 2, async () => {
+      await commitUsersFor(QUIET_MS * 5);
+      expect(exportedUsers()).toBeGreaterThan(0);
+    });
   });
 });
