@@ -12,7 +12,12 @@ export interface LogBatch {
   readonly firstSeq: number;
   /** Each row's item key (item-keys.ts). */
   readonly itemKeys: Int32Array;
+  /** The item keys these rows were the first to use (tenant, item, key): the store keeps them with them. */
+  readonly freshKeys: readonly FreshKey[];
 }
+
+/** An item key given to an item for the first time (item-keys.ts). */
+export type FreshKey = readonly [tenantId: string, itemId: string, key: number];
 
 /** The columns of `interactions` a log line holds, in its order, with their types (see `LineEncoder.line`). */
 export const LOG_COLUMNS: readonly (readonly [string, string])[] = [

@@ -339,7 +339,8 @@ export class WriteQueue {
     const firstSeq = this.sequence.interactions + 1;
     this.sequence.interactions += interactions.length;
     try {
-      await this.log.append({ rows: interactions, firstSeq, itemKeys });
+      // The keys these rows were first to use: the log keeps them for the move (event-log.ts).
+      await this.log.append({ rows: interactions, firstSeq, itemKeys, freshKeys: this.itemKeys.uncommitted });
     } catch (error) {
       this.itemKeys.rolledBack();
       throw error;

@@ -17,6 +17,7 @@ function batchOf(rows: Row[], firstSeq = 1): LogBatch {
     rows: rows.map(({ tenantId, event }) => [tenantId, event] as const),
     firstSeq,
     itemKeys: Int32Array.from(rows, (row) => row.itemKey),
+    freshKeys: [],
   };
 }
 
