@@ -296,7 +296,7 @@ export class TenantState {
       parts.recent.add(item, country, ts, now);
     }
     if (identity === null) return -1;
-    if (parts.kind === 'own') return parts.histories.add(identity, { item, type, ts, weight }, now);
+    if (parts.kind === 'own') return parts.histories.add(identity, item, type, ts, weight, now);
     parts.histories.bind(identity, index);
     return index;
   }

@@ -300,8 +300,11 @@ export class UserHistories implements HistoriesView {
     return this.byIdentity.get(identity);
   }
 
-  /** Adds an event to the identity's history; returns the history's index (a reader binds to it). */
-  add(identity: string, event: HistoryEvent, now: number): number {
+  /**
+   * Adds an event (its fields, not an object of them: one per ingested event) to the identity's history;
+   * returns the history's index (a reader binds to it).
+   */
+  add(identity: string, item: number, type: number, time: number, weight: number, now: number): number {
     let history = this.byIdentity.get(identity);
     if (!history) {
       const index = this.nextIndex++;
@@ -319,7 +322,6 @@ export class UserHistories implements HistoriesView {
     // Events mostly arrive in order; an older one is moved into place from the end, the events after it
     // moving up one slot as they are passed.
     let at = first + length;
-    const time = event.ts;
     while (at > first && ts[at - 1] > time) {
       items[at] = items[at - 1];
       types[at] = types[at - 1];
@@ -327,10 +329,10 @@ export class UserHistories implements HistoriesView {
       weights[at] = weights[at - 1];
       at--;
     }
-    items[at] = event.item;
-    types[at] = event.type;
-    ts[at] = event.ts;
-    weights[at] = event.weight;
+    items[at] = item;
+    types[at] = type;
+    ts[at] = time;
+    weights[at] = weight;
     meta[place + VERSION]++;
     // Stored atomically, last: a reader that sees the new length sees the events written before it.
     Atomics.store(meta, place + LENGTH, length + 1);

@@ -9,6 +9,7 @@ import {
   SharedHistoriesReader,
   TYPE_CODES,
   UserHistories,
+  type HistoryEvent,
   type SharedHistories,
 } from '../../../src/state/user-histories.js';
 
@@ -19,6 +20,9 @@ const event = (item: number, type: number, daysAgo: number, weight = 1) => ({
   ts: NOW - daysAgo * DAY_MS,
   weight,
 });
+/** Adds `e` to the identity's history, now. */
+const addTo = (histories: UserHistories, identity: string, e: HistoryEvent) =>
+  histories.add(identity, e.item, e.type, e.ts, e.weight, NOW);
 const itemsOf = (histories: UserHistories, identity: string) =>
   histories
     .get(identity)!
@@ -28,18 +32,18 @@ const itemsOf = (histories: UserHistories, identity: string) =>
 describe('UserHistories', () => {
   it('keeps events in time order even when they arrive out of order', () => {
     const histories = new UserHistories();
-    for (const daysAgo of [3, 1, 2, 5, 0]) histories.add('u', event(daysAgo, TYPE_CODES.view, daysAgo), NOW);
+    for (const daysAgo of [3, 1, 2, 5, 0]) addTo(histories, 'u', event(daysAgo, TYPE_CODES.view, daysAgo));
     expect(itemsOf(histories, 'u')).toEqual([5, 3, 2, 1, 0]);
   });
 
   it('drops what left its window (30 days, 90 for purchases) when its slots fill', () => {
     const histories = new UserHistories();
-    histories.add('u', event(1, TYPE_CODES.view, 40), NOW);
-    histories.add('u', event(2, PURCHASE, 60), NOW);
-    histories.add('u', event(3, PURCHASE, 100), NOW);
-    histories.add('u', event(4, TYPE_CODES.cart, 10), NOW);
+    addTo(histories, 'u', event(1, TYPE_CODES.view, 40));
+    addTo(histories, 'u', event(2, PURCHASE, 60));
+    addTo(histories, 'u', event(3, PURCHASE, 100));
+    addTo(histories, 'u', event(4, TYPE_CODES.cart, 10));
     // Four slots are full: the fifth event makes room by dropping the 40-day view and 100-day purchase.
-    histories.add('u', event(5, TYPE_CODES.view, 1), NOW);
+    addTo(histories, 'u', event(5, TYPE_CODES.view, 1));
     const history = histories.get('u')!;
     expect(itemsOf(histories, 'u')).toEqual([2, 4, 5]);
     expect(histories.events).toBe(3);
@@ -49,7 +53,7 @@ describe('UserHistories', () => {
 
   it('grows past its first slots without losing events inside the windows', () => {
     const histories = new UserHistories();
-    for (let i = 0; i < 1000; i++) histories.add('u', event(i, TYPE_CODES.view, (i % 20) / 10), NOW);
+    for (let i = 0; i < 1000; i++) addTo(histories, 'u', event(i, TYPE_CODES.view, (i % 20) / 10));
     const ts = histories
       .get('u')!
       .events()
@@ -86,7 +90,7 @@ describe('UserHistories', () => {
             }
             const e = event(step.item, step.type, step.daysAgo, step.weight);
             const identity = `u${step.identity}`;
-            histories.add(identity, e, NOW);
+            addTo(histories, identity, e);
             const events = model.get(identity) ?? [];
             // Stable: an event goes after those at the same time, as the history inserts it.
             const at = events.findLastIndex((other) => other.ts <= e.ts) + 1;
@@ -120,11 +124,11 @@ describe('UserHistories', () => {
     const histories = new UserHistories();
     // Interleaved events make every history move as it grows, leaving its old slots behind.
     for (let round = 0; round < 200; round++) {
-      for (let user = 0; user < 100; user++) histories.add(`u${user}`, event(round, 0, 1), NOW);
+      for (let user = 0; user < 100; user++) addTo(histories, `u${user}`, event(round, 0, 1));
     }
     for (let user = 0; user < 50; user++) histories.delete(`u${user}`);
     for (let round = 200; round < 300; round++) {
-      for (let user = 50; user < 100; user++) histories.add(`u${user}`, event(round, 0, 0), NOW);
+      for (let user = 50; user < 100; user++) addTo(histories, `u${user}`, event(round, 0, 0));
     }
     expect(histories.events).toBe(50 * 300);
     const { used, abandoned } = histories.slots;
@@ -162,7 +166,7 @@ describe('UserHistories', () => {
       for (let user = 0; user < 60; user++) {
         const daysAgo = round % 7 === 3 ? 100 : ((round * 13 + user) % 5) / 10;
         const identity = `u${user}`;
-        reader.bind(identity, histories.add(identity, event(round * 100 + user, user % 4, daysAgo), NOW));
+        reader.bind(identity, addTo(histories, identity, event(round * 100 + user, user % 4, daysAgo)));
       }
       if (round % 10 === 9) {
         for (let user = round; user < round + 5; user++) {
