@@ -127,18 +127,27 @@ describe('LineEncoder', () => {
     );
   });
 
-  it('writes the received time of rows that share one as of rows that do not', () => {
+  it('writes the received time and identity that rows share with the row before as of rows that do not', () => {
     const encoder = new LineEncoder();
-    const at = (receivedAt: number, userId: string) => ({
+    const at = (receivedAt: number, userId: string | null, sessionId: string | null = null) => ({
       ...row,
-      event: { ...row.event, receivedAt, userId },
+      event: { ...row.event, receivedAt, userId, sessionId },
     });
-    const batch = [at(1_700_000_000_123, 'a'), at(1_700_000_000_123, 'b'), at(99, 'c'), at(99, 'd')];
+    const batch = [
+      at(1_700_000_000_123, 'a'),
+      at(1_700_000_000_123, 'a'),
+      at(1_700_000_000_123, 'b'),
+      at(99, null, 'b'),
+      at(99, 'c'),
+      at(99, null, null),
+      at(99, null, null),
+      at(99, 'd'),
+    ];
     expect(encoder.encode(batchOf(batch)).toString()).toBe(referenceLines(batch));
-    // The next batch writes over the buffer, past where the last received time was, before it writes its
-    // own: what was kept of it is a copy.
-    const next = [at(99, 'e'.repeat(200)), at(7, 'f')];
-    expect(encoder.encode(batchOf(next, 5)).toString()).toBe(referenceLines(next, 5));
+    // The next batch writes over the buffer, past where the last received time and identity hash were,
+    // before it writes its own: what was kept of them is a copy.
+    const next = [at(99, 'd', 'e'.repeat(200)), at(7, 'f')];
+    expect(encoder.encode(batchOf(next, 9)).toString()).toBe(referenceLines(next, 9));
   });
 });
 
