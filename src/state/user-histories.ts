@@ -286,6 +286,9 @@ export class UserHistories implements HistoriesView {
   /** Slots below `used` that no history owns any more (moved or deleted histories left them). */
   private abandoned = 0;
   private eventCount = 0;
+  /** The identity `add` added to last, and its history (see `add`). */
+  private lastIdentity: string | undefined;
+  private lastHistory: UserHistory | undefined;
 
   /** @param packMinSlots below this many slots handed out, abandoned ones are left as they are */
   constructor(private readonly packMinSlots = PACK_MIN_SLOTS) {}
@@ -305,13 +308,16 @@ export class UserHistories implements HistoriesView {
    * returns the history's index (a reader binds to it).
    */
   add(identity: string, item: number, type: number, time: number, weight: number, now: number): number {
-    let history = this.byIdentity.get(identity);
+    // Events mostly come in runs of one identity's: the last history is at hand without a lookup.
+    let history = identity === this.lastIdentity ? this.lastHistory : this.byIdentity.get(identity);
     if (!history) {
       const index = this.nextIndex++;
       if ((index + 1) * META_WORDS > this.meta.length) this.replace(this.columns, this.meta.length * 2);
       history = new UserHistory(this, index);
       this.byIdentity.set(identity, history);
     }
+    this.lastIdentity = identity;
+    this.lastHistory = history;
     if (history.length === history.capacity) this.makeRoom(history, now);
     const { items, types, ts, weights } = this.columns;
     // The history's place, read once (what UserHistory's accessors read).
@@ -356,6 +362,10 @@ export class UserHistories implements HistoriesView {
     const history = this.byIdentity.get(identity);
     if (!history) return;
     this.byIdentity.delete(identity);
+    if (identity === this.lastIdentity) {
+      this.lastIdentity = undefined;
+      this.lastHistory = undefined;
+    }
     this.abandoned += history.capacity;
     this.eventCount -= history.length;
   }
