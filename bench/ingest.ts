@@ -76,10 +76,7 @@ function prepareBatches(events: number): Batch[] {
 interface Measurement extends LoadResult {
   /** CPU time of the server over the run's wall time: above 1, its native threads did part of the work. */
   cores?: number;
-  /**
-   * CPU time per event, in µs, of the server's event loop thread and of all its threads: unlike the rate,
-   * these hardly depend on what else the machine runs.
-   */
+  /** CPU time per event, in µs, of the server's event loop thread and of all its threads. */
   mainThreadCpuUs?: number;
   cpuUs?: number;
 }
