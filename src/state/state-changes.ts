@@ -232,7 +232,7 @@ function applyHistoryRows(tenant: TenantState, rows: HistoryRows, now: number): 
   const { itemIds, identities, countries, types, ts, weights, merged, indexes } = rows;
   for (let i = 0; i < itemIds.length; i++) {
     tenant.addToHistory(
-      itemIds[i],
+      tenant.catalog.ensureId(itemIds[i]),
       identities[i],
       countries[i],
       types[i],

@@ -239,7 +239,7 @@ export class TenantState {
     const historiesBefore = parts.kind === 'own' ? parts.histories.indexesGiven : 0;
     const identity = event.userId ?? event.sessionId;
     const item = catalog.ensureId(event.itemId);
-    const index = this.addItemToHistory(
+    const index = this.addToHistory(
       item,
       identity,
       event.country,
@@ -248,7 +248,6 @@ export class TenantState {
       event.weight,
       event.merged === true,
       now,
-      -1,
     );
     // A replica reads the histories and counters from shared memory: it is told of an interaction only
     // when it brings a new item, country or history, which it must number as this state did.
@@ -258,27 +257,11 @@ export class TenantState {
   }
 
   /**
-   * An interaction inside its window (`recordHistory`), field by field, as a replica is told of it.
-   * Returns the index of the identity's history (-1 for none): a replica is given it (`index`), and
-   * reads the history there.
+   * An interaction inside its window (`recordHistory`), field by field, its item by dense id, as a
+   * replica is told of it. Returns the index of the identity's history (-1 for none): a replica is given
+   * it (`index`), and reads the history there.
    */
   addToHistory(
-    itemId: string,
-    identity: string | null,
-    countryName: string | null,
-    type: number,
-    ts: number,
-    weight: number,
-    merged: boolean,
-    now: number,
-    index = -1,
-  ): number {
-    const item = this.catalog.ensureId(itemId);
-    return this.addItemToHistory(item, identity, countryName, type, ts, weight, merged, now, index);
-  }
-
-  /** `addToHistory` of an item known by its dense id. */
-  private addItemToHistory(
     item: number,
     identity: string | null,
     countryName: string | null,
@@ -287,7 +270,7 @@ export class TenantState {
     weight: number,
     merged: boolean,
     now: number,
-    index: number,
+    index = -1,
   ): number {
     const country = this.countries.codeOf(countryName);
     const { parts } = this;
