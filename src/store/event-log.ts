@@ -14,8 +14,9 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath, fsyncPathAsync } from '../durable-files.js';
 import { sqlString } from './sql.js';
+import { appendItemKey, type FreshKey } from './item-keys.js';
 import { closeAppender } from './write-queue.js';
-import { LineEncoder, LOG_COLUMNS, type FreshKey, type LogBatch } from './log-encoder.js';
+import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
 
 /**
  * The interactions log (README, "The HTTP API", ingestion rules): batches of interactions only are made
@@ -256,6 +257,9 @@ function dropTornTail(file: string): number {
   }
 }
 
+/** What a move reads of a segment: a live one's, or one found at start (its fresh keys unknown). */
+type MoveSource = Pick<Segment, 'file' | 'first' | 'freshKeys'>;
+
 /**
  * One transaction: the segment's rows into `interactions`, and the item keys they were first to use; it
  * throws only if the transaction did not commit. The caller removes the file.
@@ -265,7 +269,7 @@ function dropTornTail(file: string): number {
  */
 async function moveSegment(
   connection: DuckDBConnection,
-  segment: Pick<Segment, 'file' | 'first' | 'freshKeys'>,
+  segment: MoveSource,
   threads: number,
 ): Promise<void> {
   await connection.run('SET threads = 1');
@@ -277,10 +281,7 @@ async function moveSegment(
   }
 }
 
-async function moveRows(
-  connection: DuckDBConnection,
-  { file, first, freshKeys }: Pick<Segment, 'file' | 'first' | 'freshKeys'>,
-): Promise<void> {
+async function moveRows(connection: DuckDBConnection, { file, first, freshKeys }: MoveSource): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
   try {
     await connection.run(
@@ -307,16 +308,14 @@ async function moveRows(
 
 /**
  * Appends keys to `item_keys`, in the connection's transaction: finding them among the moved rows instead
- * (a join of each row against the table) took a tenth of a move's time (bench/ingest).
+ * (a join of each row against the table) took a tenth of a move's time.
  */
 async function appendItemKeys(connection: DuckDBConnection, keys: readonly FreshKey[]): Promise<void> {
   if (keys.length === 0) return;
   const appender = await connection.createAppender('item_keys');
   try {
-    for (const [tenantId, itemId, key] of keys) {
-      appender.appendVarchar(tenantId);
-      appender.appendVarchar(itemId);
-      appender.appendInteger(key);
+    for (const key of keys) {
+      appendItemKey(appender, key);
       appender.endRow();
     }
     appender.flushSync();

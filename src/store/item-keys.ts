@@ -1,4 +1,14 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+
+/** A key given to an item for the first time, which `item_keys` must store with the events naming it. */
+export type FreshKey = readonly [tenantId: string, itemId: string, key: number];
+
+/** Appends the columns of an `item_keys` row, in order, to an appender of the table (not ending the row). */
+export function appendItemKey(appender: DuckDBAppender, [tenantId, itemId, key]: FreshKey): void {
+  appender.appendVarchar(tenantId);
+  appender.appendVarchar(itemId);
+  appender.appendInteger(key);
+}
 
 /** A tenant's keys, and the next one to give. */
 interface TenantKeys {
@@ -17,7 +27,7 @@ interface TenantKeys {
 export class ItemKeys {
   private readonly byTenant = new Map<string, TenantKeys>();
   /** Keys given since the last `committed` or `rolledBack`, in the order they were given. */
-  private fresh: [tenantId: string, itemId: string, key: number][] = [];
+  private fresh: FreshKey[] = [];
   /** The tenant `tenant` returned last, and its keys. */
   private lastTenant: string | undefined;
   private lastKeys: TenantKeys | undefined;
@@ -48,7 +58,7 @@ export class ItemKeys {
   }
 
   /** The keys given since the last commit or rollback, which the transaction must store. */
-  get uncommitted(): readonly (readonly [string, string, number])[] {
+  get uncommitted(): readonly FreshKey[] {
     return this.fresh;
   }
 

@@ -1,4 +1,5 @@
 import { identityHashWords, identityOf } from './identity-hash.js';
+import type { FreshKey } from './item-keys.js';
 import type { StoredInteraction } from './rows.js';
 
 /**
@@ -15,9 +16,6 @@ export interface LogBatch {
   /** The item keys these rows were the first to use (tenant, item, key): the store keeps them with them. */
   readonly freshKeys: readonly FreshKey[];
 }
-
-/** An item key given to an item for the first time (item-keys.ts). */
-export type FreshKey = readonly [tenantId: string, itemId: string, key: number];
 
 /** The columns of `interactions` a log line holds, in its order, with their types (see `LineEncoder.line`). */
 export const LOG_COLUMNS: readonly (readonly [string, string])[] = [

@@ -1,7 +1,7 @@
 import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { EventLog } from './event-log.js';
 import { identityHash, identityOf } from './identity-hash.js';
-import { ItemKeys } from './item-keys.js';
+import { ItemKeys, appendItemKey } from './item-keys.js';
 import {
   RowBuffer,
   type StoredImpression,
@@ -399,15 +399,8 @@ export class WriteQueue {
         a.appendList(keys, INTEGER_LIST);
       });
     // The keys these events were the first to name, durable with them.
-    const fresh = this.itemKeys.uncommitted.map(
-      ([tenantId, itemId, key]) => [tenantId, { itemId, key }] as const,
-    );
-    if (fresh.length)
-      await this.append('item_keys', fresh, (a, tenantId, { itemId, key }) => {
-        a.appendVarchar(tenantId);
-        a.appendVarchar(itemId);
-        a.appendInteger(key);
-      });
+    const fresh = this.itemKeys.uncommitted.map((key) => [key[0], key] as const);
+    if (fresh.length) await this.append('item_keys', fresh, (a, _tenantId, key) => appendItemKey(a, key));
     for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
   }
 
