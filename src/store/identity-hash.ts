@@ -4,11 +4,8 @@
  * faster than over the ids' text (README, "Analytics"). Two 32-bit lanes over the id's UTF-16 code units,
  * each a multiply-xor step per unit finished by an avalanche of its own, make the high and low words;
  * two ids are counted as one only if both lanes collide.
- *
- * `words` receives the hash as two 32-bit words, high then low (the low one's bits as an int32), so that
- * a caller writing many hashes makes no BigInt for each (see log-encoder.ts).
  */
-export function identityHashWords(identity: string, words: Int32Array): void {
+export function identityHash(identity: string): bigint {
   let high = 0x811c9dc5;
   let low = 0x9747b28c ^ identity.length;
   for (let i = 0; i < identity.length; i++) {
@@ -27,16 +24,7 @@ export function identityHashWords(identity: string, words: Int32Array): void {
   low ^= low >>> 12;
   low = Math.imul(low, 0x297a2d39);
   low ^= low >>> 15;
-  words[0] = high;
-  words[1] = low;
-}
-
-const scratch = new Int32Array(2);
-
-/** The hash as one signed 64-bit integer (see identityHashWords). */
-export function identityHash(identity: string): bigint {
-  identityHashWords(identity, scratch);
-  return BigInt.asIntN(64, (BigInt(scratch[0] >>> 0) << 32n) | BigInt(scratch[1] >>> 0));
+  return BigInt.asIntN(64, (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0));
 }
 
 /** The identity of an interaction, as identityHash takes it. */

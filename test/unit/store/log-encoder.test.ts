@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { identityHash, identityOf } from '../../../src/store/identity-hash.js';
-import { LineEncoder, writeInt64Words, type LogBatch } from '../../../src/store/log-encoder.js';
+import { LineEncoder, type LogBatch } from '../../../src/store/log-encoder.js';
 import type { StoredInteraction } from '../../../src/store/rows.js';
 import { storedInteraction } from '../../support/temp-store.js';
 
@@ -148,41 +148,5 @@ describe('LineEncoder', () => {
     // before it writes its own: what was kept of them is a copy.
     const next = [at(99, 'd', 'e'.repeat(200)), at(7, 'f')];
     expect(encoder.encode(batchOf(next, 9)).toString()).toBe(referenceLines(next, 9));
-  });
-});
-
-describe('writeInt64Words', () => {
-  const written = (value: bigint) => {
-    const bytes = Buffer.alloc(24, 0x7c);
-    const high = Number(BigInt.asIntN(32, value >> 32n));
-    const low = Number(BigInt.asIntN(32, value));
-    const end = writeInt64Words(bytes, 2, high, low);
-    // Nothing is written before `at` or past the end it returns.
-    expect(bytes[1]).toBe(0x7c);
-    expect(bytes[end]).toBe(0x7c);
-    return bytes.subarray(2, end).toString();
-  };
-
-  it('writes every signed 64-bit integer as String() writes it', () => {
-    const edges = [
-      0n,
-      1n,
-      -1n,
-      2n ** 32n,
-      2n ** 32n - 1n,
-      -(2n ** 32n),
-      10n ** 8n,
-      10n ** 16n,
-      2n ** 63n - 1n,
-    ];
-    for (const value of [...edges, -(2n ** 63n), -(2n ** 63n) + 1n, 4_294_967_296n * 99_999_999n]) {
-      expect(written(value)).toBe(String(value));
-    }
-    fc.assert(
-      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => {
-        expect(written(value)).toBe(String(value));
-      }),
-      { numRuns: 5_000 },
-    );
   });
 });
