@@ -1,4 +1,4 @@
-/** When a waiting task may run, as the last call for its key set it. */
+/** When a waiting task may run, as the last call for its key that gave limits set it. */
 export interface QuietLimits {
   /** The task runs at the latest this long after the first call since it last ran (default: the timers'). */
   maxWaitMs?: number;
@@ -34,14 +34,18 @@ export class QuietTimers {
     private readonly run: (key: string) => void,
   ) {}
 
-  /** A call for `key`: its task runs once calls pause for `quietMs`, within the limits this call sets. */
-  touch(key: string, limits: QuietLimits = {}): void {
+  /**
+   * A call for `key`: its task runs once calls pause for `quietMs`, within the limits this call sets, or
+   * without them, those the task waits under already (a first call's: the defaults).
+   */
+  touch(key: string, limits?: QuietLimits): void {
     const now = Date.now();
-    const maxWaitMs = limits.maxWaitMs ?? this.maxWaitMs;
-    const notBefore = limits.notBefore ?? 0;
+    const maxWaitMs = limits?.maxWaitMs ?? this.maxWaitMs;
+    const notBefore = limits?.notBefore ?? 0;
     const waiting = this.waiting.get(key);
     if (waiting) {
       waiting.last = now;
+      if (!limits) return;
       waiting.maxWaitMs = maxWaitMs;
       waiting.notBefore = notBefore;
       // Limits that make the task due sooner than its timer fires take effect now.

@@ -129,6 +129,8 @@ function progress(tenant: TenantState, model: ModelName): Progress {
 class Lane {
   /** Tenants whose build waits for their writes to pause (see `committed`). */
   private readonly timers: QuietTimers;
+  /** Those of them that wait within a small tenant's limits. */
+  private readonly smallWaits = new Set<string>();
   private readonly queue: string[] = [];
   /** Queued tenants to build whatever their growth (see ModelScheduler.rebuild). */
   private readonly forced = new Set<string>();
@@ -141,9 +143,10 @@ class Lane {
     readonly followsSmallTenants: boolean,
     schedule: ModelSchedule,
   ) {
-    this.timers = new QuietTimers(schedule.debounceMs, schedule.maxDebounceMs, (tenantId) =>
-      this.enqueue(tenantId),
-    );
+    this.timers = new QuietTimers(schedule.debounceMs, schedule.maxDebounceMs, (tenantId) => {
+      this.smallWaits.delete(tenantId);
+      this.enqueue(tenantId);
+    });
   }
 
   /** The lane's models this tenant uses. */
@@ -167,15 +170,25 @@ class Lane {
   committed(tenant: TenantState, schedule: ModelSchedule): void {
     const { tenantId } = tenant;
     if (this.stopped || this.queue.includes(tenantId)) return;
+    // A build that waits for writes to pause waits for this one too, within the limits it waits under; a
+    // small tenant's wait takes a larger tenant's limits once the tenant has grown past that size.
+    const waiting = this.timers.has(tenantId);
+    const grown =
+      this.smallWaits.has(tenantId) && tenant.interactionTotal >= schedule.smallTenantInteractions;
+    if (waiting && !grown) {
+      this.timers.touch(tenantId);
+      return;
+    }
     const model = this.oldest(tenant);
     if (!model) return;
     const small = this.followsSmallTenants && model.current < schedule.smallTenantInteractions;
     const stale =
       model.due ||
       (model.current > model.built && model.current - model.built > schedule.staleShare * model.built);
-    // A build that already waits for the writes to pause waits for this one too.
-    if (!small && !stale && !this.timers.has(tenantId)) return;
+    if (!small && !stale && !waiting) return;
     const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
+    if (small) this.smallWaits.add(tenantId);
+    else this.smallWaits.delete(tenantId);
     this.timers.touch(
       tenantId,
       small || model.due
@@ -192,6 +205,7 @@ class Lane {
   stop(): Promise<void> | null {
     this.stopped = true;
     this.timers.clear();
+    this.smallWaits.clear();
     this.queue.length = 0;
     this.forced.clear();
     return this.running;

@@ -69,7 +69,7 @@ describe('QuietTimers', () => {
     // A call that allows it to run sooner than its timer fires makes it run then.
     timers.touch('b', { notBefore: Date.now() + 5_000 });
     vi.advanceTimersByTime(50);
-    timers.touch('b');
+    timers.touch('b', {});
     vi.advanceTimersByTime(100);
     expect(ran).toEqual(['a', 'b']);
 
