@@ -22,10 +22,9 @@ const TARGET_RATIO = 0.2;
 const ROUTE = '/ingestion/interactions';
 const TENANT_ID = 'bench';
 /**
- * Timed rounds of each server, of which the median counts: one round's rate varied by half between runs
- * on this 2-core machine, for the bare route from 365,000 to 690,000 events/s, which swung the ratio
- * alone. Each of the daemon's rounds starts a daemon of its own on an empty data dir, so that every
- * round measures the same thing; a profiled run (`--profile`) has one round.
+ * Rounds of the two servers measured in turn (see measureRounds), of which the round of median ratio
+ * counts: one round's rate varied by half between runs on this 2-core machine, for the bare route from
+ * 365,000 to 690,000 events/s, which swung the ratio alone. A profiled run (`--profile`) has one round.
  */
 const ROUNDS = 3;
 /** Untimed batches sent first, so that both servers are measured with their hot paths compiled. */
