@@ -86,11 +86,8 @@ function checkEvent(event: unknown): number | undefined {
         hasItem = true;
         break;
       case 'userId':
-        if (!passesRule(value, USER_ID)) return NaN;
-        hasIdentity = true;
-        break;
       case 'sessionId':
-        if (!passesRule(value, SESSION_ID)) return NaN;
+        if (!passesRule(value, key === 'userId' ? USER_ID : SESSION_ID)) return NaN;
         hasIdentity = true;
         break;
       case 'country':
