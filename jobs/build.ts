@@ -1,13 +1,15 @@
 import type { ModelName } from '../src/artifacts/layout.js';
 import { publishModel } from '../src/artifacts/publish.js';
 import type { Manifest } from '../src/artifacts/manifest.js';
-import { LakeDb, type LakeDbOptions } from './lake/lake-db.js';
+import { LakeDb, type LakeDbOptions, type LakeInstance } from './lake/lake-db.js';
 import { jobFor } from './registry.js';
 
 export interface BuildOptions {
   now?: number;
   threads?: number;
   lakeDb?: LakeDbOptions;
+  /** A DuckDB to open the lake in, kept for builds one after another (else one of the build's own). */
+  instance?: LakeInstance;
   /** Job parameters per model, over each job's defaults. */
   parameters?: Partial<Record<ModelName, object>>;
 }
@@ -29,7 +31,7 @@ export async function buildTenant(
   options: BuildOptions = {},
   progress: (model: ModelName, stage: 'start' | 'done') => void = () => undefined,
 ): Promise<BuildResult[]> {
-  const openLake = () => LakeDb.open(dataDir, tenantId, options.lakeDb);
+  const openLake = () => LakeDb.open(dataDir, tenantId, options.lakeDb, options.instance);
   let lake = await openLake();
   try {
     const results: BuildResult[] = [];

@@ -5,6 +5,7 @@ import { feedNetwork, type FeedNetwork } from './feeds/network.js';
 import { MODEL_NAMES } from './artifacts/layout.js';
 import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
+import { quickBuildRunner } from './models/quick-builds.js';
 import { LakeExporter } from './store/lake-export.js';
 import { BuildLauncher } from './models/build-launcher.js';
 import { Store } from './store/database.js';
@@ -80,7 +81,8 @@ export async function openRuntime(
   // Loads disturb serving as builds do: the loading thread runs where they do (README, "Batch models").
   preparer?.onThreadStarted?.((tid) => launcher.keepWithBuilds(tid));
   const builds = processBuildRunner(dataDir, vectors.modelDir, undefined, launcher);
-  const models = new ModelScheduler(state, lake, loader, builds, modelsInUse);
+  const quickBuilds = quickBuildRunner(dataDir, vectors.modelDir);
+  const models = new ModelScheduler(state, lake, loader, builds, modelsInUse, undefined, quickBuilds);
   const indexer = new VectorIndexer(vectors.embedder, state, {
     error: () => undefined,
     embedded: (tenant) => models.vectorsChanged(tenant),

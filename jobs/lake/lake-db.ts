@@ -41,23 +41,14 @@ function removeSpillDir(dir: string): void {
   spillDirs.delete(dir);
 }
 
-/**
- * An in-memory DuckDB whose views `interactions` and `items` read one tenant's lake files: a job never
- * opens the live store (the daemon holds it), only the Parquet files exported from it.
- */
-export class LakeDb {
-  /** The lake this one reads, when it reads one (a scratch lake reads none). */
-  location?: { dataDir: string; tenantId: string };
-  /** The lake's files the views read, as they were listed when it was opened. */
-  private files: string[] = [];
-
+/** An in-memory DuckDB with a spill folder of its own. */
+export class LakeInstance {
   private constructor(
-    private readonly instance: DuckDBInstance,
-    readonly db: DuckDBConnection,
+    readonly instance: DuckDBInstance,
     private readonly spillDir: string,
   ) {}
 
-  private static async create(options: LakeDbOptions): Promise<LakeDb> {
+  static async create(options: LakeDbOptions = DEFAULT_LAKE_DB): Promise<LakeInstance> {
     // A folder of its own, even for two lakes opened within the same millisecond.
     const spillDir = mkdtempSync(path.join(tmpdir(), `nextrec-job-${process.pid}-`));
     spillDirs.add(spillDir);
@@ -67,9 +58,45 @@ export class LakeDb {
         threads: String(options.threads),
         temp_directory: spillDir,
       });
-      return new LakeDb(instance, await instance.connect(), spillDir);
+      return new LakeInstance(instance, spillDir);
     } catch (error) {
       removeSpillDir(spillDir);
+      throw error;
+    }
+  }
+
+  close(): void {
+    this.instance.closeSync();
+    removeSpillDir(this.spillDir);
+  }
+}
+
+/**
+ * An in-memory DuckDB whose views `interactions` and `items` read one tenant's lake files: a job never
+ * opens the live store (the daemon holds it), only the Parquet files exported from it. A lake is a
+ * connection of its own, whose views and tables are temporary, so that lakes opened one after another
+ * may share one DuckDB (`shared`: the quick build process's, README "Batch models") and leave nothing in
+ * it when they close; a lake opened without one has a DuckDB of its own, closed with it.
+ */
+export class LakeDb {
+  /** The lake this one reads, when it reads one (a scratch lake reads none). */
+  location?: { dataDir: string; tenantId: string };
+  /** The lake's files the views read, as they were listed when it was opened. */
+  private files: string[] = [];
+
+  private constructor(
+    readonly db: DuckDBConnection,
+    /** The DuckDB to close with the lake, when it is the lake's own. */
+    private readonly own: LakeInstance | undefined,
+  ) {}
+
+  private static async create(options: LakeDbOptions, shared?: LakeInstance): Promise<LakeDb> {
+    if (shared) return new LakeDb(await shared.instance.connect(), undefined);
+    const own = await LakeInstance.create(options);
+    try {
+      return new LakeDb(await own.instance.connect(), own);
+    } catch (error) {
+      own.close();
       throw error;
     }
   }
@@ -78,14 +105,15 @@ export class LakeDb {
     dataDir: string,
     tenantId: string,
     options: LakeDbOptions = DEFAULT_LAKE_DB,
+    shared?: LakeInstance,
   ): Promise<LakeDb> {
-    const lake = await LakeDb.create(options);
+    const lake = await LakeDb.create(options, shared);
     lake.location = { dataDir, tenantId };
     const { db } = lake;
     try {
       const segments = liveSegments(tableDir(dataDir, tenantId, 'interactions'));
       await db.run(
-        `CREATE VIEW interactions AS ${
+        `CREATE TEMP VIEW interactions AS ${
           segments.length
             ? `SELECT * FROM read_parquet([${segments.map((s) => quoted(s.file)).join(', ')}])`
             : EMPTY.interactions
@@ -93,7 +121,7 @@ export class LakeDb {
       );
       const items = latestSnapshot(tableDir(dataDir, tenantId, 'items'));
       await db.run(
-        `CREATE VIEW items AS ${items ? `SELECT * FROM read_parquet(${quoted(items.file)})` : EMPTY.items}`,
+        `CREATE TEMP VIEW items AS ${items ? `SELECT * FROM read_parquet(${quoted(items.file)})` : EMPTY.items}`,
       );
       lake.files = [...segments.map((segment) => segment.file), ...(items ? [items.file] : [])];
     } catch (error) {
@@ -106,8 +134,8 @@ export class LakeDb {
   /** A lake of no files whose `interactions` a caller fills (`nextrec evaluate` puts a train part there). */
   static async scratch(options: LakeDbOptions = DEFAULT_LAKE_DB): Promise<LakeDb> {
     const lake = await LakeDb.create(options);
-    await lake.db.run(`CREATE VIEW items AS ${EMPTY.items}`);
-    await lake.db.run(`CREATE TABLE interactions AS ${EMPTY.interactions}`);
+    await lake.db.run(`CREATE TEMP VIEW items AS ${EMPTY.items}`);
+    await lake.db.run(`CREATE TEMP TABLE interactions AS ${EMPTY.interactions}`);
     return lake;
   }
 
@@ -158,7 +186,6 @@ export class LakeDb {
 
   close(): void {
     this.db.closeSync();
-    this.instance.closeSync();
-    removeSpillDir(this.spillDir);
+    this.own?.close();
   }
 }

@@ -31,7 +31,7 @@ interface Waiting {
 }
 
 /** An abort's rejection, named as Node names it when a signal ends a process it started. */
-function aborted(): Error {
+export function aborted(): Error {
   return new DOMException('the build was aborted', 'AbortError');
 }
 

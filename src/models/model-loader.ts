@@ -1,5 +1,7 @@
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { MODEL_NAMES, currentVersion, modelDir, type ModelName } from '../artifacts/layout.js';
+import { MODEL_NAMES, currentVersion, modelDir, versionName, type ModelName } from '../artifacts/layout.js';
 import type { Manifest } from '../artifacts/manifest.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { installModel, prepareModel, type PreparedModel } from './prepared-model.js';
@@ -147,6 +149,23 @@ export class ThreadPreparer implements ModelPreparer {
 }
 
 /**
+ * Versions up to this size (their files together) are prepared in the loader's own thread (README, "Batch
+ * models"): a small tenant's co-occurrence maps in about a millisecond, where the loading thread, at the
+ * builds' priority and ended when idle, may first have to start, or wait for a CPU a busy machine never
+ * leaves it, past the 5 s within which a small tenant's model effects show.
+ */
+export const IN_THREAD_BYTES = 512 * 1024;
+
+/** The size of a version's files together, or Infinity when they cannot be listed. */
+function versionBytes(dir: string): number {
+  try {
+    return readdirSync(dir).reduce((sum, name) => sum + statSync(path.join(dir, name)).size, 0);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/**
  * Hot swap (README, "Batch models"): every `intervalMs` it reads each tenant's CURRENT pointers and loads
  * a version newer than the one serving. A version that fails to load is logged and not tried again; the
  * model serving keeps serving.
@@ -164,6 +183,8 @@ export class ModelLoader {
     private readonly state: ServingState,
     private readonly models: readonly ModelName[] = MODEL_NAMES,
     private readonly preparer: ModelPreparer = inThisThread,
+    /** Versions up to this size are prepared in this thread, whatever the preparer. */
+    private readonly inThreadBytes = IN_THREAD_BYTES,
   ) {}
 
   /** Told of each version swapped in, once it serves. */
@@ -202,16 +223,19 @@ export class ModelLoader {
 
   /**
    * A poll that starts after this call: a poll already under way may have passed the tenant of a version
-   * published since (a build that just ended), so it is waited for, and then another is run or joined.
+   * published since (a build that just ended), so it is waited for, and then another is run or joined;
+   * given a tenant, the poll looks at that tenant's models alone.
    */
-  async pollAgain(): Promise<number> {
+  async pollAgain(tenantId?: string): Promise<number> {
     await this.polling?.catch(() => undefined);
-    return this.poll();
+    if (tenantId === undefined) return this.poll();
+    this.polling ??= this.pollOnce([tenantId]).finally(() => (this.polling = undefined));
+    return this.polling;
   }
 
-  private async pollOnce(): Promise<number> {
+  private async pollOnce(tenantIds: Iterable<string> = this.state.ids()): Promise<number> {
     let swapped = 0;
-    for (const tenantId of this.state.ids()) {
+    for (const tenantId of tenantIds) {
       for (const model of this.models) {
         const tenant = this.state.get(tenantId);
         if (tenant && (await this.load(tenant, model))) swapped++;
@@ -228,7 +252,9 @@ export class ModelLoader {
       return false;
     const started = performance.now();
     try {
-      const prepared = await this.preparer.prepare(this.dataDir, tenant, model, version);
+      const bytes = versionBytes(path.join(modelDir(this.dataDir, tenantId, model), versionName(version)));
+      const preparer = bytes <= this.inThreadBytes ? inThisThread : this.preparer;
+      const prepared = await preparer.prepare(this.dataDir, tenant, model, version);
       installModel(tenant, model, prepared);
       this.serving.set(key, version);
       const ms = Math.round(performance.now() - started);

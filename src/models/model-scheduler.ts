@@ -121,16 +121,19 @@ function progress(tenant: TenantState, model: ModelName): Progress {
   };
 }
 
+/** Which tenants a lane builds for: those under the small size, those at or above it, or all. */
+type LaneTenants = 'small' | 'large' | 'all';
+
 /**
- * One line of builds: its models, how it follows writes, and the build it runs (one at a time).
- * Co-occurrence is quick to build and follows every write of a small tenant; the slower models follow
- * at a distance, in a lane of their own, so they never hold co-occurrence back.
+ * One line of builds: its models, the tenants it builds them for, how it follows their writes, and the
+ * build it runs (one at a time). Small tenants' co-occurrence is quick to build and follows every write,
+ * in a lane of its own, so that a larger tenant's build never holds it back; larger tenants'
+ * co-occurrence follows on the share-or-interval rule, and the slower models at a distance, each in a
+ * lane of their own.
  */
 class Lane {
   /** Tenants whose build waits for their writes to pause (see `committed`). */
   private readonly timers: QuietTimers;
-  /** Those of them that wait within a small tenant's limits. */
-  private readonly smallWaits = new Set<string>();
   private readonly queue: string[] = [];
   /** Queued tenants to build whatever their growth (see ModelScheduler.rebuild). */
   private readonly forced = new Set<string>();
@@ -140,17 +143,21 @@ class Lane {
   constructor(
     private readonly scheduler: ModelScheduler,
     readonly models: readonly ModelName[],
-    readonly followsSmallTenants: boolean,
-    schedule: ModelSchedule,
+    private readonly tenants: LaneTenants,
+    readonly runBuild: BuildRunner,
+    private readonly schedule: ModelSchedule,
   ) {
-    this.timers = new QuietTimers(schedule.debounceMs, schedule.maxDebounceMs, (tenantId) => {
-      this.smallWaits.delete(tenantId);
-      this.enqueue(tenantId);
-    });
+    this.timers = new QuietTimers(schedule.debounceMs, schedule.maxDebounceMs, (tenantId) =>
+      this.enqueue(tenantId),
+    );
   }
 
-  /** The lane's models this tenant uses. */
+  /** The lane's models this tenant uses, when the lane builds for a tenant of its size. */
   modelsOf(tenant: TenantState): ModelName[] {
+    if (this.tenants !== 'all') {
+      const small = tenant.interactionTotal < this.schedule.smallTenantInteractions;
+      if (small !== (this.tenants === 'small')) return [];
+    }
     return this.scheduler.modelsFor(tenant).filter((model) => this.models.includes(model));
   }
 
@@ -165,34 +172,31 @@ class Lane {
    * Interactions of the tenant were committed. When that makes one of the lane's models due, its build
    * waits until the tenant's writes pause (`debounceMs`). A small tenant's, or a model due at once, waits
    * at most `maxDebounceMs` (its new interactions show within 5 s: README, "Batch models"); a larger
-   * tenant's at most the lane's spacing, and until the spacing since its last build is over.
+   * tenant's at most the lane's spacing, and until the spacing since its last build is over. A tenant that
+   * grows out of the small lane's size while it waits there is left to the large lane: the wait ends in
+   * no build.
    */
-  committed(tenant: TenantState, schedule: ModelSchedule): void {
+  committed(tenant: TenantState): void {
     const { tenantId } = tenant;
     if (this.stopped || this.queue.includes(tenantId)) return;
-    // A build that waits for writes to pause waits for this one too, within the limits it waits under; a
-    // small tenant's wait takes a larger tenant's limits once the tenant has grown past that size.
-    const waiting = this.timers.has(tenantId);
-    const grown =
-      this.smallWaits.has(tenantId) && tenant.interactionTotal >= schedule.smallTenantInteractions;
-    if (waiting && !grown) {
+    // A build that waits for writes to pause waits for this one too, within the limits it waits under.
+    if (this.timers.has(tenantId)) {
       this.timers.touch(tenantId);
       return;
     }
     const model = this.oldest(tenant);
     if (!model) return;
-    const small = this.followsSmallTenants && model.current < schedule.smallTenantInteractions;
+    const small = this.tenants === 'small';
     const stale =
       model.due ||
-      (model.current > model.built && model.current - model.built > schedule.staleShare * model.built);
-    if (!small && !stale && !waiting) return;
-    const spacing = this.followsSmallTenants ? schedule.largeTenantSpacingMs : schedule.slowModelSpacingMs;
-    if (small) this.smallWaits.add(tenantId);
-    else this.smallWaits.delete(tenantId);
+      (model.current > model.built && model.current - model.built > this.schedule.staleShare * model.built);
+    if (!small && !stale) return;
+    const spacing =
+      this.tenants === 'large' ? this.schedule.largeTenantSpacingMs : this.schedule.slowModelSpacingMs;
     this.timers.touch(
       tenantId,
       small || model.due
-        ? { maxWaitMs: schedule.maxDebounceMs }
+        ? { maxWaitMs: this.schedule.maxDebounceMs }
         : { maxWaitMs: spacing, notBefore: model.builtAt + spacing },
     );
   }
@@ -205,7 +209,6 @@ class Lane {
   stop(): Promise<void> | null {
     this.stopped = true;
     this.timers.clear();
-    this.smallWaits.clear();
     this.queue.length = 0;
     this.forced.clear();
     return this.running;
@@ -270,12 +273,15 @@ export class ModelScheduler {
     private readonly runBuild: BuildRunner,
     readonly modelsFor: (tenant: TenantState) => readonly ModelName[],
     private readonly schedule: ModelSchedule = DEFAULT_SCHEDULE,
+    /** Small tenants' co-occurrence builds (default: `runBuild`'s). */
+    private readonly runQuickBuild: BuildRunner = runBuild,
   ) {
     const slow = MODEL_NAMES.filter((model) => !FAST_MODELS.includes(model) && model !== 'vectors');
     this.lanes = [
-      new Lane(this, FAST_MODELS, true, schedule),
-      new Lane(this, slow, false, schedule),
-      new Lane(this, ['vectors'], false, schedule),
+      new Lane(this, FAST_MODELS, 'small', runQuickBuild, schedule),
+      new Lane(this, FAST_MODELS, 'large', runBuild, schedule),
+      new Lane(this, slow, 'all', runBuild, schedule),
+      new Lane(this, ['vectors'], 'all', runBuild, schedule),
     ];
   }
 
@@ -296,13 +302,13 @@ export class ModelScheduler {
   /** Called after interactions of a tenant are committed. */
   interactionsCommitted(tenant: TenantState): void {
     if (!this.started) return;
-    for (const lane of this.lanes) lane.committed(tenant, this.schedule);
+    for (const lane of this.lanes) lane.committed(tenant);
   }
 
   /** Called after items of a tenant were embedded: the vectors artifact follows at a distance. */
   vectorsChanged(tenant: TenantState): void {
     if (!this.started) return;
-    this.lanes[2].committed(tenant, this.schedule);
+    this.lanes[3].committed(tenant);
   }
 
   /** Rebuilds every model of the tenant soon, whatever its growth (a user was deleted). */
@@ -322,6 +328,7 @@ export class ModelScheduler {
     this.stopping.abort();
     await Promise.all(this.lanes.map((lane) => lane.stop()));
     this.runBuild.close?.();
+    if (this.runQuickBuild !== this.runBuild) this.runQuickBuild.close?.();
   }
 
   private sweep(): void {
@@ -339,9 +346,12 @@ export class ModelScheduler {
     const started = Date.now();
     try {
       await this.lake.flush(tenantId);
-      await this.runBuild(tenantId, models, this.stopping.signal);
-      await this.loader.pollAgain();
-      this.log.debug({ tenantId, models, ms: Date.now() - started }, 'models built');
+      const exported = Date.now();
+      await lane.runBuild(tenantId, models, this.stopping.signal);
+      const built = Date.now();
+      await this.loader.pollAgain(tenantId);
+      const ms = { exportMs: exported - started, buildMs: built - exported, loadMs: Date.now() - built };
+      this.log.debug({ tenantId, models, ms: Date.now() - started, ...ms }, 'models built');
       this.buildListener(models, (Date.now() - started) / 1000, 'ok');
     } catch (error) {
       if (this.stopping.signal.aborted) this.log.debug({ tenantId, models }, 'model build ended by shutdown');

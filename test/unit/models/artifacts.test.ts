@@ -68,14 +68,14 @@ const SAMPLES: { model: ModelName; sample: (value?: number) => NeighbourLists | 
   { model: 'factors', sample: factors },
 ];
 
-function publish(model: ModelName, built: NeighbourLists | Factors): number {
+function publish(model: ModelName, built: NeighbourLists | Factors, tenantId = 'shop'): number {
   const format = MODEL_FORMATS[model] as (typeof MODEL_FORMATS)['factors'] | (typeof MODEL_FORMATS)['ease'];
   const encoded = (
     format.encode as (m: unknown) => { files: Record<string, Uint8Array>; shape: Record<string, number> }
   )(built);
   return publishModel(
     dataDir,
-    'shop',
+    tenantId,
     model,
     {
       ...encoded,
@@ -341,7 +341,8 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
         updatedAt: 0,
       });
     const errors: string[] = [];
-    loader = new ModelLoader(dataDir, state, ['cooccurrence'], preparer());
+    // Every version goes to the preparer, however small.
+    loader = new ModelLoader(dataDir, state, ['cooccurrence'], preparer(), -1);
     // Nothing published yet: the first poll swaps nothing in.
     expect(
       await loader.start(
@@ -405,6 +406,57 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
     mkdirSync(path.join(dir, `${versionName(newer + 5)}.123.partial`));
     expect(versions(dir)).toEqual([newer]);
     expect(await loader.poll()).toBe(0);
+  });
+});
+
+describe('ModelLoader, where it prepares', () => {
+  /** A preparer that only counts what it was asked, and refuses it (nothing of it could install). */
+  const counting = () => {
+    const asked: string[] = [];
+    const preparer: ModelPreparer = {
+      prepare: async (_dir, tenant, model) => {
+        asked.push(`${tenant.tenantId}/${model}`);
+        throw new Error('not this one');
+      },
+      close: async () => undefined,
+    };
+    return { asked, preparer };
+  };
+
+  function servingState(...tenantIds: string[]) {
+    const state = new ServingState();
+    for (const tenantId of tenantIds) {
+      const tenant = state.add(tenantId);
+      for (const externalId of ['a', 'b', 'c']) tenant.catalog.ensureId(externalId);
+    }
+    return state;
+  }
+
+  it('prepares a small version in its own thread, and a larger one with its preparer', async () => {
+    const state = servingState('shop');
+    const { asked, preparer } = counting();
+    const small = new ModelLoader(dataDir, state, ['cooccurrence'], preparer);
+    publish('cooccurrence', lists(0.5));
+    expect(await small.poll()).toBe(1);
+    expect(asked).toEqual([]);
+    expect(state.get('shop')!.neighbours.neighbours.length).toBe(3);
+
+    // Under a limit below its size, the next version goes to the preparer.
+    const larger = new ModelLoader(dataDir, servingState('shop'), ['cooccurrence'], preparer, 100);
+    expect(await larger.poll()).toBe(0);
+    expect(asked).toEqual(['shop/cooccurrence']);
+  });
+
+  it('looks at one tenant alone when asked to poll again for it', async () => {
+    const state = servingState('shop', 'other');
+    const loader = new ModelLoader(dataDir, state, ['cooccurrence']);
+    const version = publish('cooccurrence', lists(0.5));
+    const other = publish('cooccurrence', lists(0.5), 'other');
+    expect(await loader.pollAgain('other')).toBe(1);
+    expect(loader.servingVersion('other', 'cooccurrence')).toBe(other);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBeUndefined();
+    expect(await loader.pollAgain()).toBe(1);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBe(version);
   });
 });
 

@@ -228,6 +228,45 @@ describe('ModelScheduler', () => {
     await until(() => built.length === 2);
   });
 
+  it("builds small tenants' co-occurrence with the quick runner, never held back by a large tenant's build", async () => {
+    const shop = await setUp({});
+    await createTenant(runtime, 'big');
+    const big = runtime.state.get('big')!;
+    await scheduler.stop();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const byRunner: string[] = [];
+    scheduler = new ModelScheduler(
+      runtime.state,
+      runtime.lake,
+      runtime.loader,
+      // The large tenants' runner: its build waits until the gate opens.
+      async (tenantId, chosen) => {
+        byRunner.push(`process ${tenantId}`);
+        await gate;
+        await buildTenant(dir, tenantId, chosen, { threads: 1 });
+      },
+      () => ['cooccurrence'],
+      { ...DEFAULT_SCHEDULE, debounceMs: 20, smallTenantInteractions: 4 },
+      async (tenantId, chosen) => {
+        byRunner.push(`quick ${tenantId}`);
+        await buildTenant(dir, tenantId, chosen, { threads: 1 });
+      },
+    );
+    scheduler.start(quiet);
+    await appendInteractions(runtime, big, [...views('u1', ['a', 'b']), ...views('u2', ['a', 'b'])]);
+    scheduler.interactionsCommitted(big);
+    await until(() => byRunner.includes('process big'));
+    await appendInteractions(runtime, shop, views('u1', ['a', 'b']));
+    scheduler.interactionsCommitted(shop);
+    // The small tenant's model is built while the large one's build still waits.
+    await until(() => shop.neighbours.interactionCount === 2);
+    expect(big.neighbours.interactionCount).toBe(0);
+    expect(byRunner).toEqual(['process big', 'quick shop']);
+    open();
+    await until(() => big.neighbours.interactionCount === 4);
+  });
+
   const D = 384;
 
   /** A vectors base of 100 items, built now. */
