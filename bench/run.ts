@@ -15,6 +15,7 @@ const BENCHMARKS = [
   'vectors',
   'analytics',
   'build',
+  'freshness',
   'quality',
 ] as const;
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CO_VIEW_ITEMS, coViews, FIRST_USERS, NEW_USERS } from '../../fixtures/co-views.js';
 import {
   call,
   createTenant,
@@ -22,8 +23,6 @@ let daemon: DaemonProcess;
 const headersOf = new Map<string, Record<string, string>>();
 
 const tenantIds = Array.from({ length: TENANTS }, (_, n) => `shop${n}`);
-const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
-
 function post(tenantId: string, route: string, body: unknown) {
   return call(daemon.url, 'POST', route, { headers: headersOf.get(tenantId)!, body });
 }
@@ -50,27 +49,13 @@ async function whenFirst(tenantId: string, item: string, giveUpAt: number): Prom
   }
 }
 
-/**
- * `users` view a and then `second`; as many others view p alone, so that p leads popularity and only the
- * co-occurrence model can put `second` first among a's neighbours.
- */
-function coViews(users: string[], second: string, minutes: number) {
-  return users.flatMap((userId) => [
-    { userId, itemId: 'a', type: 'view', timestamp: minutesAgo(minutes) },
-    { userId, itemId: second, type: 'view', timestamp: minutesAgo(minutes - 1) },
-    { userId: `${userId}-p`, itemId: 'p', type: 'view', timestamp: minutesAgo(minutes) },
-    { userId: `${userId}-q`, itemId: 'p', type: 'view', timestamp: minutesAgo(minutes) },
-  ]);
-}
-
 beforeAll(async () => {
   daemon = await daemons.start();
   for (const tenantId of tenantIds) {
     headersOf.set(tenantId, tenantHeaders(await createTenant(daemon.url, tenantId)));
-    const items = ['a', 'b', 'c', 'p'].map((externalId) => ({ externalId }));
-    expect((await post(tenantId, '/ingestion/items', { items })).status).toBe(200);
+    expect((await post(tenantId, '/ingestion/items', { items: CO_VIEW_ITEMS })).status).toBe(200);
     // A first model: a and c co-viewed by two users.
-    const interactions = coViews(['first1', 'first2'], 'c', 30);
+    const interactions = coViews(FIRST_USERS, 'c', 30);
     expect((await post(tenantId, '/ingestion/interactions', { interactions })).status).toBe(200);
   }
   const giveUpAt = Date.now() + 120_000;
@@ -84,9 +69,8 @@ describe('many small tenants writing at once', () => {
     const lags = await Promise.all(
       tenantIds.map(async (tenantId, n) => {
         await new Promise((resolve) => setTimeout(resolve, (n * SPREAD_MS) / TENANTS));
-        const users = Array.from({ length: 20 }, (_, u) => `new${u}`);
         const response = await post(tenantId, '/ingestion/interactions', {
-          interactions: coViews(users, 'b', 10),
+          interactions: coViews(NEW_USERS, 'b', 10),
         });
         expect(response.status).toBe(200);
         const written = Date.now();
