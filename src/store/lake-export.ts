@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { OneAtATime } from '../one-at-a-time.js';
+import { OneAtATimePerKey } from '../one-at-a-time.js';
 import { QuietTimers } from '../quiet-timers.js';
 import {
   EVENT_TABLES,
@@ -310,17 +310,18 @@ export async function storedTenants(store: Store): Promise<string[]> {
 
 /**
  * Keeps the lake a few seconds behind the store: a tenant is exported once its commits pause for
- * `delayMs`, and at least every `maxDelayMs` while they go on, one export at a time (README, "Batch
- * models"): an export `delayMs` after the first commit ran again and again through a bulk load, in small
- * segments, on the CPU the load needed. `flush` exports a tenant now (model builds and batch jobs ask
- * for it before reading).
+ * `delayMs`, and at least every `maxDelayMs` while they go on, one export of a tenant at a time (README,
+ * "Batch models"): an export `delayMs` after the first commit ran again and again through a bulk load, in
+ * small segments, on the CPU the load needed. Tenants export beside each other, so that a small tenant's
+ * export, which its model build waits for, never waits for a large one's. `flush` exports a tenant now
+ * (model builds and batch jobs ask for it before reading).
  */
 export class LakeExporter {
   private readonly due: QuietTimers;
   /** Tenants whose exports are held (`hold`), by how many holds; and those whose export came due meanwhile. */
   private readonly held = new Map<string, number>();
   private readonly dueWhileHeld = new Set<string>();
-  private readonly exports = new OneAtATime();
+  private readonly exports = new OneAtATimePerKey();
   private stopped = false;
 
   private following = false;
@@ -377,7 +378,7 @@ export class LakeExporter {
 
   /** Exports the tenant now, after any export in progress. */
   flush(tenantId: string): Promise<TableExport[]> {
-    return this.exports.run(() => exportTenantLake(this.store, this.dataDir, tenantId));
+    return this.exports.run(tenantId, () => exportTenantLake(this.store, this.dataDir, tenantId));
   }
 
   /**
@@ -385,7 +386,7 @@ export class LakeExporter {
    * progress and before any later one. Returns how many files were rewritten.
    */
   erase(tenantId: string, identities: string[]): Promise<number> {
-    return this.exports.run(() => eraseFromLake(this.store, this.dataDir, tenantId, identities));
+    return this.exports.run(tenantId, () => eraseFromLake(this.store, this.dataDir, tenantId, identities));
   }
 
   /** Exports every tenant with pending commits, then stops following commits. */
