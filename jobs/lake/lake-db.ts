@@ -73,10 +73,11 @@ export class LakeInstance {
 
 /**
  * An in-memory DuckDB whose views `interactions` and `items` read one tenant's lake files: a job never
- * opens the live store (the daemon holds it), only the Parquet files exported from it. A lake is a
- * connection of its own, whose views and tables are temporary, so that lakes opened one after another
- * may share one DuckDB (`shared`: the quick build process's, README "Batch models") and leave nothing in
- * it when they close; a lake opened without one has a DuckDB of its own, closed with it.
+ * opens the live store (the daemon holds it), only the Parquet files exported from it. A lake opened on a
+ * tenant's files is a connection of its own, whose views (and the jobs' tables) are temporary, so that
+ * lakes opened one after another may share one DuckDB (`shared`: the quick build process's, README
+ * "Batch models") and leave nothing in it when they close; a lake opened without one has a DuckDB of its
+ * own, closed with it.
  */
 export class LakeDb {
   /** The lake this one reads, when it reads one (a scratch lake reads none). */
@@ -131,11 +132,14 @@ export class LakeDb {
     return lake;
   }
 
-  /** A lake of no files whose `interactions` a caller fills (`nextrec evaluate` puts a train part there). */
+  /**
+   * A lake of no files whose `interactions` a caller fills (`nextrec evaluate` puts a train part there),
+   * in a DuckDB of its own, where its views and tables are not temporary.
+   */
   static async scratch(options: LakeDbOptions = DEFAULT_LAKE_DB): Promise<LakeDb> {
     const lake = await LakeDb.create(options);
-    await lake.db.run(`CREATE TEMP VIEW items AS ${EMPTY.items}`);
-    await lake.db.run(`CREATE TEMP TABLE interactions AS ${EMPTY.interactions}`);
+    await lake.db.run(`CREATE VIEW items AS ${EMPTY.items}`);
+    await lake.db.run(`CREATE TABLE interactions AS ${EMPTY.interactions}`);
     return lake;
   }
 
