@@ -41,11 +41,10 @@ export type DiskReport = 'ok' | 'full';
 
 /**
  * Whether the data dir's disk is full: from a write refused for room until a write succeeds again, or
- * until its file system has DISK_RECOVERED_BYTES free (looked at when asked, at most once a second).
+ * until its file system has DISK_RECOVERED_BYTES free (looked at when asked).
  */
 export class DiskState {
   private full = false;
-  private lookedAt = 0;
 
   constructor(private readonly dir: string) {}
 
@@ -68,14 +67,10 @@ export class DiskState {
   /** `ok` or `full`; while full, looks whether room came back (someone freed space). */
   async report(): Promise<DiskReport> {
     if (!this.full) return 'ok';
-    const now = Date.now();
-    if (now - this.lookedAt >= 1_000) {
-      this.lookedAt = now;
-      const free = await statfs(this.dir)
-        .then((stats) => stats.bavail * stats.bsize)
-        .catch(() => 0);
-      if (free >= DISK_RECOVERED_BYTES) this.full = false;
-    }
+    const free = await statfs(this.dir)
+      .then((stats) => stats.bavail * stats.bsize)
+      .catch(() => 0);
+    if (free >= DISK_RECOVERED_BYTES) this.full = false;
     return this.full ? 'full' : 'ok';
   }
 }

@@ -51,6 +51,31 @@ async function write(prefix: string, count: number): Promise<void> {
   await store.writes.settled();
 }
 
+describe('a full disk', () => {
+  it("is told by Node's code or by DuckDB's message, not by a wrapping error's cause", () => {
+    const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(isDiskFull(enospc)).toBe(true);
+    expect(isDiskFull(Object.assign(new Error('quota'), { code: 'EDQUOT' }))).toBe(true);
+    expect(
+      isDiskFull(
+        new Error(
+          'TransactionContext Error: Failed to commit: Could not write file "x.wal": No space left on device',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      isDiskFull(new Error('the sync was applied, then failed: No space left on device', { cause: enospc })),
+    ).toBe(false);
+    expect(isDiskFull(new Error('Constraint Error: duplicate key'))).toBe(false);
+    expect(isDiskFull('No space left on device')).toBe(false);
+    expect(
+      isStoreInvalidated(
+        new Error('FATAL Error: Failed: database has been invalidated because of a previous fatal error'),
+      ),
+    ).toBe(true);
+  });
+});
+
 describe('a store on a full disk', () => {
   it('opens its file again after a checkpoint that could not write it, and writes once space returns', async () => {
     await write('before', 30_000);
@@ -68,6 +93,8 @@ describe('a store on a full disk', () => {
     await expect(write('refused', 30_000)).rejects.toThrow();
 
     rmSync(filler());
+    // Room came back: readiness says so before any write.
+    expect(await store.disk.report()).toBe('ok');
     // The first write may meet the store before it was opened again; a later one is committed.
     let committed = false;
     for (let attempt = 0; attempt < 20 && !committed; attempt++) {
