@@ -56,7 +56,7 @@ export class Store {
   readonly disk: DiskState;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
-  private invalidated = false;
+  private invalid = false;
   private reviving: Promise<void> | undefined;
   /** Reads in progress; a scrub waits until there are none. */
   private activeReads = 0;
@@ -79,14 +79,19 @@ export class Store {
     this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
   }
 
+  /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */
+  get invalidated(): boolean {
+    return this.invalid;
+  }
+
   /**
    * A write or a read failed: the disk may be full; and after a fatal error (a checkpoint that could not
    * write its file) DuckDB refuses every statement until the file is opened again, which `revive` does.
    */
   private failed(error: unknown): void {
     this.disk.failed(error);
-    if (isStoreInvalidated(error) || this.invalidated) {
-      this.invalidated = true;
+    if (isStoreInvalidated(error) || this.invalid) {
+      this.invalid = true;
       this.revive().catch(() => undefined);
     }
   }
@@ -106,7 +111,7 @@ export class Store {
   }
 
   private async reopenInvalidated(): Promise<void> {
-    if (!this.invalidated) return;
+    if (!this.invalid) return;
     for (const close of [() => this.writer.closeSync(), () => this.instance.closeSync()]) {
       try {
         close();
@@ -115,7 +120,7 @@ export class Store {
       }
     }
     await this.reopen();
-    this.invalidated = false;
+    this.invalid = false;
   }
 
   /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */

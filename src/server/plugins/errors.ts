@@ -109,10 +109,11 @@ export function toApiError(error: unknown): ApiError | undefined {
  * A full disk under the data dir (README, "Errors"): 507 INSUFFICIENT_STORAGE. A write that fails on it
  * was rolled back (the store's transaction, the interactions log's append), so nothing of it is stored.
  * `diskFull`: the daemon knows the disk is full, so DuckDB's refusal after a checkpoint that could not
- * write (until the store is opened again, which the store does by itself) is the same condition.
+ * write (until the store is opened again, which the store does by itself; `storeDown` meanwhile) is the
+ * same condition.
  */
-export function diskFullAnswer(error: unknown, diskFull: boolean): ApiError | undefined {
-  if (!isDiskFull(error) && !(diskFull && isStoreInvalidated(error))) return undefined;
+export function diskFullAnswer(error: unknown, diskFull: boolean, storeDown = false): ApiError | undefined {
+  if (!isDiskFull(error) && !(diskFull && (storeDown || isStoreInvalidated(error)))) return undefined;
   return new ApiError(
     'INSUFFICIENT_STORAGE',
     "the data dir's disk is full: nothing of this request was stored; send it again once space is freed",
@@ -134,7 +135,8 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { runtime, metrics } = app as Partial<FastifyInstance>;
     const disk = runtime?.store.disk;
-    const known = toApiError(error) ?? diskFullAnswer(error, disk?.isFull === true);
+    const known =
+      toApiError(error) ?? diskFullAnswer(error, disk?.isFull === true, runtime?.store.invalidated);
     if (known?.code === 'INSUFFICIENT_STORAGE') {
       disk?.failed(error);
       metrics?.diskFullRefusal();

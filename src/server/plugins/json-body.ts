@@ -33,10 +33,13 @@ export function nestsDeeperThan(value: unknown, levels: number): boolean {
 const NOT_UTF8 = new ApiError('INVALID_BODY', 'request body is not valid UTF-8');
 
 /**
- * A JSON escape of a UTF-16 surrogate (`\ud800` to `\udfff`). Valid UTF-8 decodes to no lone surrogate, so
- * only such an escape can put one in a parsed body; a body without one is not searched further.
+ * Whether `text` may have a JSON escape of a UTF-16 surrogate (`\ud800` to `\udfff`, any case). Valid
+ * UTF-8 decodes to no lone surrogate, so only such an escape can put one in a parsed body; a body without
+ * one is not searched further. (`\ud0xx`-`\ud7xx`, which are no surrogates, only make it look.)
  */
-const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
+function maySurrogateEscape(text: string): boolean {
+  return text.includes('\\ud') || text.includes('\\uD');
+}
 
 /**
  * Whether a string of `value`, a name or a value, is not well-formed UTF-16: it holds a lone surrogate,
@@ -84,7 +87,7 @@ const TOO_DEEP = new ApiError(
 export function malformedBody(text: string, value: unknown): ApiError | undefined {
   if (nestsDeeperThan(value, JSON_DEPTH_LIMIT)) return TOO_DEEP;
   const path: (string | number)[] = [];
-  if (SURROGATE_ESCAPE.test(text) && holdsIllFormedString(value, path)) return illFormed(path);
+  if (maySurrogateEscape(text) && holdsIllFormedString(value, path)) return illFormed(path);
   return undefined;
 }
 
