@@ -8,7 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { open, rename, writeFile } from 'node:fs/promises';
+import { open, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -50,19 +50,32 @@ export function writeDurably(file: string, bytes: Uint8Array | string): void {
   fsyncPath(file);
 }
 
-/** Replaces `file` whole: written durably under a partial name, then renamed into place. */
+/**
+ * Replaces `file` whole: written durably under a partial name, then renamed into place. A write that fails
+ * (a full disk) leaves `file` as it was and removes the partial one, which would hold the room.
+ */
 export function replaceDurably(file: string, bytes: Uint8Array | string): void {
   const partial = partialName(file);
-  writeDurably(partial, bytes);
-  renameSync(partial, file);
+  try {
+    writeDurably(partial, bytes);
+    renameSync(partial, file);
+  } catch (error) {
+    rmSync(partial, { force: true });
+    throw error;
+  }
 }
 
 /** replaceDurably off the event loop (see fsyncPathAsync). */
 export async function replaceDurablyAsync(file: string, bytes: Uint8Array | string): Promise<void> {
   const partial = partialName(file);
-  await writeFile(partial, bytes);
-  await fsyncPathAsync(partial);
-  await rename(partial, file);
+  try {
+    await writeFile(partial, bytes);
+    await fsyncPathAsync(partial);
+    await rename(partial, file);
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
 }
 
 function running(pid: number): boolean {

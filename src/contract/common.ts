@@ -7,6 +7,13 @@ export const SLUG = z
     'a slug is 1-128 letters, digits, _, . or -, starting with a letter or digit',
   );
 
+/**
+ * A UTF-16 surrogate that is not half of a pair (a regular expression in `u` mode reads a pair as one
+ * character): a string holding one is not valid Unicode, and no UTF-8 text, DuckDB string or JSON column
+ * can hold it (README, "Errors").
+ */
+export const LONE_SURROGATE = /\p{Surrogate}/u;
+
 /** Largest number of records one ingestion request may carry (413 BATCH_TOO_LARGE above it). */
 export const MAX_BATCH = 10_000;
 

@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   FEED_FETCH_FAILED: 502,
   OVERLOADED: 503,
   NOT_READY: 503,
+  INSUFFICIENT_STORAGE: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -49,6 +50,7 @@ const REASON: Record<number, string> = {
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 export function reasonPhrase(status: number): string {

@@ -5,6 +5,7 @@ import {
   type MappingDataType,
   type RecordError,
 } from '../contract/feeds.js';
+import { LONE_SURROGATE } from '../contract/common.js';
 import { compilePath, type CompiledPath } from './json-path.js';
 
 /** What mapping one source record gives: an item, or an error (with the id, when it could be read). */
@@ -42,8 +43,12 @@ function toNumber(value: unknown): number | undefined {
   return undefined;
 }
 
+const NOT_UNICODE = 'holds a lone surrogate (a \\ud800-\\udfff escape without its pair): not valid Unicode';
+
 /** One value converted to a rule's data type; throws a MappingError naming what was found. */
 function convert(value: unknown, dataType: MappingDataType): unknown {
+  if (typeof value === 'string' && LONE_SURROGATE.test(value))
+    throw new MappingError(`the value ${NOT_UNICODE}`);
   switch (dataType) {
     case 'string':
     case 'enum':
@@ -105,6 +110,7 @@ function readId(record: unknown, path: CompiledPath): string {
     );
   }
   if (value.length === 0) throw new MappingError('the id at itemIdPath is empty');
+  if (LONE_SURROGATE.test(value)) throw new MappingError(`the id at itemIdPath ${NOT_UNICODE}`);
   if (value.length > MAX_ID_LENGTH) throw new MappingError(`the id is longer than ${MAX_ID_LENGTH}`);
   return value;
 }

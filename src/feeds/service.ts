@@ -2,6 +2,7 @@ import type { Feed, FeedBody, LastSync, PreviewResult, SyncResult } from '../con
 import { ApiError } from '../contract/errors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Store } from '../store/database.js';
+import { DISK_FULL_RETRY_MS, isDiskFull } from '../store/disk-full.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { VectorIndexer } from '../vector/indexer.js';
 import {
@@ -285,7 +286,26 @@ export class FeedService {
           startedAt,
           finishedAt: new Date().toISOString(),
         };
-    await this.change(tenant, (view, now) => {
+    try {
+      await this.finish(tenant, id, lastSync);
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      this.finishLater(tenant, id, lastSync);
+      if (result) {
+        throw new ApiError(
+          'INSUFFICIENT_STORAGE',
+          `feed '${id}' synced (${result.upserted} items upserted, ${result.markedUnavailable} marked ` +
+            "unavailable), but the data dir's disk is full: the feed's state is stored once space returns",
+        );
+      }
+    }
+    if (failure !== undefined) throw this.fetchFailure(id, failure);
+    return result!;
+  }
+
+  /** Stores the outcome of a sync on the feed, which is active again (unless changed meanwhile). */
+  private finish(tenant: TenantState, id: string, lastSync: LastSync): Promise<unknown> {
+    return this.change(tenant, (view, now) => {
       const current = view.get(id);
       if (!current) return { result: undefined, store: [] };
       const done: Feed = {
@@ -296,8 +316,22 @@ export class FeedService {
       };
       return { result: done, store: [done] };
     });
-    if (failure !== undefined) throw this.fetchFailure(id, failure);
-    return result!;
+  }
+
+  /**
+   * A sync's outcome that a full disk kept from being stored: tried again DISK_FULL_RETRY_MS later until it
+   * is, else the feed would stay `syncing`, refusing every change (README, "Health and metrics").
+   */
+  private finishLater(tenant: TenantState, id: string, lastSync: LastSync): void {
+    this.log.error({ tenantId: tenant.tenantId, feedId: id }, "a feed's sync outcome waits for disk space");
+    const retry = setTimeout(() => {
+      if (this.stopped) return;
+      this.finish(tenant, id, lastSync).catch((error: unknown) => {
+        if (isDiskFull(error)) this.finishLater(tenant, id, lastSync);
+        else this.log.error({ tenantId: tenant.tenantId, feedId: id, err: error }, 'feed sync outcome lost');
+      });
+    }, DISK_FULL_RETRY_MS);
+    retry.unref();
   }
 
   private failureMessage(tenant: TenantState, id: string, error: unknown): string {

@@ -5,6 +5,7 @@ import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
 import { placeholders } from '../store/sql.js';
+import { isDiskFull } from '../store/disk-full.js';
 
 /** A user and the sessions merged into it: every identity whose data is the user's. */
 function identitiesOf(tenant: TenantState, userId: string): string[] {
@@ -136,9 +137,21 @@ export async function deleteUser(
       runtime.answers.forget(tenant.tenantId, identities);
     };
   });
-  // The answer record's rows of them (its experiments' users), which only the answer log writes.
-  await runtime.answers.purge(tenant.tenantId, identities);
-  await runtime.lake.erase(tenant.tenantId, identities);
-  await runtime.store.scrub();
-  runtime.models.rebuild(tenant.tenantId);
+  try {
+    // The answer record's rows of them (its experiments' users), which only the answer log writes.
+    await runtime.answers.purge(tenant.tenantId, identities);
+    await runtime.lake.erase(tenant.tenantId, identities);
+    await runtime.store.scrub();
+  } catch (error) {
+    if (!isDiskFull(error)) throw error;
+    // The deletion committed: the answer must not say that nothing was done. A second DELETE finishes it.
+    throw new ApiError(
+      'INSUFFICIENT_STORAGE',
+      "the user's rows were deleted from the store, but the data dir's disk is full: the answer record, " +
+        'the lake or the store file could not be rewritten without them; send the DELETE again once ' +
+        'space is freed',
+    );
+  } finally {
+    runtime.models.rebuild(tenant.tenantId);
+  }
 }

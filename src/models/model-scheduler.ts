@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
+import { DISK_FULL_RETRY_MS, isDiskFull } from '../store/disk-full.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { DELTA_BATCH_ROOM } from '../vector/tenant-vectors.js';
@@ -358,6 +359,8 @@ export class ModelScheduler {
       else {
         this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
         this.buildListener(models, (Date.now() - started) / 1000, 'failed');
+        // A full disk frees up (README, "Health and metrics"): the build is tried again.
+        if (isDiskFull(error)) setTimeout(() => lane.enqueue(tenantId), DISK_FULL_RETRY_MS).unref();
       }
     }
   }

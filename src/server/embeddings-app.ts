@@ -4,6 +4,7 @@ import { INDEX_BODY, type IndexBody } from '../contract/vectors.js';
 import type { Runtime } from '../runtime.js';
 import { secretsEqual } from '../tenants/secrets.js';
 import { answerClientError, errorsPlugin, frameworkErrorAnswer } from './plugins/errors.js';
+import { plainJsonBodyPlugin } from './plugins/json-body.js';
 import { BODY_LIMIT } from './app.js';
 import { zodValidatorCompiler } from './validation.js';
 
@@ -29,6 +30,7 @@ export async function buildEmbeddingsApp(
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   await app.register(errorsPlugin);
+  await app.register(plainJsonBodyPlugin);
   const { embedder } = runtime.vectors;
 
   app.get('/health', async () => ({ status: 'ok', model: embedder.model, collection: COLLECTION }));

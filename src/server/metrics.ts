@@ -13,6 +13,8 @@ export interface MetricSources {
   vectorBacklog(): ReadonlyMap<string, number>;
   /** When each loaded model was built (epoch ms), by tenant. */
   modelBuilds(): Iterable<{ tenantId: string; model: string; builtAt: number }>;
+  /** Whether the data dir's disk is full (README, "Health and metrics"). */
+  diskFull(): boolean;
 }
 
 type RequestLabels = 'route' | 'method' | 'status_class';
@@ -111,6 +113,7 @@ export class Metrics {
   private readonly commits: Histogram;
   private readonly refusedWrites: Counter;
   private readonly failedMoves: Counter;
+  private readonly diskFullRefusals: Counter;
   private readonly builds: Histogram<'model' | 'outcome'>;
   private readonly clientErrors: Counter<'code'>;
 
@@ -198,6 +201,19 @@ export class Metrics {
       help: 'Ingestion requests refused with 503 OVERLOADED because the write queue was full',
       registers,
     });
+    this.diskFullRefusals = new Counter({
+      name: 'nextrec_disk_full_refusals_total',
+      help: "Requests refused with 507 INSUFFICIENT_STORAGE because the data dir's disk was full",
+      registers,
+    });
+    new Gauge({
+      name: 'nextrec_disk_full',
+      help: "1 while the data dir's disk is full (from a write refused for room until one succeeds), else 0",
+      registers,
+      collect() {
+        this.set(sources.diskFull() ? 1 : 0);
+      },
+    });
     this.commits = new Histogram({
       name: 'nextrec_write_commit_duration_seconds',
       help: 'Store transactions (group commits), from BEGIN to COMMIT',
@@ -248,6 +264,10 @@ export class Metrics {
 
   refusedWrite(): void {
     this.refusedWrites.inc();
+  }
+
+  diskFullRefusal(): void {
+    this.diskFullRefusals.inc();
   }
 
   failedMove(): void {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
+import { DiskState, isStoreInvalidated } from './disk-full.js';
 import { duckDbSettings, instanceOptions, type DuckDbSettings } from './duckdb-settings.js';
 import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
@@ -51,7 +52,12 @@ export class StoreInUseError extends Error {
 
 export class Store {
   readonly writes: WriteQueue;
+  /** Whether the data dir's disk is full (README, "Health and metrics"). */
+  readonly disk: DiskState;
   private closed = false;
+  /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
+  private invalid = false;
+  private reviving: Promise<void> | undefined;
   /** Reads in progress; a scrub waits until there are none. */
   private activeReads = 0;
   private readsDone: (() => void) | null = null;
@@ -69,6 +75,52 @@ export class Store {
   ) {
     const log = new EventLog(eventLogDirOf(file), settings.threads);
     this.writes = new WriteQueue(writer, log, sequences, itemKeys);
+    this.disk = new DiskState(path.dirname(file));
+    this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
+  }
+
+  /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */
+  get invalidated(): boolean {
+    return this.invalid;
+  }
+
+  /**
+   * A write or a read failed: the disk may be full; and after a fatal error (a checkpoint that could not
+   * write its file) DuckDB refuses every statement until the file is opened again, which `revive` does.
+   */
+  private failed(error: unknown): void {
+    this.disk.failed(error);
+    if (isStoreInvalidated(error) || this.invalid) {
+      this.invalid = true;
+      this.revive().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Opens the store file again after DuckDB invalidated it, alone like a scrub: what was committed is in
+   * the file and its write-ahead log, a transaction that failed is not, and the interactions log still
+   * holds the rows it has not moved. Calls while one waits share it; one that fails (the disk still full)
+   * leaves the store invalidated, and the next failure tries again.
+   */
+  private revive(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.reviving ??= this.writes
+      .exclusive(() => this.alone(() => this.reopenInvalidated()), 'revive', false)
+      .finally(() => (this.reviving = undefined));
+    return this.reviving;
+  }
+
+  private async reopenInvalidated(): Promise<void> {
+    if (!this.invalid) return;
+    for (const close of [() => this.writer.closeSync(), () => this.instance.closeSync()]) {
+      try {
+        close();
+      } catch {
+        // Closed already, or refusing as an invalidated database does: it is given up either way.
+      }
+    }
+    await this.reopen();
+    this.invalid = false;
   }
 
   /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */
@@ -126,6 +178,9 @@ export class Store {
       } finally {
         connection.closeSync();
       }
+    } catch (error) {
+      this.failed(error);
+      throw error;
     } finally {
       this.activeReads--;
       if (this.activeReads === 0) this.readsDone?.();
@@ -280,9 +335,15 @@ export class Store {
     // Reads and writes apart (the answer log's) that are running end on an open store.
     await this.untilNoReads();
     openStores.delete(this.file);
-    await this.writer.run('CHECKPOINT');
-    this.writer.closeSync();
-    this.instance.closeSync();
+    // A checkpoint that cannot be written (a full disk) leaves the write-ahead log, replayed at the next open.
+    await this.writer.run('CHECKPOINT').catch(() => undefined);
+    for (const close of [() => this.writer.closeSync(), () => this.instance.closeSync()]) {
+      try {
+        close();
+      } catch {
+        // An invalidated database: what it committed is in its file and log.
+      }
+    }
   }
 }
 

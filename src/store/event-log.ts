@@ -9,7 +9,7 @@ import {
   readdirSync,
   rmSync,
 } from 'node:fs';
-import { open, rm, type FileHandle } from 'node:fs/promises';
+import { open, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath, fsyncPathAsync } from '../durable-files.js';
@@ -49,6 +49,11 @@ interface Segment {
   handle: Promise<FileHandle> | undefined;
   /** The append in progress, if any (settled when there is none). */
   writing: Promise<void>;
+  /**
+   * A failed append's bytes may follow `bytes` in the file: the truncation that undoes it failed too. It is
+   * tried again before the next append, and before a move, which would otherwise store refused rows.
+   */
+  tornTail: boolean;
 }
 
 const SEGMENT_NAME = /^interactions-(\d{16})\.csv$/;
@@ -64,8 +69,6 @@ export class EventLog {
   private readonly sealed: Segment[] = [];
   /** Rows appended and not yet moved into the store. */
   private unmovedRows = 0;
-  /** Set once an append could not be undone: no more appends are taken until a restart. */
-  private broken: Error | undefined;
   /** Where appends encode their rows; an append's bytes are written before the next append encodes. */
   private readonly encoder = new LineEncoder();
 
@@ -92,7 +95,6 @@ export class EventLog {
    * (the write queue makes one at a time). A failed append leaves the segment as it was before it.
    */
   async append(batch: LogBatch): Promise<void> {
-    if (this.broken) throw this.broken;
     const { rows } = batch;
     if (rows.length === 0) return;
     const bytes = this.encoder.encode(batch);
@@ -124,6 +126,11 @@ export class EventLog {
 
   private async write(segment: Segment, bytes: Buffer): Promise<void> {
     const handle = await segment.handle!;
+    if (segment.tornTail) {
+      await handle.truncate(segment.bytes);
+      await handle.datasync();
+      segment.tornTail = false;
+    }
     try {
       for (let done = 0; done < bytes.length;) {
         const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, segment.bytes + done);
@@ -136,7 +143,7 @@ export class EventLog {
         await handle.truncate(segment.bytes);
         await handle.datasync();
       } catch {
-        this.broken = new Error('the interactions log could not undo a failed append', { cause: error });
+        segment.tornTail = true;
       }
       throw error;
     }
@@ -163,6 +170,7 @@ export class EventLog {
       freshKeys: [],
       handle,
       writing: Promise.resolve(),
+      tornTail: false,
     };
   }
 
@@ -188,6 +196,11 @@ export class EventLog {
     const tenants = new Set<string>();
     while (this.sealed.length > 0) {
       const segment = this.sealed[0];
+      if (segment.tornTail) {
+        await truncate(segment.file, segment.bytes);
+        await fsyncPathAsync(segment.file);
+        segment.tornTail = false;
+      }
       await moveSegment(connection, segment, this.threads);
       // Moved: whatever happens next, it is never moved again (a file left behind is removed at start).
       this.sealed.shift();

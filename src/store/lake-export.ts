@@ -24,6 +24,7 @@ import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../du
 import { embeddingTemplates, scenarios } from '../config/resources.js';
 import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { Store } from './database.js';
+import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
 import { sqlString } from './sql.js';
 
 /** The columns each table exports (the tenant is the folder). */
@@ -324,6 +325,8 @@ export class LakeExporter {
   private readonly exports = new OneAtATimePerKey();
   private stopped = false;
 
+  /** Exports that found the disk full, due again once their timer fires. */
+  private readonly retries = new Map<string, NodeJS.Timeout>();
   private following = false;
   private onError: (error: unknown, tenantId: string) => void = () => undefined;
 
@@ -335,8 +338,23 @@ export class LakeExporter {
   ) {
     this.due = new QuietTimers(delayMs, maxDelayMs, (tenantId) => {
       if (this.held.has(tenantId)) this.dueWhileHeld.add(tenantId);
-      else this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
+      else this.flush(tenantId).catch((error: unknown) => this.failed(error, tenantId));
     });
+  }
+
+  /**
+   * An export that followed commits failed: logged, and one that found the disk full comes due again
+   * DISK_FULL_RETRY_MS later, until space returns (README, "Health and metrics").
+   */
+  private failed(error: unknown, tenantId: string): void {
+    this.onError(error, tenantId);
+    if (!isDiskFull(error) || this.stopped || this.retries.has(tenantId)) return;
+    const retry = setTimeout(() => {
+      this.retries.delete(tenantId);
+      this.committed(tenantId);
+    }, DISK_FULL_RETRY_MS);
+    retry.unref();
+    this.retries.set(tenantId, retry);
   }
 
   /** Follows the store's commits from now on; only the daemon does. */
@@ -372,7 +390,7 @@ export class LakeExporter {
       }
       this.held.delete(tenantId);
       if (this.dueWhileHeld.delete(tenantId) && !this.stopped)
-        this.flush(tenantId).catch((error: unknown) => this.onError(error, tenantId));
+        this.flush(tenantId).catch((error: unknown) => this.failed(error, tenantId));
     };
   }
 
@@ -394,7 +412,9 @@ export class LakeExporter {
     // Interactions the store's log holds are committed to the store now, and come due with the rest.
     await this.store.writes.settled().catch(() => undefined);
     this.stopped = true;
-    const pending = new Set([...this.due.keys(), ...this.dueWhileHeld]);
+    for (const retry of this.retries.values()) clearTimeout(retry);
+    const pending = new Set([...this.due.keys(), ...this.dueWhileHeld, ...this.retries.keys()]);
+    this.retries.clear();
     this.due.clear();
     this.dueWhileHeld.clear();
     for (const tenantId of pending) await this.flush(tenantId).catch(() => undefined);

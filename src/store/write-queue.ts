@@ -53,10 +53,20 @@ export interface WriteQueueObserver {
   moveFailed(error: unknown): void;
 }
 
+/** Told whether what the queue writes to the data dir succeeds (see disk-full.ts). */
+export interface StorageObserver {
+  /** A commit, an append to the interactions log or a move of it succeeded. */
+  wrote(): void;
+  /** One of those, or an exclusive task, failed with `error`. */
+  failed(error: unknown): void;
+}
+
 /** A task that runs alone, between two flushes (see `exclusive`). */
 interface Exclusive {
   task: (connection: DuckDBConnection) => Promise<unknown>;
   key: string | undefined;
+  /** Whether the interactions log is moved into the store before the task runs. */
+  afterLog: boolean;
   /** Every caller that shares this run. */
   waiters: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[];
 }
@@ -91,6 +101,7 @@ export class WriteQueue {
   /** Writes submitted and not yet answered. */
   private writes = 0;
   private observer: WriteQueueObserver | undefined;
+  private storage: StorageObserver = { wrote: () => undefined, failed: () => undefined };
   /**
    * Appenders by table, kept from one commit to the next (creating one costs about as much as appending a
    * few hundred rows); closed before an exclusive task, after a failed commit and when the store closes.
@@ -181,14 +192,25 @@ export class WriteQueue {
     this.observer = observer;
   }
 
+  /** Tells `observer` whether writes to the data dir succeed (the store's DiskState). */
+  watchStorage(observer: StorageObserver): void {
+    this.storage = observer;
+  }
+
   /**
    * Runs `task` alone: after the writes queued before this call are committed (or failed) and before any
    * queued after it is built. A task with a `key` that is still waiting to run is shared by later calls
    * with the same key; it then moves behind everything queued so far, so that it still runs after each
    * caller's earlier writes. Once it runs, a call with its key queues a new run. The task is given the write
-   * connection, to use only until it settles (no transaction is open on it).
+   * connection, to use only until it settles (no transaction is open on it). Unless `afterLog` is false,
+   * the interactions log is moved into the store first (a task that opens the store again cannot wait
+   * for a move on the store it replaces).
    */
-  exclusive<T>(task: (connection: DuckDBConnection) => Promise<T>, key?: string): Promise<T> {
+  exclusive<T>(
+    task: (connection: DuckDBConnection) => Promise<T>,
+    key?: string,
+    afterLog = true,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const waiter = { resolve: resolve as (value: unknown) => void, reject };
       const index = key === undefined ? -1 : this.pending.findIndex((e) => isExclusive(e) && e.key === key);
@@ -197,7 +219,7 @@ export class WriteQueue {
         shared.waiters.push(waiter);
         this.pending.push(shared);
       } else {
-        this.pending.push({ task, key, waiters: [waiter] });
+        this.pending.push({ task, key, afterLog, waiters: [waiter] });
       }
       this.startFlushing();
     });
@@ -261,9 +283,11 @@ export class WriteQueue {
     try {
       tenants = await this.log.moveAll(this.connection);
     } catch (error) {
+      this.storage.failed(error);
       this.observer?.moveFailed(error);
       throw error;
     }
+    this.storage.wrote();
     if (tenants.size > 0) this.committedListener(tenants);
   }
 
@@ -288,9 +312,12 @@ export class WriteQueue {
         this.pending.shift();
         await this.onConnection(() =>
           runExclusive(first, async () => {
-            await this.moveLog();
+            if (first.afterLog) await this.moveLog();
             this.closeAppenders();
-            return first.task(this.connection);
+            return first.task(this.connection).catch((error: unknown) => {
+              this.storage.failed(error);
+              throw error;
+            });
           }),
         );
         continue;
@@ -322,8 +349,14 @@ export class WriteQueue {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
     const appliers = writes.map((write) => write(rows, scratch));
-    if (interactionsOnly(rows)) await this.appendToLog(rows, writes.length);
-    else await this.onConnection(() => this.commitToStore(rows, writes.length));
+    try {
+      if (interactionsOnly(rows)) await this.appendToLog(rows, writes.length);
+      else await this.onConnection(() => this.commitToStore(rows, writes.length));
+    } catch (error) {
+      this.storage.failed(error);
+      throw error;
+    }
+    this.storage.wrote();
     return appliers;
   }
 

@@ -104,6 +104,8 @@ function errorStatuses(route: RouteFacts, doc: OperationDoc): number[] {
   if (writes) statuses.add(413);
   // NOT_READY while built models load or the daemon stops; OVERLOADED for ingestion over the queue's bound.
   if (route.access !== 'public') statuses.add(503);
+  // INSUFFICIENT_STORAGE: a write on a full disk, or a read that must first move the interactions log.
+  if (route.access !== 'public') statuses.add(507);
   statuses.add(500);
   return [...statuses].sort((a, b) => a - b);
 }

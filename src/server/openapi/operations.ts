@@ -257,10 +257,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Operations',
     summary: 'Readiness',
     description:
-      'Answers 200 once the state and the built models are loaded, and 503 NOT_READY saying what is not, before that and while the daemon stops.',
+      'Answers 200 once the state and the built models are loaded, and 503 NOT_READY saying what is not, before that and while the daemon stops. `checks.disk` is `full` while writes are refused for a full disk (507 INSUFFICIENT_STORAGE); the daemon stays ready for reads meanwhile.',
     body: R.READY,
     errors: [503],
-    answer: { status: 'ready', checks: { state: 'done', models: 'done' } },
+    answer: { status: 'ready', checks: { state: 'done', models: 'done', disk: 'ok' } },
   },
   'GET /metrics': {
     id: 'metrics',

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import type { z } from 'zod';
 import { ApiError, type ErrorCode } from '../../contract/errors.js';
+import { isDiskFull, isStoreInvalidated } from '../../store/disk-full.js';
 import { WriteQueueFullError } from '../../store/write-queue.js';
 import { SchemaValidationError } from '../validation.js';
 
@@ -104,6 +105,26 @@ export function toApiError(error: unknown): ApiError | undefined {
   return undefined;
 }
 
+/**
+ * A full disk under the data dir (README, "Errors"): 507 INSUFFICIENT_STORAGE. A write that fails on it
+ * was rolled back (the store's transaction, the interactions log's append), so nothing of it is stored.
+ * `diskFull`: the daemon knows the disk is full, so DuckDB's refusal after a checkpoint that could not
+ * write (until the store is opened again, which the store does by itself; `storeDown` meanwhile) is the
+ * same condition.
+ */
+export function diskFullAnswer(error: unknown, diskFull: boolean, storeDown = false): ApiError | undefined {
+  if (!isDiskFull(error) && !(diskFull && (storeDown || isStoreInvalidated(error)))) return undefined;
+  return new ApiError(
+    'INSUFFICIENT_STORAGE',
+    "the data dir's disk is full: nothing of this request was stored; send it again once space is freed",
+    undefined,
+    { 'retry-after': String(DISK_FULL_RETRY_AFTER_S) },
+  );
+}
+
+/** Seconds a client refused for a full disk waits before it sends the write again. */
+export const DISK_FULL_RETRY_AFTER_S = 30;
+
 function send(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   return reply.code(error.statusCode).type('application/json').send(error.toBody());
@@ -112,7 +133,18 @@ function send(reply: FastifyReply, error: ApiError): FastifyReply {
 /** One error body for every failure (CONTRACT.md, "Errors"), and a 404 of the same shape. */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const known = toApiError(error);
+    const { runtime, metrics } = app as Partial<FastifyInstance>;
+    const disk = runtime?.store.disk;
+    const known =
+      toApiError(error) ?? diskFullAnswer(error, disk?.isFull === true, runtime?.store.invalidated);
+    if (known?.code === 'INSUFFICIENT_STORAGE') {
+      disk?.failed(error);
+      metrics?.diskFullRefusal();
+      request.log.warn(
+        { reason: (error as Error).message },
+        "a request was refused: the data dir's disk is full",
+      );
+    }
     if (known) return send(reply, known);
     request.log.error({ err: error }, 'unhandled error');
     return send(reply, new ApiError('INTERNAL', 'internal error'));

@@ -21,6 +21,7 @@ export function runtimeSources(
     writeQueue: () => runtime.store.writes.depth(),
     resultCache: cache,
     vectorBacklog: () => runtime.vectors.backlog(),
+    diskFull: () => runtime.store.disk.isFull,
     *modelBuilds() {
       for (const tenantId of runtime.state.ids()) {
         const tenant = runtime.state.get(tenantId);

@@ -10,10 +10,13 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     embedder: { kind: app.runtime.vectors.embedder.kind, model: app.runtime.vectors.embedder.model },
   }));
   // Readiness (README, "Health and metrics"): 200 once the state and the built models are loaded, 503
-  // NOT_READY saying what is not, until then and again while the daemon stops.
+  // NOT_READY saying what is not, until then and again while the daemon stops. A full disk is reported
+  // (`disk: "full"`) but keeps the daemon ready: it still serves every read, and its writes resume by
+  // themselves once space returns.
   app.get('/health/ready', { config: { access: 'public' }, schema: { hide: true } }, async () => {
     if (!app.readiness.ready) throw app.readiness.notReady();
-    return { status: 'ready', checks: app.readiness.report().checks };
+    const { state, models } = app.readiness.report().checks;
+    return { status: 'ready', checks: { state, models, disk: await app.runtime.store.disk.report() } };
   });
   app.get('/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () =>
     app.swagger(),

@@ -149,6 +149,7 @@ describe('mapping rules', () => {
       [{ id: '' }, /empty/],
       [{ id: { nested: 1 } }, /an object/],
       [{ id: 'x'.repeat(600) }, /longer than 512/],
+      [JSON.parse('{"id":"a\\ud800"}'), /lone surrogate/],
       ['just a string', /not an object/],
       [null, /not an object/],
     ];
@@ -159,6 +160,19 @@ describe('mapping rules', () => {
         expect(outcome.externalId).toBeUndefined();
         expect(outcome.error).toEqual({ index, message: expect.stringMatching(message) });
       }
+    });
+  });
+
+  it('refuses a record whose value is not valid Unicode (a lone surrogate): no store could hold it', () => {
+    const rules = [rule('name', 'title', 'string', 'name'), rule('tags', 'tags', 'enum')];
+    for (const text of ['{"sku":"a","title":"\\udc00x"}', '{"sku":"a","tags":["ok","\\ud800"]}']) {
+      const outcome = mapOne(rules, JSON.parse(text));
+      expect(outcome).toMatchObject({ ok: false, externalId: 'a', error: { message: /lone surrogate/ } });
+    }
+    // A pair is a character like any other.
+    expect(mapOne(rules, JSON.parse('{"sku":"a","title":"\\ud83d\\ude00"}'))).toMatchObject({
+      ok: true,
+      item: { attributes: { name: '\u{1F600}' } },
     });
   });
 

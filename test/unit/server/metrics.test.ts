@@ -11,6 +11,7 @@ function sources(overrides: Partial<MetricSources> = {}): MetricSources {
       { tenantId: 'acme', model: 'cooccurrence', builtAt },
       { tenantId: 'acme', model: 'factors', builtAt: 0 },
     ],
+    diskFull: () => false,
     ...overrides,
   };
 }
