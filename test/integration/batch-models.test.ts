@@ -14,6 +14,7 @@ import {
   tenantHeaders,
 } from '../support/daemon-process.js';
 import { eventually } from '../support/eventually.js';
+import { modelCaughtUp, modelProgress } from '../support/models.js';
 import { schedulingOf, withBuilds, type Scheduling } from '../support/scheduling.js';
 
 const run = promisify(execFile);
@@ -58,7 +59,9 @@ describe('batch models through the daemon', () => {
       (await call(daemon.url, 'POST', '/ingestion/interactions', { headers, body: { interactions: first } }))
         .status,
     ).toBe(200);
-    await eventually(async () => expect(await lakeEventIds(daemon.dataDir, 'lakeshop')).toHaveLength(300));
+    // A build exports the tenant's new interactions to the lake, then builds from the lake alone.
+    await modelCaughtUp(daemon.url, 'lakeshop');
+    expect(await lakeEventIds(daemon.dataDir, 'lakeshop')).toHaveLength(300);
     // Acknowledged, then killed before the export that follows commits could run.
     const second = views('b', 200);
     expect(
@@ -68,10 +71,9 @@ describe('batch models through the daemon', () => {
     await daemon.kill();
     daemon = await started(daemon.dataDir);
     // The restarted daemon's first model build exports what the lake lacks.
-    await eventually(async () =>
-      expect(await lakeEventIds(daemon.dataDir, 'lakeshop')).toEqual(
-        [...first, ...second].map((e) => e.eventId),
-      ),
+    await modelCaughtUp(daemon.url, 'lakeshop');
+    expect(await lakeEventIds(daemon.dataDir, 'lakeshop')).toEqual(
+      [...first, ...second].map((e) => e.eventId),
     );
     await daemon.stop();
   });
@@ -84,8 +86,8 @@ describe('batch models through the daemon', () => {
       body: { interactions: views('c', 200) },
     });
     const dir = modelDir(daemon.dataDir, 'cronshop', 'cooccurrence');
-    await eventually(async () => expect(currentVersion(dir)).toBeDefined());
-    const before = currentVersion(dir)!;
+    const before = await modelCaughtUp(daemon.url, 'cronshop');
+    expect(currentVersion(dir)).toBe(before);
     // Requests keep coming while the build runs and the swap happens: none may fail.
     let stop = false;
     const statuses: number[] = [];
@@ -104,7 +106,13 @@ describe('batch models through the daemon', () => {
     expect(stdout).toMatch(/cronshop cooccurrence v\d+: 200 interactions/);
     const after = currentVersion(dir)!;
     expect(after).toBeGreaterThan(before);
-    await eventually(async () => expect(daemon.output()).toContain(`"version":${after}`), 5000);
+    // The daemon reads CURRENT every second, and swaps the version in however long its load takes.
+    await eventually(async () => expect((await modelProgress(daemon.url, 'cronshop')).version).toBe(after));
+    expect(daemon.output()).toMatch(
+      new RegExp(
+        `"tenantId":"cronshop","model":"cooccurrence","version":${after},.*"msg":"model swapped in"`,
+      ),
+    );
     stop = true;
     await load;
     expect(statuses.length).toBeGreaterThan(0);
@@ -135,9 +143,9 @@ describe('batch models through the daemon', () => {
         headers,
         body: { interactions: views('l', 200) },
       });
-      await eventually(async () => expect(daemon.output()).toContain('model swapped in'));
+      await modelCaughtUp(daemon.url, 'loadshop');
       // With one CPU, nothing is spared and every thread stays where it was.
-      if (main.cpus.length > 1) await eventually(async () => expect(moved.size).toBeGreaterThan(0), 5000);
+      if (main.cpus.length > 1) await eventually(async () => expect(moved.size).toBeGreaterThan(0));
     } finally {
       clearInterval(watch);
     }

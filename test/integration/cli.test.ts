@@ -203,7 +203,7 @@ describe('nextrec help', () => {
     expect(listed(tenant.stdout, 'COMMANDS')).toHaveLength(tenantCommands.length);
     for (const id of tenantCommands)
       expect(tenant.stdout).toMatch(new RegExp(`^ {2}${id.replace(':', ' ')} `, 'm'));
-  }, 120_000);
+  });
 
   it('answers a command that does not exist with exit code 127 and where to look', async () => {
     await expect(nextrec(['servve'])).rejects.toMatchObject({

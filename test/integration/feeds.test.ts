@@ -707,7 +707,7 @@ describe('feed sync', () => {
     const after = requestsTo('/cursor/cron');
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(requestsTo('/cursor/cron')).toBe(after);
-  }, 60_000);
+  });
 });
 
 describe('a daemon that keeps feeds to public addresses (the default)', () => {
@@ -793,7 +793,7 @@ describe('nextrec feed sync', () => {
     } finally {
       removeDataDir(own.dataDir);
     }
-  }, 60_000);
+  });
 
   it('stops a running sync when the daemon stops: the sync changes nothing and the daemon exits 0', async () => {
     const own = await startDaemonProcess({ env: PRIVATE_NETWORKS });
@@ -831,5 +831,5 @@ describe('nextrec feed sync', () => {
       await own.stop();
       removeDataDir(own.dataDir);
     }
-  }, 60_000);
+  });
 });

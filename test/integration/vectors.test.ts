@@ -76,7 +76,7 @@ beforeAll(async () => {
   expect(upserted.status).toBe(200);
   // Indexing is asynchronous: wait until the last item has its neighbours.
   await eventually(async () => expect(await similar('garden-2')).toHaveLength(2));
-}, 60_000);
+});
 
 afterAll(async () => {
   await daemon?.stop();
@@ -346,7 +346,7 @@ describe('persistence', () => {
     await start(dataDir);
     // The first request after the start: served from the loaded artifact.
     expect(await similar('shoes-0')).toEqual(before);
-  }, 60_000);
+  });
 });
 
 describe('a daemon embedding with a transformers model from a local directory', () => {
@@ -379,7 +379,7 @@ describe('a daemon embedding with a transformers model from a local directory', 
       removeDataDir(other.dataDir);
       removeDataDir(path.dirname(modelDir));
     }
-  }, 60_000);
+  });
 });
 
 describe('freshness', () => {
@@ -406,7 +406,7 @@ describe('freshness', () => {
       expect(response.body.items.map((item: { itemId: string }) => item.itemId)).toEqual(['p9999']);
     }, 60_000);
     expect(Date.now() - started).toBeLessThan(60_000);
-  }, 90_000);
+  });
 });
 
 describe('nextrec embeddings serve', () => {
@@ -458,5 +458,5 @@ describe('nextrec embeddings serve', () => {
       await new Promise((resolve) => child.once('exit', resolve));
       removeDataDir(dataDir);
     }
-  }, 60_000);
+  });
 });
