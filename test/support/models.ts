@@ -63,6 +63,17 @@ export async function everyModelCaughtUp(url: string, model = 'cooccurrence'): P
   });
 }
 
+/** Waits until no tenant has items waiting for a vector (`nextrec_vector_indexing_backlog_items`). */
+export async function vectorsIndexed(url: string): Promise<void> {
+  await eventually(async () => {
+    const waiting = [...(await metricSamples(url, 'nextrec_vector_indexing_backlog_items'))];
+    expect(
+      waiting.filter(([, items]) => items > 0),
+      'items waiting for a vector, by tenant',
+    ).toEqual([]);
+  });
+}
+
 /** Waits until the daemon is ready (`GET /health/ready` 200): the models built before its start are loaded. */
 export async function daemonReady(url: string): Promise<void> {
   await eventually(async () => {
