@@ -1,10 +1,30 @@
 import { defineConfig } from 'vitest/config';
+import { DAEMON_TEST_TIMEOUT_MS } from './test/support/eventually.js';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        // Tests of the daemon's process (and the CLI's) wait for what it does, however busy the machine:
+        // the timeouts only end a test that waits for something that never comes.
+        extends: true,
+        test: {
+          name: 'daemon',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          testTimeout: DAEMON_TEST_TIMEOUT_MS,
+          hookTimeout: DAEMON_TEST_TIMEOUT_MS,
+        },
+      },
+    ],
   },
 });

@@ -100,6 +100,15 @@ export function modelBuiltAt(tenant: TenantState, model: ModelName): number {
   return progress(tenant, model).builtAt;
 }
 
+/**
+ * The tenant's rows its loaded version of `model` was not built from: interactions (vectors: items
+ * embedded since, or waiting for, the build); all of them when none is loaded.
+ */
+export function modelRowsBehind(tenant: TenantState, model: ModelName): number {
+  const { current, built } = progress(tenant, model);
+  return Math.max(0, current - built);
+}
+
 function progress(tenant: TenantState, model: ModelName): Progress {
   if (model === 'vectors') {
     const { vectors } = tenant;

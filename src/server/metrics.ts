@@ -11,8 +11,17 @@ export interface MetricSources {
   resultCache(): { hits: number; misses: number };
   /** Items waiting to be looked at by the vector indexer, by tenant. */
   vectorBacklog(): ReadonlyMap<string, number>;
-  /** When each loaded model was built (epoch ms), by tenant. */
-  modelBuilds(): Iterable<{ tenantId: string; model: string; builtAt: number }>;
+  /**
+   * Each tenant's models: when the loaded version was built (epoch ms; 0: none), the version that serves,
+   * and, for the models the daemon keeps current for the tenant, the rows that version was not built from.
+   */
+  modelBuilds(): Iterable<{
+    tenantId: string;
+    model: string;
+    builtAt: number;
+    version?: number;
+    rowsBehind?: number;
+  }>;
   /** Whether the data dir's disk is full (README, "Health and metrics"). */
   diskFull(): boolean;
 }
@@ -103,8 +112,9 @@ class RequestHistogram {
 
 /**
  * The daemon's Prometheus metrics, in a registry of their own: request rate and latency per route, the
- * result cache's hits and misses, the write queue's depth and commit latency, model builds and ages, the
- * vector indexing backlog, and prom-client's process metrics (resident memory, event-loop lag, GC).
+ * result cache's hits and misses, the write queue's depth and commit latency, model builds, ages, versions
+ * and lag, the vector indexing backlog, and prom-client's process metrics (resident memory, event-loop
+ * lag, GC).
  * Scrape-time values are read from `sources`; per-request work is one histogram observation.
  */
 export class Metrics {
@@ -237,6 +247,30 @@ export class Metrics {
         const now = Date.now();
         for (const { tenantId, model, builtAt } of sources.modelBuilds()) {
           if (builtAt > 0) this.set({ tenant: tenantId, model }, Math.max(0, (now - builtAt) / 1000));
+        }
+      },
+    });
+    new Gauge({
+      name: 'nextrec_model_version',
+      help: 'The version of each model that serves, by tenant and model',
+      labelNames: ['tenant', 'model'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { tenantId, model, version } of sources.modelBuilds()) {
+          if (version !== undefined) this.set({ tenant: tenantId, model }, version);
+        }
+      },
+    });
+    new Gauge({
+      name: 'nextrec_model_rows_behind',
+      help: 'Rows of each tenant the serving version of each model it uses was not built from: interactions (vectors: items)',
+      labelNames: ['tenant', 'model'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { tenantId, model, rowsBehind } of sources.modelBuilds()) {
+          if (rowsBehind !== undefined) this.set({ tenant: tenantId, model }, rowsBehind);
         }
       },
     });

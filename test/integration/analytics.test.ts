@@ -63,7 +63,7 @@ beforeAll(async () => {
       event({ userId: 'u1' }, 'b', 'view', '2026-02-28T23:59:59Z', 'home'),
     ],
   });
-}, 30_000);
+});
 
 afterAll(async () => {
   await daemon.stop();

@@ -116,7 +116,7 @@ describe('docs/guide.md', () => {
     }
     expect(last).toBe(blocks.length - 1);
     printed = blocks.map((_, i) => parts[2 * i + 2] ?? '');
-  }, 120_000);
+  });
 
   /** The JSON answers of the one block that contains `text`. */
   function answersOf(text: string): unknown[] {

@@ -12,6 +12,7 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
+import { PATIENCE_MS } from '../support/eventually.js';
 
 let daemon: DaemonProcess;
 let headers: Record<string, string>;
@@ -38,7 +39,7 @@ beforeAll(async () => {
     body: { interactions },
   });
   expect(stored.status).toBe(200);
-}, 60_000);
+});
 
 afterAll(async () => {
   await daemon.stop();
@@ -96,7 +97,7 @@ describe('the DuckDB flags', () => {
       const run = spawnSync(
         process.execPath,
         [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--duckdb-memory-limit', '512'],
-        { encoding: 'utf8', timeout: 30_000 },
+        { encoding: 'utf8', timeout: PATIENCE_MS },
       );
       expect(run.status).not.toBe(0);
       expect(run.stderr).toMatch(/a DuckDB memory limit is a number and a unit/);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OPERATOR_KEY, removeDataDir, tempDataDir } from '../support/daemon-process.js';
+import { PATIENCE_MS } from '../support/eventually.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dirs: string[] = [];
@@ -51,7 +52,7 @@ async function npmStart() {
     npm.once('exit', (code, signal) => resolve({ code, signal })),
   );
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start did not listen:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`npm start did not listen:\n${output}`)), PATIENCE_MS);
     npm.stdout.on('data', () => {
       if (output.includes('nextrec listening on')) {
         clearTimeout(timer);
@@ -69,28 +70,24 @@ describe('npm start', () => {
   it.each([
     ['SIGTERM to npm', (npm: number) => process.kill(npm, 'SIGTERM')],
     ['Ctrl-C (SIGINT to its process group)', (npm: number) => process.kill(-npm, 'SIGINT')],
-  ])(
-    'stops the daemon gracefully on %s and leaves no process behind',
-    async (_, signal) => {
-      const started = await npmStart();
-      const processes = descendants(started.npm);
-      try {
-        expect(processes).toContain(started.daemonPid);
-        signal(started.npm);
-        // npm forwards the signal to the daemon; npm itself may end by that signal before the daemon has
-        // stopped, so the daemon's own exit is waited for below.
-        const npmExit = await started.exited;
-        expect(npmExit.code === 0 || npmExit.signal === 'SIGTERM' || npmExit.signal === 'SIGINT').toBe(true);
-        const deadline = Date.now() + 40_000;
-        while (processes.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-        expect(started.output()).toContain('"msg":"shutting down"');
-        // daemon.json names "the running daemon" (README, "Configuration"): a daemon that stopped removes it.
-        expect(existsSync(started.daemonFile)).toBe(false);
-        expect(processes.filter(alive)).toEqual([]);
-      } finally {
-        for (const pid of [started.npm, ...processes].filter(alive)) process.kill(pid, 'SIGKILL');
-      }
-    },
-    90_000,
-  );
+  ])('stops the daemon gracefully on %s and leaves no process behind', async (_, signal) => {
+    const started = await npmStart();
+    const processes = descendants(started.npm);
+    try {
+      expect(processes).toContain(started.daemonPid);
+      signal(started.npm);
+      // npm forwards the signal to the daemon; npm itself may end by that signal before the daemon has
+      // stopped, so the daemon's own exit is waited for below.
+      const npmExit = await started.exited;
+      expect(npmExit.code === 0 || npmExit.signal === 'SIGTERM' || npmExit.signal === 'SIGINT').toBe(true);
+      const deadline = Date.now() + PATIENCE_MS;
+      while (processes.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(started.output()).toContain('"msg":"shutting down"');
+      // daemon.json names "the running daemon" (README, "Configuration"): a daemon that stopped removes it.
+      expect(existsSync(started.daemonFile)).toBe(false);
+      expect(processes.filter(alive)).toEqual([]);
+    } finally {
+      for (const pid of [started.npm, ...processes].filter(alive)) process.kill(pid, 'SIGKILL');
+    }
+  });
 });

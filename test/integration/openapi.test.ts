@@ -49,7 +49,7 @@ describe('the OpenAPI document', () => {
     };
     expect(report.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
     expect(report.totals.errors).toBe(0);
-  }, 120_000);
+  });
 
   it('gives every operation a summary, a description, an operationId, a tag, its credentials and its errors', () => {
     const all = operations();

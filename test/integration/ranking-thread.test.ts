@@ -8,7 +8,7 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
-import { eventually } from '../support/eventually.js';
+import { daemonReady, modelCaughtUp } from '../support/models.js';
 
 interface Answer {
   items: { itemId: string; attributes?: { price: number } }[];
@@ -86,7 +86,7 @@ describe('ranking in a worker thread', () => {
       ).status,
     ).toBe(201);
     // A bag ranks second for s1 only through co-occurrence: the model is in place.
-    const modelBuilt = async () => {
+    const modelServes = async () => {
       const answer = await post('/recommendations', {
         logicType: 'item-to-item',
         itemId: 's1',
@@ -95,7 +95,11 @@ describe('ranking in a worker thread', () => {
       });
       expect(answer.body.items.map((entry) => entry.itemId)).toEqual(['s2', 'b1']);
     };
-    await eventually(modelBuilt, 10_000);
+    // The first models, built from all of them, however long their builds take: user-to-item ranks from
+    // EASE and co-occurrence, and the answers compared below must all rank from the same models.
+    await modelCaughtUp(daemon.url, 'shop', 'cooccurrence');
+    await modelCaughtUp(daemon.url, 'shop', 'ease');
+    await modelServes();
     const answers = async () => {
       const bodies = [];
       for (const body of REQUESTS) {
@@ -107,13 +111,16 @@ describe('ranking in a worker thread', () => {
     };
     // Both daemons compared below load the store at start: a restart gives items new dense ids (in
     // the store's order), and ties between equal scores go by them.
+    // A restarted daemon serves once it loaded the models built before (GET /health/ready).
     await daemon.stop();
     daemon = await started(dataDir, false);
-    await eventually(modelBuilt, 10_000);
+    await daemonReady(daemon.url);
+    await modelServes();
     const inEventLoop = await answers();
     await daemon.stop();
     daemon = await started(dataDir, true);
-    await eventually(modelBuilt, 10_000);
+    await daemonReady(daemon.url);
+    await modelServes();
     expect(await answers()).toEqual(inEventLoop);
 
     // Every write is seen by the next request, which the thread ranks.

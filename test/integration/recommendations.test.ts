@@ -9,6 +9,7 @@ import {
   type DaemonProcess,
 } from '../support/daemon-process.js';
 import { eventually } from '../support/eventually.js';
+import { everyModelCaughtUp, modelCaughtUp } from '../support/models.js';
 
 let daemon: DaemonProcess;
 let headers: Record<string, string>;
@@ -62,16 +63,18 @@ beforeAll(async () => {
   interactions.push({ userId: 'buyer', itemId: 's5', type: 'view', timestamp: hoursAgo(2) });
   interactions.push({ userId: 'buyer', itemId: 's4', type: 'purchase', timestamp: hoursAgo(1) });
   expect((await post('/ingestion/interactions', { interactions })).status).toBe(200);
-  // A bag can only rank second for s1 through co-occurrence (the category fallback gives shoes): the model is built.
-  await eventually(async () => {
-    const response = await post('/recommendations', {
-      logicType: 'item-to-item',
-      itemId: 's1',
-      count: 2,
-      noCache: true,
-    });
-    expect(ids(response)).toEqual(['s2', 'b1']);
+  // The first models, built from all of them, however long their builds take (user-to-item ranks from
+  // EASE and co-occurrence).
+  await modelCaughtUp(daemon.url, 'store', 'cooccurrence');
+  await modelCaughtUp(daemon.url, 'store', 'ease');
+  // A bag can only rank second for s1 through co-occurrence (the category fallback gives shoes).
+  const response = await post('/recommendations', {
+    logicType: 'item-to-item',
+    itemId: 's1',
+    count: 2,
+    noCache: true,
   });
+  expect(ids(response)).toEqual(['s2', 'b1']);
 });
 
 afterAll(async () => {
@@ -470,11 +473,13 @@ describe('freshness of effects', () => {
   });
 
   it('shows new co-occurrences within 5 seconds', async () => {
+    // The 5 s count from this test's write alone: the builds earlier writes made due are done first.
+    await everyModelCaughtUp(daemon.url);
     const pair = Array.from({ length: 6 }, (_, u) => [
       { userId: `pair${u}`, itemId: 'b3', type: 'view' },
       { userId: `pair${u}`, itemId: 'b4', type: 'view' },
     ]).flat();
-    await post('/ingestion/interactions', { interactions: pair });
+    expect((await post('/ingestion/interactions', { interactions: pair })).status).toBe(200);
     await eventually(async () => {
       const response = await post('/recommendations', {
         logicType: 'item-to-item',

@@ -9,11 +9,12 @@ import {
   tempDataDir,
   type DaemonProcess,
 } from '../support/daemon-process.js';
+import { PATIENCE_MS } from '../support/eventually.js';
 
 let daemon: DaemonProcess;
 const dirs: string[] = [];
 
-/** Runs `nextrec <args>` to its exit (or kills it after 30 s); without NEXTREC_ADMIN_KEY, as a user would. */
+/** Runs `nextrec <args>` to its exit (or kills it after PATIENCE_MS); without NEXTREC_ADMIN_KEY, as a user would. */
 function nextrec(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.NEXTREC_ADMIN_KEY;
@@ -22,7 +23,7 @@ function nextrec(args: string[]): Promise<{ code: number | null; stdout: string;
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), PATIENCE_MS);
   return new Promise((resolve) =>
     child.once('exit', (code) => {
       clearTimeout(timer);

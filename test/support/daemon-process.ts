@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { PATIENCE_MS } from './eventually.js';
 import { checkAgainstDocument } from './openapi-check.js';
 import { signRequest } from '../../src/client/index.js';
 import { PROCESS_V8_FLAGS } from '../../src/state/memory.js';
@@ -61,7 +62,7 @@ export async function startDaemonProcess(
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`daemon did not start:\n${output}`)), PATIENCE_MS);
     const check = () => {
       const match = /nextrec listening on (http:\/\/[^\s]+)/.exec(output);
       if (match) {

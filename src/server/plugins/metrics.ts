@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { MODEL_NAMES } from '../../artifacts/layout.js';
-import { modelBuiltAt } from '../../models/model-scheduler.js';
+import { modelBuiltAt, modelRowsBehind } from '../../models/model-scheduler.js';
 import type { Runtime } from '../../runtime.js';
 import { Metrics, type MetricSources } from '../metrics.js';
 import { answerClientError, errorsPlugin, frameworkErrorAnswer } from './errors.js';
@@ -26,7 +26,17 @@ export function runtimeSources(
       for (const tenantId of runtime.state.ids()) {
         const tenant = runtime.state.get(tenantId);
         if (!tenant) continue;
-        for (const model of MODEL_NAMES) yield { tenantId, model, builtAt: modelBuiltAt(tenant, model) };
+        // Only the models the daemon keeps current for the tenant are behind anything.
+        const inUse = runtime.models.modelsFor(tenant);
+        for (const model of MODEL_NAMES) {
+          yield {
+            tenantId,
+            model,
+            builtAt: modelBuiltAt(tenant, model),
+            version: runtime.loader.servingVersion(tenantId, model),
+            rowsBehind: inUse.includes(model) ? modelRowsBehind(tenant, model) : undefined,
+          };
+        }
       }
     },
   };

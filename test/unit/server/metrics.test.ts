@@ -8,7 +8,8 @@ function sources(overrides: Partial<MetricSources> = {}): MetricSources {
     resultCache: () => ({ hits: 3, misses: 1 }),
     vectorBacklog: () => new Map([['acme', 7]]),
     modelBuilds: () => [
-      { tenantId: 'acme', model: 'cooccurrence', builtAt },
+      { tenantId: 'acme', model: 'cooccurrence', builtAt, version: 3, rowsBehind: 12 },
+      { tenantId: 'acme', model: 'ease', builtAt: 0, rowsBehind: 40 },
       { tenantId: 'acme', model: 'factors', builtAt: 0 },
     ],
     diskFull: () => false,
@@ -44,7 +45,7 @@ describe('Metrics', () => {
     ).toBe(1);
   });
 
-  it('reads the cache, the write queue, model ages and the vector backlog when scraped', async () => {
+  it('reads the cache, the write queue, model ages, versions and lag, and the vector backlog when scraped', async () => {
     let hits = 3;
     const metrics = new Metrics(sources({ resultCache: () => ({ hits, misses: 1 }) }), {
       processMetrics: false,
@@ -60,7 +61,13 @@ describe('Metrics', () => {
     expect(sample(text, 'nextrec_vector_indexing_backlog_items', 'tenant="acme"')).toBe(7);
     const age = sample(text, 'nextrec_model_age_seconds', 'tenant="acme",model="cooccurrence"');
     expect(age).toBeGreaterThanOrEqual(90);
-    // A model never built has no age.
+    expect(sample(text, 'nextrec_model_version', 'tenant="acme",model="cooccurrence"')).toBe(3);
+    expect(sample(text, 'nextrec_model_rows_behind', 'tenant="acme",model="cooccurrence"')).toBe(12);
+    // A model none of whose versions serves has no age and no version, and is behind by every row.
+    expect(sample(text, 'nextrec_model_age_seconds', 'tenant="acme",model="ease"')).toBeUndefined();
+    expect(sample(text, 'nextrec_model_version', 'tenant="acme",model="ease"')).toBeUndefined();
+    expect(sample(text, 'nextrec_model_rows_behind', 'tenant="acme",model="ease"')).toBe(40);
+    // A model the tenant does not use is behind nothing.
     expect(text).not.toContain('model="factors"');
     hits = 9;
     text = (await metrics.scrape()).text;
