@@ -157,7 +157,7 @@ async function startServing(
     const address = await listenOn(app, options.host, options.port, '--port (NEXTREC_PORT)');
     await loadBuilt(runtime, app.log);
     app.readiness.done('models');
-    if (options.warmUp ?? true) await warmUpBeforeReady(app);
+    if (options.warmUp ?? true) await warmUpBeforeReady(app, ranker);
     app.readiness.done('warmup');
     const embeddingsPort =
       options.embeddingsPort === undefined
@@ -187,9 +187,9 @@ async function startServing(
  * Ranking's code compiled and what it keeps built before the first client's request (README, "Health
  * and metrics"). A warm-up that fails leaves the daemon to serve cold, as it would without one.
  */
-async function warmUpBeforeReady(app: FastifyInstance): Promise<void> {
+async function warmUpBeforeReady(app: FastifyInstance, ranker: Ranker): Promise<void> {
   try {
-    app.log.info(await warmUp(app), 'ranking warmed up');
+    app.log.info(await warmUp(app, ranker), 'ranking warmed up');
   } catch (error) {
     app.log.warn({ err: error }, 'the warm-up failed; the first requests are ranked cold');
   }

@@ -1,5 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { LOGIC_TYPES, type LogicType } from '../contract/scenarios.js';
+import type { Ranker } from '../engine/ranker.js';
+import { fullCollection } from '../state/memory.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { WarmUpMessage, dropWarmUpRecommender } from './warm-up-request.js';
 
@@ -31,7 +33,12 @@ export interface WarmUpSummary {
   requests: number;
   /** Requests answered 2xx; the others (a scenario whose seeds no item matches, say) warmed up too. */
   answered: number;
-  ms: number;
+  /** How long the ranking thread took to apply the state loaded and the models, once asked. */
+  replicaMs: number;
+  /** How long the requests took. */
+  requestsMs: number;
+  /** How long the garbage collections after them took. */
+  collectionMs: number;
 }
 
 /** A placement the warm-up asks for: a scenario (of its logic type), or a logic type alone. */
@@ -53,18 +60,27 @@ interface Seeds {
 }
 
 /**
- * Sends requests for the largest tenants' scenarios and logic types through the app's own routes, as
- * clients would send them, before the daemon reports ready: the event loop's routes and the ranking
- * thread compile their code, and ranking builds what it keeps (a filter's attribute columns, popularity
- * by country, items rendered as answers show them). The requests are the app's warm-up (see
- * `isWarmUp`): they leave no trace in the store, the record of answers, the result cache or the metrics.
- * Bounded by `limits`; a tenant with no item is left out.
+ * Readies serving before the daemon reports ready (README, "Health and metrics"). First the ranking
+ * thread, when there is one, applies what the daemon loaded (its replica of the state, the models). Then
+ * requests for the largest tenants' scenarios and logic types go through the app's own routes, as
+ * clients would send them: the event loop's routes and the ranking thread compile their code, and
+ * ranking builds what it keeps (a filter's attribute columns, popularity by country, items rendered as
+ * answers show them). The requests are the app's warm-up (see `isWarmUp`): they leave no trace in the
+ * store, the record of answers, the result cache or the metrics. Bounded by `limits`; a tenant with no
+ * item is left out. Last, both threads collect their garbage, what the start-up load and the requests
+ * left, which V8 would otherwise collect in one long pause under the first traffic.
  */
 export async function warmUp(
   app: FastifyInstance,
+  ranker: Ranker,
   limits: Readonly<WarmUpLimits> = WARM_UP_LIMITS,
 ): Promise<WarmUpSummary> {
-  const started = performance.now();
+  const since = (start: number) => Math.round(performance.now() - start);
+  let start = performance.now();
+  await ranker.settled?.();
+  const replicaMs = since(start);
+
+  start = performance.now();
   const tenants = largestTenants(app.runtime.state, limits.tenants).map((tenant) =>
     seedsOf(tenant, limits.seeds),
   );
@@ -72,7 +88,7 @@ export async function warmUp(
   let requests = 0;
   let answered = 0;
   const send = async () => {
-    while (requests < limits.requests && performance.now() - started < limits.budgetMs) {
+    while (requests < limits.requests && performance.now() - start < limits.budgetMs) {
       const call = calls.next();
       if (call.done) return;
       requests++;
@@ -85,7 +101,13 @@ export async function warmUp(
   } finally {
     dropWarmUpRecommender(app);
   }
-  return { tenants: tenants.length, requests, answered, ms: Math.round(performance.now() - started) };
+  const requestsMs = since(start);
+
+  start = performance.now();
+  fullCollection()();
+  ranker.collectGarbage?.();
+  await ranker.settled?.();
+  return { tenants: tenants.length, requests, answered, replicaMs, requestsMs, collectionMs: since(start) };
 }
 
 /** The tenants with the most items (then the most identities), those with none left out. */
@@ -180,6 +202,8 @@ function* interleaved(sources: Iterator<InjectOptions>[]): Generator<InjectOptio
 function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
   const { tenantId, users, items, countries } = seeds;
   const headers = { 'x-tenant-id': tenantId };
+  // A tenant with neither users nor items has no request to make.
+  if (users.length === 0 && items.length === 0) return;
   for (let round = 0; ; round++) {
     const country = round % 3 === 2 && countries.length > 0 ? countries[round % countries.length] : undefined;
     const get = round % 2 === 0;

@@ -22,6 +22,7 @@ const BY_COUNT: WarmUpLimits = { tenants: 8, requests: 120, budgetMs: 600_000, c
 let dir: string;
 let runtime: Runtime;
 let app: FastifyInstance;
+let ranker: LocalRanker;
 let tenant: TenantState;
 let apiKey: string;
 
@@ -55,7 +56,8 @@ beforeEach(async () => {
     tenant,
     SCENARIO.parse({ slug: 'cheap', logicType: 'user-to-item', filter: `'price' < 20` }),
   );
-  app = await buildApp({ runtime, ranker: new LocalRanker(), operatorKey: OPERATOR_KEY, logLevel: 'silent' });
+  ranker = new LocalRanker();
+  app = await buildApp({ runtime, ranker, operatorKey: OPERATOR_KEY, logLevel: 'silent' });
   app.readiness.done('models');
 });
 
@@ -77,7 +79,7 @@ describe('the warm-up', () => {
       message: expect.stringContaining('ranking is not warmed up yet'),
       details: [{ stopping: false, checks: { state: 'done', models: 'done', warmup: 'pending' } }],
     });
-    await warmUp(app, BY_COUNT);
+    await warmUp(app, ranker, BY_COUNT);
     app.readiness.done('warmup');
     expect((await app.inject('/health/ready')).json()).toEqual({
       status: 'ready',
@@ -89,7 +91,7 @@ describe('the warm-up', () => {
   it('ranks every scenario and logic type of the tenant through the routes, and builds what ranking keeps', async () => {
     const before = tenant.catalog.cached;
     expect(before).toMatchObject({ rendered: 0, attributeColumns: 0 });
-    const summary = await warmUp(app, BY_COUNT);
+    const summary = await warmUp(app, ranker, BY_COUNT);
     // The empty tenant is left out.
     expect(summary).toMatchObject({ tenants: 1, requests: 120 });
     expect(summary.answered).toBe(120);
@@ -100,7 +102,7 @@ describe('the warm-up', () => {
   });
 
   it('leaves no trace: no answer recorded, nothing in the result cache or the metrics', async () => {
-    await warmUp(app, BY_COUNT);
+    await warmUp(app, ranker, BY_COUNT);
     app.readiness.done('warmup');
     expect(runtime.answers.held).toBe(0);
     expect(app.recommender.cacheStats()).toEqual({ hits: 0, misses: 0 });
@@ -115,7 +117,7 @@ describe('the warm-up', () => {
 
   it("counts against no rate limit: the tenant's budget is whole for its clients", async () => {
     await setRateLimits(runtime, 'shop', { api: 1 });
-    const summary = await warmUp(app, BY_COUNT);
+    const summary = await warmUp(app, ranker, BY_COUNT);
     expect(summary.answered).toBe(summary.requests);
     app.readiness.done('warmup');
     expect((await asClient('/recommendations/user-to-item/u1')).statusCode).toBe(200);
@@ -123,7 +125,7 @@ describe('the warm-up', () => {
   });
 
   it("is the daemon's alone: a client's request without credentials is refused", async () => {
-    await warmUp(app, BY_COUNT);
+    await warmUp(app, ranker, BY_COUNT);
     app.readiness.done('warmup');
     const anonymous = await app.inject({
       url: '/recommendations/user-to-item/u1',
@@ -134,8 +136,12 @@ describe('the warm-up', () => {
   });
 
   it('sends nothing once its time is up, and no more requests than its bound', async () => {
-    expect(await warmUp(app, Object.assign({}, BY_COUNT, { budgetMs: 0 }))).toMatchObject({ requests: 0 });
+    expect(await warmUp(app, ranker, Object.assign({}, BY_COUNT, { budgetMs: 0 }))).toMatchObject({
+      requests: 0,
+    });
     expect(tenant.catalog.cached.rendered).toBe(0);
-    expect(await warmUp(app, Object.assign({}, BY_COUNT, { requests: 7 }))).toMatchObject({ requests: 7 });
+    expect(await warmUp(app, ranker, Object.assign({}, BY_COUNT, { requests: 7 }))).toMatchObject({
+      requests: 7,
+    });
   });
 });
