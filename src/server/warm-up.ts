@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { LOGIC_TYPES, type LogicType } from '../contract/scenarios.js';
 import type { Ranker } from '../engine/ranker.js';
-import { fullCollection } from '../state/memory.js';
+import { releasingCollection } from '../state/memory.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { WarmUpMessage, dropWarmUpRecommender } from './warm-up-request.js';
 
@@ -33,12 +33,8 @@ export interface WarmUpSummary {
   requests: number;
   /** Requests answered 2xx; the others (a scenario whose seeds no item matches, say) warmed up too. */
   answered: number;
-  /** How long the ranking thread took to apply the state loaded and the models, once asked. */
-  replicaMs: number;
-  /** How long the requests took. */
-  requestsMs: number;
-  /** How long the garbage collections after them took. */
-  collectionMs: number;
+  /** How long each step took, in ms (see `warmUp`). */
+  ms: { replica: number; requests: number; answerRecord: number; collection: number };
 }
 
 /** A placement the warm-up asks for: a scenario (of its logic type), or a logic type alone. */
@@ -67,8 +63,10 @@ interface Seeds {
  * ranking builds what it keeps (a filter's attribute columns, popularity by country, items rendered as
  * answers show them). The requests are the app's warm-up (see `isWarmUp`): they leave no trace in the
  * store, the record of answers, the result cache or the metrics. Bounded by `limits`; a tenant with no
- * item is left out. Last, both threads collect their garbage, what the start-up load and the requests
- * left, which V8 would otherwise collect in one long pause under the first traffic.
+ * item is left out. Then the record of answers reads what it wrote today before a restart, which it
+ * would otherwise read before its first write, in the first second of traffic. Last, both threads
+ * collect their garbage, what the start-up load and the warm-up left, which V8 would otherwise collect
+ * in one long pause under the first traffic.
  */
 export async function warmUp(
   app: FastifyInstance,
@@ -80,7 +78,7 @@ export async function warmUp(
   await ranker.settled?.();
   const replicaMs = since(start);
 
-  start = performance.now();
+  const requestsStarted = performance.now();
   const tenants = largestTenants(app.runtime.state, limits.tenants).map((tenant) =>
     seedsOf(tenant, limits.seeds),
   );
@@ -88,7 +86,7 @@ export async function warmUp(
   let requests = 0;
   let answered = 0;
   const send = async () => {
-    while (requests < limits.requests && performance.now() - start < limits.budgetMs) {
+    while (requests < limits.requests && performance.now() - requestsStarted < limits.budgetMs) {
       const call = calls.next();
       if (call.done) return;
       requests++;
@@ -101,13 +99,22 @@ export async function warmUp(
   } finally {
     dropWarmUpRecommender(app);
   }
-  const requestsMs = since(start);
+  const requestsMs = since(requestsStarted);
 
   start = performance.now();
-  fullCollection()();
+  await app.runtime.answers.readStored();
+  const answerRecordMs = since(start);
+
+  start = performance.now();
+  releasingCollection()();
   ranker.collectGarbage?.();
   await ranker.settled?.();
-  return { tenants: tenants.length, requests, answered, replicaMs, requestsMs, collectionMs: since(start) };
+  return {
+    tenants: tenants.length,
+    requests,
+    answered,
+    ms: { replica: replicaMs, requests: requestsMs, answerRecord: answerRecordMs, collection: since(start) },
+  };
 }
 
 /** The tenants with the most items (then the most identities), those with none left out. */
