@@ -11,6 +11,7 @@ import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
 import { feedNetwork } from './feeds/network.js';
 import { IdleCollector, followRequests } from './server/idle-collector.js';
+import { warmUp } from './server/warm-up.js';
 import { tuneV8ForServing } from './state/memory.js';
 import { StoreInUseError } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
@@ -36,6 +37,8 @@ export interface DaemonOptions {
   duckdb?: DuckDbSettings;
   /** Model builds and loads keep off one CPU (README, "Batch models"; default: when there are several). */
   spareCpu?: boolean;
+  /** Warm ranking up before reporting ready (README, "Health and metrics"; default: true). */
+  warmUp?: boolean;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
   /** Where to say things a person starting the daemon must see once (generated operator key). */
@@ -154,6 +157,8 @@ async function startServing(
     const address = await listenOn(app, options.host, options.port, '--port (NEXTREC_PORT)');
     await loadBuilt(runtime, app.log);
     app.readiness.done('models');
+    if (options.warmUp ?? true) await warmUpBeforeReady(app, ranker);
+    app.readiness.done('warmup');
     const embeddingsPort =
       options.embeddingsPort === undefined
         ? options.port === 0
@@ -175,6 +180,18 @@ async function startServing(
   } catch (error) {
     await abandonStart(runtime, key, [app, embeddings]);
     throw error;
+  }
+}
+
+/**
+ * Ranking's code compiled and what it keeps built before the first client's request (README, "Health
+ * and metrics"). A warm-up that fails leaves the daemon to serve cold, as it would without one.
+ */
+async function warmUpBeforeReady(app: FastifyInstance, ranker: Ranker): Promise<void> {
+  try {
+    app.log.info(await warmUp(app, ranker), 'ranking warmed up');
+  } catch (error) {
+    app.log.warn({ err: error }, 'the warm-up failed; the first requests are ranked cold');
   }
 }
 

@@ -29,6 +29,19 @@ export interface PacedFigures {
   fromDueP99Ms: number;
   errors: number;
   non2xx: number;
+  /** By window of due times, when `windows` were asked for. */
+  windows?: WindowFigures[];
+}
+
+/** The requests due in one window of a load's seconds. */
+export interface WindowFigures {
+  /** Seconds into the load that the window starts and ends at (by the requests' due times). */
+  fromS: number;
+  toS: number;
+  requests: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 export interface PacedOptions {
@@ -40,6 +53,8 @@ export interface PacedOptions {
   rate: number;
   seconds: number;
   connections: number;
+  /** Ends of windows, in seconds into the load (ascending): figures are reported for each apart too. */
+  windows?: readonly number[];
 }
 
 const THREAD = new URL('./paced-load-thread.js', import.meta.url);
@@ -149,7 +164,34 @@ export async function sendPaced(options: PacedOptions, stopped: () => boolean): 
     fromDueP99Ms,
     errors,
     non2xx,
+    windows: options.windows && windowFigures(latencies.subarray(0, sent), options.rate, options.windows),
   };
+}
+
+/** The figures of the requests due in each window: from the end of the one before (or 0) to its end. */
+export function windowFigures(
+  latencies: Float64Array,
+  rate: number,
+  ends: readonly number[],
+): WindowFigures[] {
+  return ends.map((toS, i) => {
+    const fromS = i === 0 ? 0 : ends[i - 1];
+    // Request i is due i / rate seconds into the load.
+    const window = latencies.subarray(
+      Math.min(latencies.length, Math.ceil(fromS * rate)),
+      Math.min(latencies.length, Math.ceil(toS * rate)),
+    );
+    const at = quantiles(window);
+    const empty = window.length === 0;
+    return {
+      fromS,
+      toS,
+      requests: window.length,
+      p50Ms: empty ? NaN : at(0.5),
+      p99Ms: empty ? NaN : at(0.99),
+      maxMs: empty ? NaN : at(1),
+    };
+  });
 }
 
 /** The quantiles of `values`, in ms to two decimals. */

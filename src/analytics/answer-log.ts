@@ -219,6 +219,17 @@ export class AnswerLog {
     this.timer.unref();
   }
 
+  /**
+   * Reads the rows already written for yesterday and today now, rather than before the first write (see
+   * `learnStored`): the daemon does it before it reports ready, so that the first write after a restart
+   * does not hold the event loop while the first requests arrive.
+   */
+  readStored(now = Date.now()): Promise<void> {
+    return this.writes.run(async () => {
+      if (!this.knowsStored) await this.learnStored(Math.floor(now / DAY_MS));
+    });
+  }
+
   /** Writes what is held now (and removes days past the retention, at most hourly). */
   flush(now = Date.now()): Promise<void> {
     return this.writes.run(() => this.write(now));

@@ -81,6 +81,13 @@ export default class Serve extends Command {
       env: 'NEXTREC_SPARE_CPU',
       allowNo: true,
     }),
+    'warm-up': Flags.boolean({
+      description:
+        'before reporting ready, send ranking requests for the largest tenants through the routes, so that the first requests of clients find its code compiled (--no-warm-up: ready as soon as the models are loaded)',
+      env: 'NEXTREC_WARM_UP',
+      allowNo: true,
+      default: true,
+    }),
     'metrics-port': Flags.integer({
       description: 'also serve GET /metrics without credentials on this port of --host (default: off)',
       env: 'NEXTREC_METRICS_PORT',
@@ -106,6 +113,7 @@ export default class Serve extends Command {
         threads: flags['duckdb-threads'] ?? defaultDuckDbThreads(),
       },
       spareCpu: flags['spare-cpu'],
+      warmUp: flags['warm-up'],
       server: serverOptions({
         requestTimeoutS: flags['request-timeout'],
         writeQueueLimit: flags['write-queue-limit'],

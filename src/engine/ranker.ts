@@ -29,6 +29,11 @@ export interface Ranker {
   threadHeap?(): Promise<HeapFigures | undefined>;
   /** Has the thread that ranks, when it is a thread of its own, collect its garbage (README, "Memory"). */
   collectGarbage?(): void;
+  /**
+   * Resolves once the thread that ranks, when it is a thread of its own, has done all it was asked so
+   * far: the state's changes applied, the requests ranked, a collection run.
+   */
+  settled?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -16,6 +16,7 @@ import {
   type RankingFailure,
   type HeapReport,
   type RankingRequest,
+  type SettledReport,
 } from './worker-ranker.js';
 
 const state = new ServingState(undefined, true);
@@ -49,7 +50,7 @@ function send(outcomes: RankingOutcome[]): void {
 // thread, and the original ranks from then on.
 const collect = releasingCollection();
 
-parentPort!.on('message', ({ changes, requests, heap, collect: collecting }: RankingBatch) => {
+parentPort!.on('message', ({ changes, requests, heap, collect: collecting, settled }: RankingBatch) => {
   for (const change of changes) applyStateChange(state, change);
   for (let start = 0; start < requests.length; start += ANSWERS_PER_MESSAGE) {
     send(requests.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
@@ -59,4 +60,5 @@ parentPort!.on('message', ({ changes, requests, heap, collect: collecting }: Ran
       heap: Object.assign(heapFigures(), { cached: cached() }),
     } satisfies HeapReport);
   if (collecting) collect();
+  if (settled) parentPort!.postMessage({ settled: true } satisfies SettledReport);
 });

@@ -7,6 +7,8 @@ import { withRecommId } from './response-body.js';
 import { ResultCache, type ResultCacheOptions } from './result-cache.js';
 
 export const DEFAULT_CACHE: ResultCacheOptions = { maxBytes: 64 * 1024 * 1024, ttlMs: 60_000 };
+/** The cache of an unrecorded recommender (the daemon's warm-up): enough for its few seeds. */
+const UNRECORDED_CACHE: ResultCacheOptions = { maxBytes: 4 * 1024 * 1024, ttlMs: 60_000 };
 
 /** Where the answers given are recorded (analytics' AnswerLog). */
 export interface AnswerRecorder {
@@ -23,6 +25,15 @@ export class Recommender {
     private readonly answers?: AnswerRecorder,
   ) {
     this.cache = new ResultCache(options);
+  }
+
+  /**
+   * A recommender over the same ranker, with a result cache of its own and no record of answers: it
+   * runs the code of this one and leaves nothing of it behind (the daemon's warm-up, README "Health and
+   * metrics").
+   */
+  unrecorded(): Recommender {
+    return new Recommender(this.ranker, UNRECORDED_CACHE);
   }
 
   /** The result cache's lookups answered and not answered, since the start. */

@@ -30,6 +30,8 @@ export interface RankingBatch {
   heap?: boolean;
   /** Asks the thread for a full garbage collection after the batch (README, "Memory"). */
   collect?: boolean;
+  /** Asks the thread to say, last, that it has done the batch (see `SettledReport`). */
+  settled?: boolean;
 }
 
 /** Why a request has no list: an ApiError's parts, or another error's message and stack. */
@@ -54,6 +56,11 @@ export interface RankedBatch {
 /** The thread's heap, as a batch that asked for it wanted. */
 export interface HeapReport {
   heap: HeapFigures;
+}
+
+/** The thread has done everything sent to it up to the batch that asked for this. */
+export interface SettledReport {
+  settled: true;
 }
 
 interface Waiting {
@@ -95,14 +102,18 @@ export class WorkerRanker implements Ranker {
   private failureListener?: (error: Error) => void;
   /** Callers waiting for the thread's heap figures. */
   private heapWaiters: ((heap: HeapFigures | undefined) => void)[] = [];
+  /** Callers waiting for the thread to settle, in the order they asked. */
+  private settledWaiters: (() => void)[] = [];
 
   /** @param script the thread's module (tests start the compiled one) */
   constructor(script: URL = WORKER_SCRIPT) {
     this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
     this.worker = new Worker(script);
-    this.worker.on('message', (message: RankedBatch | HeapReport) =>
-      'heap' in message ? this.heapReported(message.heap) : this.answered(message),
-    );
+    this.worker.on('message', (message: RankedBatch | HeapReport | SettledReport) => {
+      if ('heap' in message) this.heapReported(message.heap);
+      else if ('settled' in message) this.settledWaiters.shift()?.();
+      else this.answered(message);
+    });
     // An answer that can't be read would leave the answers after it to the wrong requests.
     this.worker.on('messageerror', (error) => this.failOver(error));
     this.worker.on('error', (error) => this.failOver(error));
@@ -139,6 +150,24 @@ export class WorkerRanker implements Ranker {
     if (!this.fallback) this.post({ changes: [], requests: [], collect: true });
   }
 
+  /**
+   * Resolves once the thread has applied every change recorded so far and done everything asked of it
+   * before (at once, once ranking went back to this thread).
+   */
+  settled(): Promise<void> {
+    // The changes not sent yet go first.
+    this.flush();
+    if (this.fallback) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.settledWaiters.push(resolve);
+      if (!this.post({ changes: [], requests: [], settled: true })) this.settle();
+    });
+  }
+
+  private settle(): void {
+    for (const resolve of this.settledWaiters.splice(0)) resolve();
+  }
+
   /** Sends a batch to the thread; false, and ranking back in this thread, if it could not be sent. */
   private post(batch: RankingBatch): boolean {
     try {
@@ -160,6 +189,7 @@ export class WorkerRanker implements Ranker {
   async close(): Promise<void> {
     this.closing = true;
     await this.worker.terminate();
+    this.settle();
     this.rankHere();
   }
 
@@ -202,6 +232,7 @@ export class WorkerRanker implements Ranker {
     this.failureListener?.(error);
     void this.worker.terminate();
     this.heapReported(undefined);
+    this.settle();
     this.rankHere();
   }
 

@@ -213,6 +213,8 @@ class HistorySnapshot extends HistoryView {
 export interface HistoriesView {
   get(identity: string): HistoryView | undefined;
   delete(identity: string): void;
+  /** The identities with a history, in the order they got one. */
+  identities(): IterableIterator<string>;
   /** Identities with a history. */
   readonly size: number;
   /** Events held over all histories (0 where another thread keeps them). */
@@ -252,6 +254,10 @@ export class SharedHistoriesReader implements HistoriesView {
 
   delete(identity: string): void {
     this.indexes.delete(identity);
+  }
+
+  identities(): IterableIterator<string> {
+    return this.indexes.keys();
   }
 
   get size(): number {
@@ -301,6 +307,10 @@ export class UserHistories implements HistoriesView {
 
   get(identity: string): UserHistory | undefined {
     return this.byIdentity.get(identity);
+  }
+
+  identities(): IterableIterator<string> {
+    return this.byIdentity.keys();
   }
 
   /**

@@ -170,7 +170,10 @@ describe('a full disk', () => {
 
     const ready = await call(daemon.url, 'GET', '/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { state: 'done', models: 'done', disk: 'full' } });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      checks: { state: 'done', models: 'done', warmup: 'done', disk: 'full' },
+    });
     // Recommendations are served from memory meanwhile.
     const recommended = await call(daemon.url, 'POST', '/recommendations', {
       headers: tenantHeaders(tenant),

@@ -22,6 +22,7 @@ import {
   signingKey,
   type SignatureParams,
 } from '../../tenants/signatures.js';
+import { isWarmUp } from '../warm-up-request.js';
 import { RateLimits } from './rate-limits.js';
 
 /**
@@ -224,8 +225,14 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
       return;
     }
     const params = signatureParams(request.method, request.query as Record<string, unknown>, request.headers);
-    if (!params)
+    if (!params) {
+      // The daemon's warm-up, sent by itself (never read from a socket), is its tenant's.
+      if (isWarmUp(request)) {
+        admit(request, tenantId, tenantId, 'api');
+        return done();
+      }
       throw new ApiError('UNAUTHORIZED', 'credentials are required (X-Api-Key, a signature or a token)');
+    }
     signed(request, tenantId, params);
     done();
   }
@@ -307,7 +314,7 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
     const caller = request.caller;
     if (!caller) return done();
     const perMinute = request.tenant.rateLimits[caller.kind];
-    if (perMinute === undefined || perMinute === null) return done();
+    if (perMinute === undefined || perMinute === null || isWarmUp(request)) return done();
     rateLimits.check(request, reply).then(() => done(), done);
   }
 });

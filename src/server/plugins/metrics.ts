@@ -4,6 +4,7 @@ import { MODEL_NAMES } from '../../artifacts/layout.js';
 import { modelBuiltAt, modelRowsBehind } from '../../models/model-scheduler.js';
 import type { Runtime } from '../../runtime.js';
 import { Metrics, type MetricSources } from '../metrics.js';
+import { isWarmUp } from '../warm-up-request.js';
 import { answerClientError, errorsPlugin, frameworkErrorAnswer } from './errors.js';
 
 declare module 'fastify' {
@@ -74,6 +75,8 @@ export const metricsPlugin = fp(async (app: FastifyInstance, options: MetricsPlu
   app.runtime.models.onBuilt((models, seconds, outcome) => metrics.observeBuild(models, seconds, outcome));
   // Callback style: an async hook would cost a promise on every response.
   app.addHook('onResponse', (request, reply, done) => {
+    // The daemon's warm-up is no request of a client's.
+    if (isWarmUp(request)) return done();
     metrics.observeRequest(
       (!request.is404 && request.routeOptions.url) || 'unmatched',
       request.method,

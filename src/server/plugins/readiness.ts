@@ -1,9 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../contract/errors.js';
+import { isWarmUp } from '../warm-up-request.js';
 
-/** What must be done before the daemon serves: its state loaded from the store, its built models loaded. */
-export type ReadinessCheck = 'state' | 'models';
+/**
+ * What must be done before the daemon serves: its state loaded from the store, its built models loaded,
+ * and ranking warmed up (README, "Health and metrics").
+ */
+export type ReadinessCheck = 'state' | 'models' | 'warmup';
 
 /** Seconds a client refused while the daemon is not ready waits before it asks again. */
 export const NOT_READY_RETRY_AFTER_S = 1;
@@ -13,7 +17,7 @@ export const NOT_READY_RETRY_AFTER_S = 1;
  * not ready, every route but the public ones answers 503 NOT_READY.
  */
 export class Readiness {
-  private readonly pending = new Set<ReadinessCheck>(['models']);
+  private readonly pending = new Set<ReadinessCheck>(['models', 'warmup']);
   private stopping = false;
   /** True exactly when every check is done and the daemon is not stopping (read on every request). */
   ready = false;
@@ -34,7 +38,7 @@ export class Readiness {
     return {
       ready: this.ready,
       stopping: this.stopping,
-      checks: { state: status('state'), models: status('models') },
+      checks: { state: status('state'), models: status('models'), warmup: status('warmup') },
     };
   }
 
@@ -46,7 +50,7 @@ export class Readiness {
       .map(([check]) => check);
     const message = report.stopping
       ? 'the daemon is shutting down'
-      : `the daemon is starting: ${waiting.map((check) => DESCRIBED[check as ReadinessCheck]).join(', ')} not loaded yet`;
+      : `the daemon is starting: ${waiting.map((check) => DESCRIBED[check as ReadinessCheck]).join('; ')}`;
     return new ApiError('NOT_READY', message, [{ stopping: report.stopping, checks: report.checks }], {
       'retry-after': String(NOT_READY_RETRY_AFTER_S),
     });
@@ -54,8 +58,9 @@ export class Readiness {
 }
 
 const DESCRIBED: Record<ReadinessCheck, string> = {
-  state: 'the serving state',
-  models: 'the built models',
+  state: 'the serving state is not loaded yet',
+  models: 'the built models are not loaded yet',
+  warmup: 'ranking is not warmed up yet',
 };
 
 declare module 'fastify' {
@@ -76,8 +81,15 @@ export const readinessPlugin = fp(async (app: FastifyInstance) => {
   app.decorate('readiness', readiness);
   app.addHook('preClose', async () => readiness.stop());
   // Callback style: an async hook would cost a promise on every request.
+  // The daemon's warm-up is sent before it is ready.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (readiness.ready || request.is404 || request.routeOptions.config.access === 'public') return done();
+    if (
+      readiness.ready ||
+      request.is404 ||
+      request.routeOptions.config.access === 'public' ||
+      isWarmUp(request)
+    )
+      return done();
     done(readiness.notReady());
   });
 });

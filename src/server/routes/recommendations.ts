@@ -19,6 +19,7 @@ import {
   type RecommendationRequest,
 } from '../../engine/request.js';
 import { SCOPE } from '../plugins/auth.js';
+import { recommenderFor } from '../warm-up-request.js';
 
 /** Recommendations may be fetched by every credential kind of the tenant, public tokens included. */
 const config = { kinds: SCOPE.browser };
@@ -40,7 +41,7 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
    * listeners, which costs more than the cached path's own work.
    */
   const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
-    app.recommender.recommend(request.tenant, recommendation, (answer) => {
+    recommenderFor(app, request).recommend(request.tenant, recommendation, (answer) => {
       // The answer is JSON text; with this content type Fastify sends it as it is.
       if (typeof answer === 'string') reply.type('application/json; charset=utf-8').send(answer);
       else reply.send(answer);

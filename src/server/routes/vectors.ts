@@ -8,6 +8,7 @@ import { fromLegacyQuery, type RecommendationRequest } from '../../engine/reques
 import { parseSearchQuery } from '../../engine/search-query.js';
 import { setVectorDefaults } from '../../vector/vector-defaults.js';
 import { SCOPE } from '../plugins/auth.js';
+import { recommenderFor } from '../warm-up-request.js';
 import { CONFIG_ROUTE, registerConfigResource } from './config-resource.js';
 
 /** `GET /recommendations/search`: the legacy routes' parameters, and the text (CONTRACT.md, "Search"). */
@@ -55,7 +56,7 @@ export async function vectorRoutes(app: FastifyInstance): Promise<void> {
         vector: vector && vector.some((value) => value !== 0) ? vector : undefined,
       };
       const answer = await new Promise<string | Error>((resolve) =>
-        app.recommender.recommend(
+        recommenderFor(app, request).recommend(
           tenant,
           Object.assign({}, recommendation, {
             logicType: undefined,

@@ -128,6 +128,28 @@ describe('WorkerRanker', () => {
     expect(await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)))).toEqual(before);
   });
 
+  it('settles once its thread has done all it was sent: the requests before answered, the changes applied', async () => {
+    const ranker = startedSound();
+    const tenant = shopFor(ranker);
+    const answered: RankingOutcome[] = [];
+    for (const body of BODIES) {
+      const recommendation = request(body);
+      const projection = resolveProjection(recommendation.projection);
+      ranker.rank(tenant, recommendation, projection, NOW, (outcome) => answered.push(outcome));
+    }
+    // A change recorded after the requests, not sent yet: settling sends it, and waits for it.
+    tenant.upsertItem(item('e', { category: 'shoes', attributes: { name: 'E', price: 50 } }));
+    await ranker.settled();
+    expect(answered).toHaveLength(BODIES.length);
+    expect((await ranker.threadHeap())!.cached!.shop.rendered).toBeGreaterThan(0);
+    // What the thread ranks from has item e, as this thread's state has.
+    const withE = await rankedBy(ranker, tenant, { logicType: 'user-to-item', userId: 'nobody', count: 20 });
+    expect(idsOf(withE)).toContain('e');
+    await ranker.close();
+    // A closed ranker has nothing left to do.
+    await ranker.settled();
+  });
+
   it("answers a request's error as the ApiError it is", async () => {
     const ranker = startedSound();
     const tenant = shopFor(ranker);

@@ -26,7 +26,7 @@ async function readinessApp(): Promise<FastifyInstance> {
 }
 
 describe('readiness', () => {
-  it('answers 503 NOT_READY, saying what is not loaded, until the models are; public routes answer', async () => {
+  it('answers 503 NOT_READY, saying what is not done, until the models are loaded and ranking warmed up; public routes answer', async () => {
     const server = await readinessApp();
     expect((await server.inject('/health')).statusCode).toBe(200);
     for (const url of ['/health/ready', '/data']) {
@@ -37,11 +37,17 @@ describe('readiness', () => {
         statusCode: 503,
         error: 'Service Unavailable',
         code: 'NOT_READY',
-        message: expect.stringContaining('the built models'),
-        details: [{ stopping: false, checks: { state: 'done', models: 'pending' } }],
+        message: 'the daemon is starting: the built models are not loaded yet; ranking is not warmed up yet',
+        details: [{ stopping: false, checks: { state: 'done', models: 'pending', warmup: 'pending' } }],
       });
     }
     server.readiness.done('models');
+    expect((await server.inject('/data')).json()).toMatchObject({
+      code: 'NOT_READY',
+      message: 'the daemon is starting: ranking is not warmed up yet',
+      details: [{ stopping: false, checks: { state: 'done', models: 'done', warmup: 'pending' } }],
+    });
+    server.readiness.done('warmup');
     expect((await server.inject('/health/ready')).json()).toEqual({ status: 'ready' });
     expect((await server.inject('/data')).statusCode).toBe(200);
   });
@@ -54,6 +60,7 @@ describe('readiness', () => {
   it('is not ready again once the daemon stops', async () => {
     const server = await readinessApp();
     server.readiness.done('models');
+    server.readiness.done('warmup');
     server.readiness.stop();
     const response = await server.inject('/data');
     expect(response.statusCode).toBe(503);
@@ -61,6 +68,7 @@ describe('readiness', () => {
     // Closing the app stops it too.
     const closing = await readinessApp();
     closing.readiness.done('models');
+    closing.readiness.done('warmup');
     expect(closing.readiness.ready).toBe(true);
     await closing.close();
     expect(closing.readiness.report()).toMatchObject({ ready: false, stopping: true });
