@@ -21,9 +21,9 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Rng } from '../fixtures/prng.js';
-import { request } from 'undici';
-import { OPERATOR_KEY, startBenchDaemon } from './support/bench-daemon.js';
+import { startBenchDaemon } from './support/bench-daemon.js';
 import { startChildServer } from './support/child-server.js';
+import { buildsSince, describeBuilds, modelBuilds, type ModelBuilds } from './support/daemon-metrics.js';
 import { waitForIdle } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
 import { runPaced, type PacedFigures } from './support/paced-load.js';
@@ -88,30 +88,9 @@ const paced = (
   signal?: AbortSignal,
 ) => runPaced({ url, headers, paths, rate, seconds: forSeconds, connections: CONNECTIONS }, signal);
 
-/** Builds the daemon's scheduler completed so far (built and swapped in), by model, from its /metrics. */
-async function completedBuilds(url: string): Promise<Map<string, number>> {
-  const response = await request(`${url}/metrics`, { headers: { 'x-api-key': OPERATOR_KEY } });
-  const text = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`GET /metrics answered ${response.statusCode}: ${text}`);
-  const counts = new Map<string, number>();
-  const line =
-    /^nextrec_model_build_duration_seconds_count\{[^}]*model="([^"]+)"[^}]*outcome="ok"[^}]*\} (\d+)$/gm;
-  for (const [, model, count] of text.matchAll(line)) counts.set(model, Number(count));
-  return counts;
-}
-
-/** The builds in `after` that `before` did not count yet. */
-function difference(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
-  const builds = new Map<string, number>();
-  for (const [model, count] of after) {
-    if (count > (before.get(model) ?? 0)) builds.set(model, count - (before.get(model) ?? 0));
-  }
-  return builds;
-}
-
-function describeBuilds(builds: Map<string, number>): string {
-  if (builds.size === 0) return 'none, so no build was measured';
-  return [...builds].map(([model, count]) => (count > 1 ? `${model} ×${count}` : model)).join(', ');
+/** The builds that ended (built and swapped in) since `before`. */
+async function completedSince(url: string, before: readonly ModelBuilds[]): Promise<ModelBuilds[]> {
+  return buildsSince(await modelBuilds(url), before).filter((build) => build.outcome === 'ok');
 }
 
 let failed = false;
@@ -154,7 +133,7 @@ try {
 
   // New interactions beyond the share that makes a model stale (README, "Batch models": 10%): the daemon
   // exports its lake and rebuilds its models in processes of their own, and swaps them in, meanwhile.
-  const buildsBefore = await completedBuilds(daemon.url);
+  const buildsBefore = await modelBuilds(daemon.url);
   for (let sent = 0; sent < Math.ceil(interactions * STALE_SHARE); sent += BURST_BATCH) {
     const batch = Array.from({ length: BURST_BATCH }, (_, i) => ({
       userId: shop.userIds[rng.int(shop.userIds.length)],
@@ -164,26 +143,28 @@ try {
     await postJson(`${daemon.url}/ingestion/interactions`, headers, { interactions: batch }, 200);
   }
   // The models built from interactions: every one built before but the vectors, built from the catalog.
-  const stale = [...buildsBefore.keys()].filter((model) => model !== 'vectors');
+  const stale = buildsBefore
+    .filter((build) => build.outcome === 'ok' && build.model !== 'vectors')
+    .map((build) => build.model);
   const rebuilt = new AbortController();
   const load = paced(daemon.url, headers, paths, buildSeconds, rebuilt.signal);
   let loading = true;
   void load.finally(() => (loading = false));
   while (loading) {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const builds = difference(await completedBuilds(daemon.url), buildsBefore);
-    if (stale.every((model) => builds.has(model))) {
+    const builds = await completedSince(daemon.url, buildsBefore);
+    if (stale.every((model) => builds.some((build) => build.model === model))) {
       await new Promise((resolve) => setTimeout(resolve, SWAP_SECONDS * 1_000));
       rebuilt.abort();
       break;
     }
   }
   const building = await load;
-  const builds = difference(await completedBuilds(daemon.url), buildsBefore);
+  const builds = await completedSince(daemon.url, buildsBefore);
   const name =
     `user-to-item, uncached, while models build (${Math.round(building.seconds)} s; ` +
-    `built meanwhile: ${describeBuilds(builds)})`;
-  if (!report(name, building, true) || builds.size === 0) failed = true;
+    `built meanwhile: ${builds.length > 0 ? describeBuilds(builds) : 'none, so no build was measured'})`;
+  if (!report(name, building, true) || builds.length === 0) failed = true;
 } finally {
   await stop();
 }
