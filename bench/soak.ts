@@ -15,19 +15,24 @@
  * The targets print PASS or FAIL; the exit code does not depend on them.
  *
  *   npm run build && node dist/bench/soak.js [--size small|large] [--rate 300] [--seconds 1800]
- *     [--baseline-seconds 60] [--trace-gc] [--json <file>]
+ *     [--baseline-seconds 60] [--trace-gc] [--profile] [--json <file>]
+ *
+ * `--trace-gc` has the daemon's threads log their collections (counted per window); `--profile` profiles
+ * each of its threads (--cpu-prof) and summarizes their self time over the traffic.
  *
  * `--size small`: 1,000 items, 200 users; `--size large`: 100,000 items, 2,000,000 interactions (as
  * bench/memory and bench/latency load them; a few minutes).
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { startBenchDaemon, type BenchDaemon } from './support/bench-daemon.js';
 import { startChildServer } from './support/child-server.js';
+import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import {
   describeMemory,
   memoryReport,
@@ -37,7 +42,7 @@ import {
   waitForQuiet,
 } from './support/daemon-memory.js';
 import { buildsSince, describeBuilds, modelBuilds, type ModelBuilds } from './support/daemon-metrics.js';
-import { lineFollower, parseCollection, parseLogRecord } from './support/daemon-output.js';
+import { lineSplitter, parseCollection, parseLogRecord, type Collection } from './support/daemon-output.js';
 import {
   growthPerMinute,
   latencyFigures,
@@ -46,6 +51,7 @@ import {
   windowsOver,
   type LatencyWindow,
 } from './support/latency-windows.js';
+import { monotonicMicros } from './support/load.js';
 import { machineBusySeconds } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
 import { loadShop, type ShopSize } from './support/shop-loader.js';
@@ -72,6 +78,7 @@ const SIZES: Record<string, Omit<ShopSize, 'now'>> = {
   large: { items: 100_000, users: 100_000, sessions: 40_000, interactions: 2_000_000, days: 29 },
 };
 const BARE_ROUTE = fileURLToPath(new URL('./bare-route.js', import.meta.url));
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const { values } = parseArgs({
   options: {
@@ -80,6 +87,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '1800' },
     'baseline-seconds': { type: 'string', default: '60' },
     'trace-gc': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     json: { type: 'string' },
   },
   // Not strict: bench/run forwards the same arguments to every benchmark.
@@ -93,8 +101,14 @@ const options = Object.freeze({
   seconds: positiveInteger('--seconds', values.seconds),
   baselineSeconds: positiveInteger('--baseline-seconds', values['baseline-seconds']),
   traceGc: values['trace-gc'] === true,
+  profile: values.profile === true,
   json: typeof values.json === 'string' ? values.json : undefined,
 });
+
+// The bare route's first window is its warm-up.
+if (options.baselineSeconds < (2 * WINDOW_MS) / 1000) {
+  throw new Error(`--baseline-seconds must be at least ${(2 * WINDOW_MS) / 1000}`);
+}
 
 const interrupted = new AbortController();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => interrupted.abort());
@@ -145,9 +159,9 @@ class AnswerLog {
     return (this.perWindow[w] ?? 0) >= this.firstOf(w + 1) - this.firstOf(w);
   }
 
-  windows(sent: number): LatencyWindow[] {
+  windows(sent: number, windowMs = WINDOW_MS): LatencyWindow[] {
     const dueMs = Float64Array.from({ length: sent }, (_, i) => this.dueMs(i));
-    return latencyWindows({ dueMs, latencyMs: this.latencyMs, write: this.write, count: sent }, WINDOW_MS);
+    return latencyWindows({ dueMs, latencyMs: this.latencyMs, write: this.write, count: sent }, windowMs);
   }
 
   /** Window `w` alone, from its requests' answers so far. */
@@ -266,10 +280,16 @@ interface WindowSample {
   warnings: string[];
 }
 
-/** Samples the daemon at the end of each window while the traffic runs. */
+/** What the daemon's output told, timed: on the epoch clock, as it arrived (a log record: as it was logged). */
+type DaemonEvent =
+  | ({ type: 'collection'; atMs: number } & Collection)
+  | { type: 'swap'; atMs: number; model: unknown; ms: unknown }
+  | { type: 'warning'; atMs: number; msg: string };
+
+/** Samples the daemon at the end of each window while the traffic runs, and follows its output. */
 class Sampler {
   readonly samples: WindowSample[] = [];
-  private readonly lines: () => string[];
+  readonly events: DaemonEvent[] = [];
   private builds: ModelBuilds[] = [];
   private daemonCpu: number | undefined;
   private machineCpu: number | undefined;
@@ -279,8 +299,7 @@ class Sampler {
     private readonly bench: BenchDaemon,
     readonly startBuilds: ModelBuilds[],
   ) {
-    this.lines = lineFollower(() => bench.daemon.output());
-    this.lines();
+    bench.daemon.onOutput(lineSplitter((line) => this.read(line, Date.now())));
     this.builds = startBuilds;
     this.daemonCpu = bench.daemon.cpuSeconds();
     this.machineCpu = machineBusySeconds();
@@ -294,27 +313,28 @@ class Sampler {
     };
   }
 
-  /** Reads the daemon's new output into the window's events (called more often than once a window). */
-  follow(): void {
-    for (const line of this.lines()) {
-      const collection = parseCollection(line);
-      if (collection) {
-        const c = this.pending.collections;
-        c.count++;
-        if (collection.kind.includes('Mark-Compact') && !collection.kind.startsWith('Minor'))
-          c.markCompacts++;
-        c.maxPauseMs = Math.max(c.maxPauseMs, collection.pauseMs);
-        c.totalPauseMs = Number((c.totalPauseMs + collection.pauseMs).toFixed(2));
-        continue;
-      }
-      const record = parseLogRecord(line);
-      if (record?.msg === 'model swapped in') this.pending.swaps.push({ model: record.model, ms: record.ms });
-      else if (record && record.level >= 40) this.pending.warnings.push(record.msg);
+  private read(line: string, atMs: number): void {
+    const collection = parseCollection(line);
+    if (collection) {
+      this.events.push({ type: 'collection', atMs, ...collection });
+      const c = this.pending.collections;
+      c.count++;
+      if (collection.kind === 'Mark-Compact') c.markCompacts++;
+      c.maxPauseMs = Math.max(c.maxPauseMs, collection.pauseMs);
+      c.totalPauseMs = Number((c.totalPauseMs + collection.pauseMs).toFixed(2));
+      return;
+    }
+    const record = parseLogRecord(line);
+    if (record?.msg === 'model swapped in') {
+      this.events.push({ type: 'swap', atMs: record.time, model: record.model, ms: record.ms });
+      this.pending.swaps.push({ model: record.model, ms: record.ms });
+    } else if (record && record.level >= 40) {
+      this.events.push({ type: 'warning', atMs: record.time, msg: record.msg });
+      this.pending.warnings.push(record.msg);
     }
   }
 
   async sample(): Promise<WindowSample> {
-    this.follow();
     const builds = await modelBuilds(this.bench.daemon.url);
     const daemonCpu = this.bench.daemon.cpuSeconds();
     const machineCpu = machineBusySeconds();
@@ -359,15 +379,30 @@ function windowLine(window: LatencyWindow, sample: WindowSample | undefined): st
   );
 }
 
-const verdict = (met: boolean) => (met ? 'PASS' : 'FAIL');
+/** Undefined: the run was too short to tell. */
+const verdict = (met: boolean | undefined) => (met === undefined ? 'n/a' : met ? 'PASS' : 'FAIL');
+
+/** Where the daemon's threads write their CPU profiles with `--profile` (node names them by thread). */
+const PROFILE_DIR = path.join(ROOT, '.bench', 'soak-profiles');
+
+/** Each thread's profile of the daemon, over the traffic (monotonic clock, µs). */
+function printProfiles(fromUs: number, toUs: number): void {
+  for (const name of readdirSync(PROFILE_DIR).filter((file) => file.endsWith('.cpuprofile'))) {
+    const file = path.join(PROFILE_DIR, name);
+    // CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile: the main thread's id is 0.
+    const thread = name.split('.')[4] === '0' ? 'Daemon main thread' : `Daemon thread ${name.split('.')[4]}`;
+    console.log(formatProfileSummary(summarizeProfile(file, ROOT, fromUs, toUs), file, thread));
+  }
+}
 
 async function soak() {
   const size: ShopSize = { ...options.size, now: new Date() };
-  const bench = await startBenchDaemon(
-    'soak',
-    {},
-    { logLevel: 'info', nodeFlags: options.traceGc ? ['--trace-gc'] : [] },
-  );
+  const nodeFlags = options.traceGc ? ['--trace-gc'] : [];
+  if (options.profile) {
+    rmSync(PROFILE_DIR, { recursive: true, force: true });
+    nodeFlags.push('--cpu-prof', '--cpu-prof-dir', PROFILE_DIR);
+  }
+  const bench = await startBenchDaemon('soak', {}, { logLevel: 'info', nodeFlags });
   try {
     const { daemon, headers } = bench;
     console.log(
@@ -405,7 +440,7 @@ async function soak() {
       }
     };
 
-    const progress: { startedAt?: number; end?: TrafficEnd } = {};
+    const progress: { startedAt?: number; startedUs?: number; end?: TrafficEnd } = {};
     const traffic = runTraffic(
       {
         url: daemon.url,
@@ -417,14 +452,19 @@ async function soak() {
         connections: CONNECTIONS,
         reportEveryMs: 1_000,
       },
-      { started: (at) => (progress.startedAt = at), answered: (answered) => answers.add(answered) },
+      {
+        started: (at) => {
+          progress.startedAt = at;
+          progress.startedUs = monotonicMicros();
+        },
+        answered: (answered) => answers.add(answered),
+      },
       interrupted.signal,
     ).then((end) => (progress.end = end));
-    // A window is sampled as it ends, and the daemon's output is followed every second meanwhile.
+    // A window is sampled as it ends.
     let memoryAtMinute: Record<string, unknown> | undefined;
     while (progress.end === undefined) {
-      await sleep(1_000);
-      sampler.follow();
+      await sleep(200);
       const windowEnd = (progress.startedAt ?? Infinity) + (sampler.samples.length + 1) * WINDOW_MS;
       if (Date.now() < windowEnd || progress.end !== undefined) continue;
       await sampler.sample();
@@ -435,6 +475,7 @@ async function soak() {
       }
     }
     const end = await traffic;
+    const trafficUs = { from: progress.startedUs ?? 0, to: monotonicMicros() };
     answers.sent = end.sent;
     // The last window, cut short or not, ends with the traffic.
     if (sampler.samples.length * WINDOW_MS < answers.dueMs(end.sent)) await sampler.sample();
@@ -457,6 +498,9 @@ async function soak() {
       storedBefore,
       storedAfter,
       builds,
+      trafficUs,
+      startedAt: progress.startedAt ?? 0,
+      events: sampler.events,
     };
   } finally {
     await bench.stop();
@@ -464,6 +508,8 @@ async function soak() {
 }
 
 const run = await soak();
+// The daemon wrote its profiles as it stopped.
+if (options.profile) printProfiles(run.trafficUs.from, run.trafficUs.to);
 const baselineAfter = interrupted.signal.aborted
   ? undefined
   : await bareRoute(run.shop.itemIds, run.shop.userIds, 'after');
@@ -497,7 +543,7 @@ const targets = {
   endRss: {
     target: `end RSS <= ${END_TO_MINUTE_TARGET} x RSS at ${MEMORY_AT_S} s`,
     ratio: endToMinute,
-    met: endToMinute !== undefined && endToMinute <= END_TO_MINUTE_TARGET,
+    met: endToMinute === undefined ? undefined : endToMinute <= END_TO_MINUTE_TARGET,
   },
   non200: {
     target: 'no answer but 200',
@@ -556,7 +602,13 @@ if (options.json) {
   writeFileSync(
     options.json,
     JSON.stringify(
-      { ...result, windows: windows.map((window, w) => ({ ...window, ...samples[w] })) },
+      {
+        ...result,
+        windows: windows.map((window, w) => ({ ...window, ...samples[w] })),
+        // For a closer look at the slow windows: each second's figures, and the daemon's events.
+        perSecond: answers.windows(end.sent, 1_000),
+        events: run.events.map((event) => ({ ...event, atS: (event.atMs - run.startedAt) / 1000 })),
+      },
       null,
       1,
     ),

@@ -41,15 +41,12 @@ export function parseLogRecord(line: string): LogRecord | undefined {
   }
 }
 
-/** The complete lines a growing text gained since the last call (a line cut short waits for its end). */
-export function lineFollower(text: () => string): () => string[] {
-  let read = 0;
-  return () => {
-    const all = text();
-    const end = all.lastIndexOf('\n') + 1;
-    if (end <= read) return [];
-    const lines = all.slice(read, end - 1).split('\n');
-    read = end;
-    return lines;
+/** Calls `onLine` with each complete line of the chunks it is given (a line cut short waits for its end). */
+export function lineSplitter(onLine: (line: string) => void): (chunk: string) => void {
+  let partial = '';
+  return (chunk) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) onLine(line);
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lineFollower, parseCollection, parseLogRecord } from '../../../bench/support/daemon-output.js';
+import { lineSplitter, parseCollection, parseLogRecord } from '../../../bench/support/daemon-output.js';
 
 describe('parseCollection (--trace-gc lines)', () => {
   it('reads the kind, the isolate and the pause of a scavenge', () => {
@@ -38,14 +38,15 @@ describe('parseLogRecord', () => {
   });
 });
 
-describe('lineFollower', () => {
+describe('lineSplitter', () => {
   it('gives each complete line once, a line cut short once it ends', () => {
-    let text = 'one\ntw';
-    const follow = lineFollower(() => text);
-    expect(follow()).toEqual(['one']);
-    expect(follow()).toEqual([]);
-    text += 'o\nthree\n';
-    expect(follow()).toEqual(['two', 'three']);
-    expect(follow()).toEqual([]);
+    const lines: string[] = [];
+    const split = lineSplitter((line) => lines.push(line));
+    split('one\ntw');
+    expect(lines).toEqual(['one']);
+    split('o\nthree\n');
+    expect(lines).toEqual(['one', 'two', 'three']);
+    split('');
+    expect(lines).toEqual(['one', 'two', 'three']);
   });
 });
