@@ -41,7 +41,17 @@ import {
   waitForModels,
   waitForQuiet,
 } from './support/daemon-memory.js';
-import { buildsSince, describeBuilds, modelBuilds, type ModelBuilds } from './support/daemon-metrics.js';
+import {
+  buildsSince,
+  describeBuilds,
+  gaugeValue,
+  histogramTotals,
+  modelBuilds,
+  parseModelBuilds,
+  scrapeMetrics,
+  totalsSince,
+  type ModelBuilds,
+} from './support/daemon-metrics.js';
 import { lineSplitter, parseCollection, parseLogRecord, type Collection } from './support/daemon-output.js';
 import {
   growthPerMinute,
@@ -274,6 +284,12 @@ interface WindowSample {
   machineCores: number;
   loadAverage: number;
   builds: ModelBuilds[];
+  /** The daemon's own view (GET /metrics): each route's requests and their mean time in Fastify. */
+  routes: { route: string; count: number; meanMs: number }[];
+  /** Group commits of the write queue: how many, and their mean time. */
+  commits: { count: number; meanMs: number };
+  /** The event loop's delay (prom-client, since the last scrape): p99 and longest. */
+  eventLoopDelayMs: { p99: number; max: number };
   swaps: { model: unknown; ms: unknown }[];
   collections: { count: number; markCompacts: number; maxPauseMs: number; totalPauseMs: number };
   /** Log records of level warn or above. */
@@ -290,17 +306,18 @@ type DaemonEvent =
 class Sampler {
   readonly samples: WindowSample[] = [];
   readonly events: DaemonEvent[] = [];
-  private builds: ModelBuilds[] = [];
+  private metrics = '';
   private daemonCpu: number | undefined;
   private machineCpu: number | undefined;
   private pending = this.emptyEvents();
 
   constructor(
     private readonly bench: BenchDaemon,
-    readonly startBuilds: ModelBuilds[],
+    /** GET /metrics as the traffic started. */
+    readonly startMetrics: string,
   ) {
     bench.daemon.onOutput(lineSplitter((line) => this.read(line, Date.now())));
-    this.builds = startBuilds;
+    this.metrics = startMetrics;
     this.daemonCpu = bench.daemon.cpuSeconds();
     this.machineCpu = machineBusySeconds();
   }
@@ -335,7 +352,13 @@ class Sampler {
   }
 
   async sample(): Promise<WindowSample> {
-    const builds = await modelBuilds(this.bench.daemon.url);
+    const metrics = await scrapeMetrics(this.bench.daemon.url);
+    const since = (name: string) =>
+      totalsSince(histogramTotals(metrics, name), histogramTotals(this.metrics, name));
+    const ms = (seconds: number, count: number) =>
+      count === 0 ? 0 : Number(((1000 * seconds) / count).toFixed(2));
+    const [commits = { count: 0, sum: 0 }] = since('nextrec_write_commit_duration_seconds');
+    const lag = (name: string) => Number((1000 * (gaugeValue(metrics, name) ?? 0)).toFixed(2));
     const daemonCpu = this.bench.daemon.cpuSeconds();
     const machineCpu = machineBusySeconds();
     const cores = (after: number | undefined, before: number | undefined) =>
@@ -347,10 +370,20 @@ class Sampler {
       daemonCores: cores(daemonCpu, this.daemonCpu),
       machineCores: cores(machineCpu, this.machineCpu),
       loadAverage: loadavg()[0],
-      builds: buildsSince(builds, this.builds),
+      builds: buildsSince(parseModelBuilds(metrics), parseModelBuilds(this.metrics)),
+      routes: since('nextrec_http_request_duration_seconds').map(({ labels, count, sum }) => ({
+        route: `${labels.method} ${labels.route}`,
+        count,
+        meanMs: ms(sum, count),
+      })),
+      commits: { count: commits.count, meanMs: ms(commits.sum, commits.count) },
+      eventLoopDelayMs: {
+        p99: lag('nodejs_eventloop_lag_p99_seconds'),
+        max: lag('nodejs_eventloop_lag_max_seconds'),
+      },
       ...this.pending,
     };
-    this.builds = builds;
+    this.metrics = metrics;
     this.daemonCpu = daemonCpu;
     this.machineCpu = machineCpu;
     this.pending = this.emptyEvents();
@@ -374,7 +407,8 @@ function windowLine(window: LatencyWindow, sample: WindowSample | undefined): st
   ].filter(Boolean);
   return (
     `soak: ${window.startS} s: ${latency}; RSS ${sample.rssMiB} MiB; cores daemon ${sample.daemonCores} ` +
-    `machine ${sample.machineCores}, load ${sample.loadAverage.toFixed(2)}` +
+    `machine ${sample.machineCores}, load ${sample.loadAverage.toFixed(2)}; commits ${sample.commits.count} ` +
+    `of ${sample.commits.meanMs} ms; event-loop delay p99 ${sample.eventLoopDelayMs.p99} max ${sample.eventLoopDelayMs.max} ms` +
     (events.length > 0 ? `; ${events.join('; ')}` : '')
   );
 }
@@ -423,7 +457,7 @@ async function soak() {
     const memory = [
       describeMemory('start', mib(procStatus(daemon.pid, 'VmRSS')), await memoryReport(daemon)),
     ];
-    const sampler = new Sampler(bench, await modelBuilds(daemon.url));
+    const sampler = new Sampler(bench, await scrapeMetrics(daemon.url));
     const answers = new AnswerLog(Math.round(options.rate * options.seconds));
     console.log(
       `soak: ${options.rate} requests/s for ${options.seconds} s on the ${sizeName} tenant ` +
@@ -485,7 +519,7 @@ async function soak() {
     memory.push(...(memoryAtMinute ? [memoryAtMinute] : []));
     memory.push(describeMemory('end', mib(procStatus(daemon.pid, 'VmRSS')), await memoryReport(daemon)));
     const storedAfter = await storedInteractions(bench);
-    const builds = buildsSince(await modelBuilds(daemon.url), sampler.startBuilds);
+    const builds = buildsSince(await modelBuilds(daemon.url), parseModelBuilds(sampler.startMetrics));
     return {
       shop,
       loadSeconds,
