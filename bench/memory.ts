@@ -14,32 +14,38 @@
  *   npm run build && node dist/bench/memory.js [--items 100000] [--interactions 2000000] [--soak 600]
  *     [--rate N] [--parts load,soak]
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { Pool, request } from 'undici';
-import { Rng } from '../fixtures/prng.js';
+import { Pool } from 'undici';
 import { generateInteractions, generateShop } from '../fixtures/shop.js';
 import { OPERATOR_KEY, serveCommand, startBenchDaemon } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
+import {
+  describeMemory,
+  memoryReport,
+  MIB,
+  mib,
+  procStatus,
+  waitForModels,
+  waitForQuiet,
+  type MemoryReport,
+} from './support/daemon-memory.js';
+import { median } from './support/latency-windows.js';
 import { positiveInteger } from './support/options.js';
 import { loadInteractions, loadItems, type ShopSize } from './support/shop-loader.js';
+import { shopTraffic, type ShopRequest } from './support/shop-traffic.js';
+import { runTraffic } from './support/traffic-load.js';
 
-const MIB = 1024 * 1024;
 const TARGET_RSS_MIB = 600;
 const TARGET_GROWTH = 0.05;
 /** As bench/serve: 20 events per user on average, sessions for 40% of the users. */
 const INTERACTIONS_PER_USER = 20;
 const SESSIONS_PER_USER = 0.4;
-/** A build over millions of interactions takes a while on a shared 2-core machine. */
-const MODEL_TIMEOUT_MS = 20 * 60_000;
 /** How long the heap of a daemon must stay level before it is measured (see settledSample). */
 const SETTLE_MS = 60_000;
 const SOAK_CONNECTIONS = 16;
 const MAX_RATE_SECONDS = 15;
 const SAMPLE_EVERY_MS = 5_000;
-/** An open-loop run sends no more than this many requests at once; those beyond are counted as late. */
-const MAX_IN_FLIGHT = 256;
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -65,88 +71,6 @@ const options = {
   parts: String(values.parts).split(','),
 };
 
-/** The daemon's GET /debug/memory (see src/server/routes/memory.ts). */
-interface MemoryReport {
-  process: { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
-  heaps: {
-    eventLoop: { used: number; total: number; external: number };
-    rankingThread: { used: number; total: number; external: number } | null;
-  };
-  duckdb: { memoryLimit: string; threads: number; memory: Record<string, number>; temporary: number };
-  tenants: Record<
-    string,
-    {
-      items: number;
-      identities: number;
-      historyEvents: number;
-      counterEvents: { recent: number; geo: number };
-      cached: { documents: number; rendered: number; attributeColumns: number };
-      perThread: Record<string, number>;
-      shared: Record<string, number>;
-      models: Record<string, { builtAt: number; source: number }>;
-    }
-  >;
-}
-
-function mib(bytes: number): number {
-  return Number((bytes / MIB).toFixed(1));
-}
-
-/** A field of /proc/<pid>/status in bytes. */
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(match[1]) * 1024;
-}
-
-async function memoryReport(daemon: ChildServer): Promise<MemoryReport> {
-  const response = await request(`${daemon.url}/debug/memory`, { headers: { 'x-api-key': OPERATOR_KEY } });
-  const text = await response.body.text();
-  if (response.statusCode !== 200)
-    throw new Error(`GET /debug/memory answered ${response.statusCode}: ${text}`);
-  return JSON.parse(text) as MemoryReport;
-}
-
-/**
- * Resolves once the tenant's models are loaded, built from at least `share` of what it holds
- * (interactions; items for vectors), and no newer version arrived for 10 s.
- */
-async function waitForModels(
-  daemon: ChildServer,
-  models: readonly string[],
-  sources: Record<string, number>,
-  share = 0.9,
-): Promise<void> {
-  const deadline = Date.now() + MODEL_TIMEOUT_MS;
-  let last = '';
-  let steadySince = Date.now();
-  while (Date.now() < deadline) {
-    const tenant = (await memoryReport(daemon)).tenants.bench;
-    const loaded = models.map((model) => tenant.models[model]);
-    const built = loaded.every((model, i) => model.source >= share * sources[models[i]]);
-    const versions = JSON.stringify(loaded);
-    if (versions !== last) {
-      last = versions;
-      steadySince = Date.now();
-    }
-    if (built && Date.now() - steadySince >= 10_000) return;
-    await sleep(2_000);
-  }
-  throw new Error(`the models ${models.join(', ')} were not built in ${MODEL_TIMEOUT_MS / 60_000} min`);
-}
-
-/** Resolves once the daemon used less than a twentieth of a core over 5 s (at most after 5 min). */
-async function waitForQuiet(daemon: ChildServer): Promise<void> {
-  const deadline = Date.now() + 5 * 60_000;
-  let before = daemon.cpuSeconds();
-  while (before !== undefined && Date.now() < deadline) {
-    await sleep(5_000);
-    const after = daemon.cpuSeconds()!;
-    if (after - before < 0.25) return;
-    before = after;
-  }
-}
-
 interface Sample {
   rssMiB: number;
   report: MemoryReport;
@@ -171,37 +95,6 @@ async function settledSample(daemon: ChildServer): Promise<Sample> {
     low = Math.min(low, used);
   }
   return { rssMiB: mib(procStatus(daemon.pid, 'VmRSS')), report };
-}
-
-function describe(label: string, sample: Sample): Record<string, unknown> {
-  const { report } = sample;
-  const tenant = report.tenants.bench;
-  return {
-    label,
-    rssMiB: sample.rssMiB,
-    heapUsedMiB: {
-      eventLoop: mib(report.heaps.eventLoop.used),
-      rankingThread: report.heaps.rankingThread ? mib(report.heaps.rankingThread.used) : null,
-    },
-    heapTotalMiB: {
-      eventLoop: mib(report.heaps.eventLoop.total),
-      rankingThread: report.heaps.rankingThread ? mib(report.heaps.rankingThread.total) : null,
-    },
-    arrayBuffersMiB: mib(report.process.arrayBuffers),
-    duckdbMiB: Object.fromEntries(
-      Object.entries(report.duckdb.memory).map(([tag, bytes]) => [tag, mib(bytes)]),
-    ),
-    ...(tenant && {
-      state: {
-        items: tenant.items,
-        identities: tenant.identities,
-        historyEvents: tenant.historyEvents,
-        perThreadMiB: Object.fromEntries(Object.entries(tenant.perThread).map(([k, v]) => [k, mib(v)])),
-        sharedMiB: Object.fromEntries(Object.entries(tenant.shared).map(([k, v]) => [k, mib(v)])),
-        cached: tenant.cached,
-      },
-    }),
-  };
 }
 
 async function loadPart(): Promise<boolean> {
@@ -281,10 +174,10 @@ async function loadPart(): Promise<boolean> {
         bytesPerInteraction: Math.round(perInteraction),
         duckdb: { memoryLimit: loaded.report.duckdb.memoryLimit, threads: loaded.report.duckdb.threads },
         steps: [
-          describe('empty', empty),
-          describe('items', withItems),
-          describe('loaded', loaded),
-          describe('restarted', again),
+          describeMemory('empty', empty.rssMiB, empty.report),
+          describeMemory('items', withItems.rssMiB, withItems.report),
+          describeMemory('loaded', loaded.rssMiB, loaded.report),
+          describeMemory('restarted', again.rssMiB, again.report),
         ],
         targetRssMiB: TARGET_RSS_MIB,
         met,
@@ -303,57 +196,18 @@ async function loadPart(): Promise<boolean> {
   }
 }
 
-interface SoakRequest {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
-
-/** The soak's mix: 70% recommendations, 25% single-event interactions, 5% item upserts. */
-function soakMix(itemIds: string[], userIds: string[]): () => SoakRequest {
-  const rng = new Rng(11);
-  const pick = (ids: string[]) => ids[rng.int(ids.length)];
-  return () => {
-    const roll = rng.next();
-    if (roll < 0.35) {
-      return {
-        method: 'POST',
-        path: '/recommendations',
-        body: JSON.stringify({ logicType: 'user-to-item', userId: pick(userIds), count: 10 }),
-      };
-    }
-    if (roll < 0.7) {
-      return {
-        method: 'GET',
-        path: `/recommendations/item-to-item/${encodeURIComponent(pick(itemIds))}?count=10`,
-      };
-    }
-    if (roll < 0.95) {
-      const type = rng.chance(0.8) ? 'view' : rng.chance(0.7) ? 'cart' : 'purchase';
-      const interaction = { userId: pick(userIds), itemId: pick(itemIds), type };
-      return {
-        method: 'POST',
-        path: '/ingestion/interactions',
-        body: JSON.stringify({ interactions: [interaction] }),
-      };
-    }
-    const item = { externalId: pick(itemIds), attributes: { stock: rng.int(50), price: 5 + rng.int(200) } };
-    return { method: 'POST', path: '/ingestion/items', body: JSON.stringify({ items: [item] }) };
-  };
-}
-
 interface RunFigures {
   answered: number;
   failed: number;
-  /** Requests an open-loop run could not send in time: MAX_IN_FLIGHT were waiting. */
-  late: number;
+  /** How late after its due time an open-loop run sent a request, p99. */
+  lateP99Ms?: number;
   firstFailure?: string;
 }
 
 async function send(
   pool: Pool,
   headers: Record<string, string>,
-  next: SoakRequest,
+  next: ShopRequest,
 ): Promise<string | undefined> {
   try {
     const response = await pool.request({
@@ -373,10 +227,10 @@ async function send(
 async function closedLoop(
   pool: Pool,
   headers: Record<string, string>,
-  next: () => SoakRequest,
+  next: () => ShopRequest,
   seconds: number,
 ): Promise<RunFigures> {
-  const figures: RunFigures = { answered: 0, failed: 0, late: 0 };
+  const figures: RunFigures = { answered: 0, failed: 0 };
   const end = Date.now() + seconds * 1000;
   const client = async () => {
     while (Date.now() < end) {
@@ -392,56 +246,42 @@ async function closedLoop(
   return figures;
 }
 
-/** `rate` requests a second for `seconds`, sent on time whatever the answers take; `sample` every 5 s. */
+/**
+ * `rate` requests a second for `seconds`, open-loop (support/traffic-load.ts); resident memory sampled
+ * every 5 s meanwhile.
+ */
 async function openLoop(
-  pool: Pool,
+  daemon: ChildServer,
   headers: Record<string, string>,
-  next: () => SoakRequest,
+  shop: { itemIds: string[]; userIds: string[] },
   rate: number,
   seconds: number,
-  sample: (elapsedS: number) => void,
-): Promise<RunFigures> {
-  const figures: RunFigures = { answered: 0, failed: 0, late: 0 };
-  const started = performance.now();
-  let sent = 0;
-  let inFlight = 0;
-  let nextSample = 0;
-  await new Promise<void>((resolve) => {
-    const tick = setInterval(() => {
-      const elapsed = performance.now() - started;
-      if (elapsed >= nextSample) {
-        sample(Math.round(elapsed / 1000));
-        nextSample += SAMPLE_EVERY_MS;
-      }
-      const due = Math.min(rate * seconds, Math.floor((elapsed / 1000) * rate));
-      for (; sent < due; sent++) {
-        if (inFlight >= MAX_IN_FLIGHT) {
-          figures.late++;
-          continue;
-        }
-        inFlight++;
-        void send(pool, headers, next()).then((failure) => {
-          inFlight--;
-          if (failure === undefined) figures.answered++;
-          else {
-            figures.failed++;
-            figures.firstFailure ??= failure;
-          }
-        });
-      }
-      if (elapsed >= seconds * 1000 && inFlight === 0) {
-        clearInterval(tick);
-        sample(Math.round(elapsed / 1000));
-        resolve();
-      }
-    }, 5);
-  });
-  return figures;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1];
+): Promise<{ figures: RunFigures; samples: { s: number; rssMiB: number }[] }> {
+  const figures: RunFigures = { answered: 0, failed: 0 };
+  const samples: { s: number; rssMiB: number }[] = [];
+  let startedAt = Date.now();
+  const sample = () =>
+    samples.push({
+      s: Math.round((Date.now() - startedAt) / 1000),
+      rssMiB: mib(procStatus(daemon.pid, 'VmRSS')),
+    });
+  const timer = setInterval(sample, SAMPLE_EVERY_MS);
+  const traffic = { url: daemon.url, headers, ...shop, rate, seconds, connections: SOAK_CONNECTIONS };
+  const end = await runTraffic(
+    { ...traffic, reportEveryMs: 1_000 },
+    {
+      started: (at) => (startedAt = at),
+      answered: (answered) => {
+        const ok = answered.status.filter((status) => status === 200).length - answered.miscounted;
+        figures.answered += ok;
+        figures.failed += answered.status.length - ok;
+        figures.firstFailure ??= answered.firstFailure;
+      },
+    },
+  ).finally(() => clearInterval(timer));
+  sample();
+  figures.lateP99Ms = end.lateP99Ms;
+  return { figures, samples };
 }
 
 async function soakPart(): Promise<boolean> {
@@ -465,7 +305,7 @@ async function soakPart(): Promise<boolean> {
       (id): id is string => id !== undefined,
     );
     await waitForModels(daemon, ['cooccurrence'], { cooccurrence: size.interactions }, 1);
-    const next = soakMix(itemIds, userIds);
+    const next = shopTraffic(itemIds, userIds);
 
     const fastest = await closedLoop(pool, headers, next, MAX_RATE_SECONDS);
     const maxRps = fastest.answered / MAX_RATE_SECONDS;
@@ -475,9 +315,12 @@ async function soakPart(): Promise<boolean> {
         `${options.soakSeconds} s at ${rate}/s`,
     );
 
-    const samples: { s: number; rssMiB: number }[] = [];
-    const run = await openLoop(pool, headers, next, rate, options.soakSeconds, (s) =>
-      samples.push({ s, rssMiB: mib(procStatus(daemon.pid, 'VmRSS')) }),
+    const { figures: run, samples } = await openLoop(
+      daemon,
+      headers,
+      { itemIds, userIds },
+      rate,
+      options.soakSeconds,
     );
     const at = (from: number, to: number) =>
       median(samples.filter((sample) => sample.s >= from && sample.s <= to).map((sample) => sample.rssMiB));
@@ -499,12 +342,12 @@ async function soakPart(): Promise<boolean> {
         rate,
         answered: run.answered,
         failed: run.failed,
-        late: run.late,
+        lateP99Ms: run.lateP99Ms,
         ...(run.firstFailure && { firstFailure: run.firstFailure }),
         rssMiB: { start, middle, end },
         lastHalfGrowth: Number(growth.toFixed(4)),
         curve: perMinute.map((sample) => [sample.s, sample.rssMiB]),
-        after: describe('after the soak', { rssMiB: end, report }),
+        after: describeMemory('after the soak', end, report),
         targetGrowth: TARGET_GROWTH,
         met,
       }),

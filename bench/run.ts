@@ -11,6 +11,7 @@ const BENCHMARKS = [
   'serve',
   'latency',
   'memory',
+  'soak',
   'signed',
   'vectors',
   'analytics',

@@ -38,16 +38,28 @@ export interface BenchDaemon {
   stop(): Promise<void>;
 }
 
+/** What a benchmark changes of its daemon's command line. */
+export interface DaemonFlags {
+  /** `warn` unless given. */
+  logLevel?: string;
+  /** node's, beside those of serveCommand. */
+  nodeFlags?: string[];
+}
+
 /**
  * A daemon in a process of its own on a fresh data dir (`name` names the dir), with a `bench` tenant;
  * `env` adds to its environment.
  */
-export async function startBenchDaemon(name: string, env: Record<string, string> = {}): Promise<BenchDaemon> {
+export async function startBenchDaemon(
+  name: string,
+  env: Record<string, string> = {},
+  { logLevel = 'warn', nodeFlags = [] }: DaemonFlags = {},
+): Promise<BenchDaemon> {
   const dataDir = mkdtempSync(path.join(tmpdir(), `nextrec-bench-${name}-`));
   const remove = () => rmSync(dataDir, { recursive: true, force: true });
   const daemon = await startChildServer(
     'daemon',
-    serveCommand(['--port', '0', '--data-dir', dataDir, '--log-level', 'warn']),
+    serveCommand(['--port', '0', '--data-dir', dataDir, '--log-level', logLevel], nodeFlags),
     /nextrec listening on (http:\/\/\S+)/,
     { NEXTREC_ADMIN_KEY: OPERATOR_KEY, ...env },
   ).catch((error: unknown) => {

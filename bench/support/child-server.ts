@@ -7,6 +7,8 @@ export interface ChildServer {
   pid: number;
   /** Everything the server printed so far, stdout and stderr interleaved. */
   output(): string;
+  /** Calls `listener` with what the server prints from now on, as it arrives. */
+  onOutput(listener: (chunk: string) => void): void;
   /** CPU time used so far by all the server's threads, or undefined where /proc is missing. */
   cpuSeconds(): number | undefined;
   /** CPU time used so far by the server's main thread (its event loop), or undefined where /proc is missing. */
@@ -69,6 +71,11 @@ export async function startChildServer(
     url,
     pid: child.pid!,
     output: () => output,
+    onOutput(listener) {
+      const forward = (chunk: Buffer) => listener(chunk.toString());
+      child.stdout.on('data', forward);
+      child.stderr.on('data', forward);
+    },
     cpuSeconds: () => cpuSecondsOf(`/proc/${child.pid}/stat`),
     // The main thread's id is the process's.
     mainThreadCpuSeconds: () => cpuSecondsOf(`/proc/${child.pid}/task/${child.pid}/stat`),

@@ -130,11 +130,15 @@ function scriptName(url: string, root: string): string {
   return packagePath >= 0 ? file.slice(packagePath + '/node_modules/'.length) : path.relative(root, file);
 }
 
-export function formatProfileSummary(summary: ProfileSummary, file: string): string {
+export function formatProfileSummary(
+  summary: ProfileSummary,
+  file: string,
+  thread = 'Daemon main thread',
+): string {
   const percent = (share: number) => `${(100 * share).toFixed(1)}%`.padStart(6);
   const idleShare = summary.windowMs ? summary.idleMs / summary.windowMs : 0;
   return [
-    `Daemon main thread during the timed run: ${summary.windowMs.toFixed(0)} ms sampled, ` +
+    `${thread} during the timed run: ${summary.windowMs.toFixed(0)} ms sampled, ` +
       `${percent(idleShare).trim()} idle (profile: ${file})`,
     `Top ${summary.functions.length} functions by self time:`,
     '     self ms   share  function',

@@ -100,54 +100,72 @@ export function runPaced(options: PacedOptions, signal?: AbortSignal): Promise<P
   });
 }
 
-/** The load, sent from this thread (paced-load-thread.ts runs it): all of it, or until `stopped()`. */
-export async function sendPaced(options: PacedOptions, stopped: () => boolean): Promise<PacedFigures> {
-  const { bodies } = options;
-  const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
-  const total = Math.round(options.rate * options.seconds);
-  const intervalMs = 1000 / options.rate;
-  const latencies = new Float64Array(total);
-  const lateness = new Float64Array(total);
-  let errors = 0;
-  let non2xx = 0;
+/** How many requests of an open-loop load at `rate` a second are due `elapsedMs` after its start. */
+export function dueCount(elapsedMs: number, rate: number, total: number): number {
+  if (elapsedMs < 0) return 0;
+  // Request i is due at i / rate seconds: the first at the start.
+  return Math.min(total, Math.floor((elapsedMs * rate) / 1000) + 1);
+}
+
+/**
+ * Calls `send(i, dueAt)` for requests 0 to `total - 1` of a load at `rate` a second, each when it is due
+ * (performance.now() times, `dueAt` included), whether or not the requests before it were answered;
+ * stops sending when `stopped()`, and resolves once every request sent was settled, with the start
+ * and how many were sent.
+ */
+export async function paceRequests(
+  rate: number,
+  total: number,
+  stopped: () => boolean,
+  send: (index: number, dueAt: number) => Promise<void>,
+): Promise<{ start: number; sent: number }> {
   // Only the requests not answered yet: a load of 300,000 requests kept each one's settled promise until
   // its end, and the thread's collections of them were charged to the requests answered meanwhile.
   const inFlight = new Set<Promise<void>>();
   const start = performance.now() + 50;
   let sent = 0;
-  try {
-    while (sent < total && !stopped()) {
-      const now = performance.now();
-      // Everything due by now goes out; then wait about a millisecond for the next ones.
-      while (sent < total && start + sent * intervalMs <= now) {
-        const index = sent++;
-        const sentAt = performance.now();
-        lateness[index] = sentAt - (start + index * intervalMs);
-        const request = pool
-          .request({
-            method: bodies ? 'POST' : 'GET',
-            path: options.paths[index % options.paths.length],
-            headers: options.headers,
-            body: bodies?.[index % bodies.length],
-          })
-          .then(async (response) => {
-            await response.body.dump();
-            if (response.statusCode < 200 || response.statusCode > 299) non2xx++;
-            latencies[index] = performance.now() - sentAt;
-          })
-          .catch(() => {
-            errors++;
-            latencies[index] = performance.now() - sentAt;
-          })
-          .finally(() => inFlight.delete(request));
-        inFlight.add(request);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1));
+  while (sent < total && !stopped()) {
+    // Everything due by now goes out; then wait about a millisecond for the next ones.
+    for (const due = dueCount(performance.now() - start, rate, total); sent < due;) {
+      const index = sent++;
+      const request = send(index, start + (index * 1000) / rate).finally(() => inFlight.delete(request));
+      inFlight.add(request);
     }
-    await Promise.all(inFlight);
-  } finally {
-    await pool.close();
+    await new Promise((resolve) => setTimeout(resolve, 1));
   }
+  await Promise.all(inFlight);
+  return { start, sent };
+}
+
+/** The load, sent from this thread (paced-load-thread.ts runs it): all of it, or until `stopped()`. */
+export async function sendPaced(options: PacedOptions, stopped: () => boolean): Promise<PacedFigures> {
+  const { bodies } = options;
+  const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
+  const total = Math.round(options.rate * options.seconds);
+  const latencies = new Float64Array(total);
+  const lateness = new Float64Array(total);
+  let errors = 0;
+  let non2xx = 0;
+  const { start, sent } = await paceRequests(options.rate, total, stopped, (index, dueAt) => {
+    const sentAt = performance.now();
+    lateness[index] = sentAt - dueAt;
+    return pool
+      .request({
+        method: bodies ? 'POST' : 'GET',
+        path: options.paths[index % options.paths.length],
+        headers: options.headers,
+        body: bodies?.[index % bodies.length],
+      })
+      .then(async (response) => {
+        await response.body.dump();
+        if (response.statusCode < 200 || response.statusCode > 299) non2xx++;
+        latencies[index] = performance.now() - sentAt;
+      })
+      .catch(() => {
+        errors++;
+        latencies[index] = performance.now() - sentAt;
+      });
+  }).finally(() => pool.close());
   const elapsedS = (performance.now() - start) / 1000;
   const at = quantiles(latencies.subarray(0, sent));
   const lateP99Ms = quantiles(lateness.subarray(0, sent))(0.99);
