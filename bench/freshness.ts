@@ -19,7 +19,7 @@ import { Rng } from '../fixtures/prng.js';
 import { OPERATOR_KEY, startBenchDaemon, type BenchCredentials } from './support/bench-daemon.js';
 import { positiveInteger } from './support/options.js';
 import { quantile } from './support/quantile.js';
-import { loadShop, postJson } from './support/shop-loader.js';
+import { benchShop, loadShop, postJson, postRandomInteractions } from './support/shop-loader.js';
 
 const { values } = parseArgs({
   options: {
@@ -80,15 +80,7 @@ async function modelAges(url: string): Promise<Map<string, number>> {
 
 const { daemon, headers, stop } = await startBenchDaemon('freshness');
 try {
-  const users = Math.max(1_000, Math.round(interactions / 25));
-  const shop = await loadShop(daemon.url, headers, {
-    items,
-    users,
-    sessions: Math.round(users * 0.3),
-    interactions,
-    days: 29,
-    now: new Date(),
-  });
+  const shop = await loadShop(daemon.url, headers, benchShop(items, interactions));
   console.log(`loaded the large tenant: ${items} items, ${interactions} interactions`);
 
   const small: Record<string, string>[] = [];
@@ -111,15 +103,8 @@ try {
   console.log(`small tenants' first models: all within ${Math.max(...firstLags)} ms of the last write`);
 
   // The large tenant's models become stale: they build from here on.
-  const rng = new Rng(2026, 12);
-  for (let sent = 0; sent < Math.ceil(interactions * STALE_SHARE); sent += BURST_BATCH) {
-    const batch = Array.from({ length: BURST_BATCH }, (_, i) => ({
-      userId: shop.userIds[rng.int(shop.userIds.length)],
-      itemId: shop.itemIds[rng.int(shop.itemIds.length)],
-      type: i % 10 === 0 ? 'purchase' : 'view',
-    }));
-    await postJson(`${daemon.url}/ingestion/interactions`, headers, { interactions: batch }, 200);
-  }
+  const stale = Math.ceil(interactions * STALE_SHARE);
+  await postRandomInteractions(daemon.url, headers, shop, stale, BURST_BATCH, new Rng(2026, 12));
   const burstEnded = Date.now();
   const agesBefore = await modelAges(daemon.url);
   const swaps = new Map<string, number>();

@@ -44,7 +44,7 @@ import { startChildServer, type ChildServer } from './support/child-server.js';
 import { waitForIdle } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
 import { runPaced, type PacedFigures, type WindowFigures } from './support/paced-load.js';
-import { loadShop, postJson } from './support/shop-loader.js';
+import { benchShop, loadShop, postRandomInteractions } from './support/shop-loader.js';
 
 const P99_TARGET_MS = 5;
 /** New interactions, as a share of those loaded, that make the daemon's models stale (README, "Batch models"). */
@@ -319,18 +319,12 @@ if (reused) {
   ({ daemon, dataDir, headers } = bench);
   removeStore = () => rmSync(bench.dataDir, { recursive: true, force: true });
   process.once('exit', removeStore);
-  const users = Math.max(1_000, Math.round(interactions / 25));
-  const shop = await loadShop(daemon.url, headers, {
-    items,
-    users,
-    sessions: Math.round(users * 0.3),
-    interactions,
-    days: 29,
-    now: new Date(),
-  }).catch(async (error: unknown) => {
-    await bench.stop();
-    throw error;
-  });
+  const shop = await loadShop(daemon.url, headers, benchShop(items, interactions)).catch(
+    async (error: unknown) => {
+      await bench.stop();
+      throw error;
+    },
+  );
   ({ userIds, itemIds } = shop);
 }
 try {
@@ -353,14 +347,8 @@ try {
     // daemon exports its lake and rebuilds its models in processes of their own, and swaps them in,
     // meanwhile.
     const buildsBefore = await completedBuilds(daemon.url);
-    for (let sent = 0; sent < Math.ceil(interactions * STALE_SHARE); sent += BURST_BATCH) {
-      const batch = Array.from({ length: BURST_BATCH }, (_, i) => ({
-        userId: userIds[rng.int(userIds.length)],
-        itemId: itemIds[rng.int(itemIds.length)],
-        type: i % 10 === 0 ? 'purchase' : 'view',
-      }));
-      await postJson(`${daemon.url}/ingestion/interactions`, headers, { interactions: batch }, 200);
-    }
+    const burst = Math.ceil(interactions * STALE_SHARE);
+    await postRandomInteractions(daemon.url, headers, { userIds, itemIds }, burst, BURST_BATCH, rng);
     // The models built from interactions: every one built before but the vectors, built from the catalog.
     const stale = [...buildsBefore.keys()].filter((model) => model !== 'vectors');
     const rebuilt = new AbortController();

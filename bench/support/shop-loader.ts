@@ -96,3 +96,36 @@ export async function postJson(
   }
   return JSON.parse(text);
 }
+
+/**
+ * The generated shop the benchmarks load: about 25 interactions a user, 30% as many sessions as users,
+ * over the 29 days before now.
+ */
+export function benchShop(items: number, interactions: number): ShopSize {
+  const users = Math.max(1_000, Math.round(interactions / 25));
+  return { items, users, sessions: Math.round(users * 0.3), interactions, days: 29, now: new Date() };
+}
+
+/**
+ * Posts `count` random interactions of the shop's users and items (a tenth purchases) in batches of
+ * `batch`: beyond the share of a model's interactions that makes it stale (README, "Batch models": 10%),
+ * the daemon rebuilds the tenant's models.
+ */
+export async function postRandomInteractions(
+  url: string,
+  headers: Record<string, string>,
+  shop: LoadedShop,
+  count: number,
+  batch: number,
+  rng: { int(n: number): number },
+): Promise<void> {
+  const { userIds, itemIds } = shop;
+  for (let sent = 0; sent < count; sent += batch) {
+    const interactions = Array.from({ length: batch }, (_, i) => ({
+      userId: userIds[rng.int(userIds.length)],
+      itemId: itemIds[rng.int(itemIds.length)],
+      type: i % 10 === 0 ? 'purchase' : 'view',
+    }));
+    await postJson(`${url}/ingestion/interactions`, headers, { interactions }, 200);
+  }
+}
