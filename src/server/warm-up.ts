@@ -51,8 +51,8 @@ interface Seeds {
   items: string[];
   /** Its countries with the most events of the last 7 days, for geo-lifted lists. */
   countries: string[];
-  /** A category name, for the text of a search. */
-  category?: string;
+  /** A few category names, for the texts of searches. */
+  categories: readonly string[];
 }
 
 /**
@@ -133,14 +133,13 @@ function seedsOf(tenant: TenantState, count: number): Seeds {
     logicType,
   }));
   for (const logicType of LOGIC_TYPES) placements.push({ logicType });
-  const categories = tenant.catalog.categoryTable.all();
   return {
     tenantId: tenant.tenantId,
     placements,
     users: spread(tenant.histories.identities(), tenant.histories.size, count),
     items: popularItems(tenant, count),
     countries: busiestCountries(tenant, 3),
-    category: categories[0],
+    categories: tenant.catalog.categoryTable.all().slice(0, 4),
   };
 }
 
@@ -239,9 +238,12 @@ function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
         yield { method: 'POST', url: '/recommendations', headers, payload: body };
       }
     }
-    if (seeds.category !== undefined) {
-      const query = { query: `${seeds.category} ${round}`, count: '10', noCache: 'true' };
-      yield { method: 'GET', url: '/recommendations/search', headers, query };
+    // A category and an item's id, of the seeds': the texts searched for are as few as the seeds, and
+    // so are the query vectors the vector indexer keeps of them.
+    const { categories } = seeds;
+    if (categories.length > 0 && items.length > 0) {
+      const text = `${categories[round % categories.length]} ${items[round % items.length]}`;
+      yield { method: 'GET', url: '/recommendations/search', headers, query: { query: text, count: '10' } };
     }
   }
 }
