@@ -267,7 +267,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     tag: 'Operations',
     summary: 'Metrics',
     description:
-      'Prometheus text format: requests and latency per route, cache hit ratio, write queue depth and commit latency, model build durations and ages, vector backlog, process memory. Operator key, or no credentials on `--metrics-port`.',
+      'Prometheus text format: requests and latency per route, cache hit ratio, write queue depth and commit latency, model build durations, ages, the versions serving and the rows they were not built from, vector backlog, process memory. Operator key, or no credentials on `--metrics-port`.',
     mediaType: 'text/plain; version=0.0.4',
     answer: [
       '# HELP nextrec_http_request_duration_seconds HTTP requests by route pattern, method and status class: their count and how long they took',
@@ -276,6 +276,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       '# HELP nextrec_model_age_seconds Seconds since the loaded version of each model was built, by tenant and model',
       '# TYPE nextrec_model_age_seconds gauge',
       'nextrec_model_age_seconds{tenant="acme",model="cooccurrence"} 42.5',
+      '# HELP nextrec_model_rows_behind Rows of each tenant the serving version of each model it uses was not built from: interactions (vectors: items)',
+      '# TYPE nextrec_model_rows_behind gauge',
+      'nextrec_model_rows_behind{tenant="acme",model="cooccurrence"} 0',
       '',
     ].join('\n'),
   },
