@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { DAEMON_TEST_TIMEOUT_MS } from './test/support/eventually.js';
+import { DAEMON_TEST_TIMEOUT_MS, PATIENCE_MS } from './test/support/eventually.js';
 
 export default defineConfig({
   test: {
@@ -10,8 +10,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
+          // Some start processes (builds at the lowest CPU priority) or work the CPU for seconds.
+          testTimeout: PATIENCE_MS,
+          hookTimeout: PATIENCE_MS,
         },
       },
       {

@@ -51,7 +51,7 @@ describe('nextrec evaluate, end to end', () => {
       threads: 1,
       keepArtifacts: path.join(dir, 'data'),
     });
-  }, 60_000);
+  });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

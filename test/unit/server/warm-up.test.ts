@@ -83,7 +83,7 @@ describe('the warm-up', () => {
     app.readiness.done('warmup');
     expect((await app.inject('/health/ready')).json()).toEqual({
       status: 'ready',
-      checks: { state: 'done', models: 'done', warmup: 'done' },
+      checks: { state: 'done', models: 'done', warmup: 'done', disk: 'ok' },
     });
     expect((await asClient('/recommendations/user-to-item/u1')).statusCode).toBe(200);
   });
