@@ -206,6 +206,9 @@ describe('a full disk', () => {
     expect(stored.size).toBe(acknowledged.size);
     const scenarios = await call(daemon.url, 'GET', '/scenarios', { headers: tenantHeaders(tenant) });
     expect(scenarios.body.data.map((s: { slug: string }) => s.slug)).toEqual(['after-space-returned']);
+    // Every failure met on the full disk was answered as one (no 500), and the daemon kept running.
+    expect(daemon.output()).not.toContain('unhandled error');
+    expect(daemon.process.exitCode).toBeNull();
   }, 60_000);
 
   it('keeps every acknowledged event across a restart', async () => {
