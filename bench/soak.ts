@@ -59,6 +59,7 @@ import {
   latencyWindows,
   median,
   windowsOver,
+  type LatencyFigures,
   type LatencyWindow,
 } from './support/latency-windows.js';
 import { monotonicMicros } from './support/load.js';
@@ -127,6 +128,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 class AnswerLog {
   readonly latencyMs: Float64Array;
   readonly write: Uint8Array;
+  /** Index into TRAFFIC_KINDS. */
+  readonly kind: Uint8Array;
   readonly status: Uint16Array;
   /** Answers per window, to tell when a window is complete. */
   readonly perWindow: number[] = [];
@@ -140,6 +143,7 @@ class AnswerLog {
     this.sent = total;
     this.latencyMs = new Float64Array(total);
     this.write = new Uint8Array(total);
+    this.kind = new Uint8Array(total);
     this.status = new Uint16Array(total);
   }
 
@@ -150,6 +154,7 @@ class AnswerLog {
   add(answered: AnsweredRequests): void {
     answered.index.forEach((index, i) => {
       this.latencyMs[index] = answered.latencyMs[i];
+      this.kind[index] = answered.kind[i];
       this.write[index] = isWrite(TRAFFIC_KINDS[answered.kind[i]]) ? 1 : 0;
       this.status[index] = answered.status[i];
       const w = Math.floor(this.dueMs(index) / WINDOW_MS);
@@ -193,6 +198,17 @@ class AnswerLog {
     // After the traffic: its last answers kept the run going.
     const none = latencyFigures([]);
     return { startS, all: none, recommendations: none, writes: none };
+  }
+
+  /** Each kind's figures over the requests due from `fromS` on. */
+  byKind(fromS: number): Record<string, LatencyFigures> {
+    const from = this.firstOf((fromS * 1000) / WINDOW_MS);
+    return Object.fromEntries(
+      TRAFFIC_KINDS.map((kind, k) => [
+        kind,
+        latencyFigures(this.latencyMs.subarray(from, this.sent).filter((_, i) => this.kind[from + i] === k)),
+      ]),
+    );
   }
 
   non200(sent: number): number {
@@ -290,6 +306,8 @@ interface WindowSample {
   commits: { count: number; meanMs: number };
   /** The event loop's delay (prom-client, since the last scrape): p99 and longest. */
   eventLoopDelayMs: { p99: number; max: number };
+  /** Recommendations answered from the answer cache, of those that asked it. */
+  cacheHitRatio: number;
   swaps: { model: unknown; ms: unknown }[];
   collections: { count: number; markCompacts: number; maxPauseMs: number; totalPauseMs: number };
   /** Log records of level warn or above. */
@@ -359,6 +377,10 @@ class Sampler {
       count === 0 ? 0 : Number(((1000 * seconds) / count).toFixed(2));
     const [commits = { count: 0, sum: 0 }] = since('nextrec_write_commit_duration_seconds');
     const lag = (name: string) => Number((1000 * (gaugeValue(metrics, name) ?? 0)).toFixed(2));
+    const counted = (name: string) =>
+      (gaugeValue(metrics, name) ?? 0) - (gaugeValue(this.metrics, name) ?? 0);
+    const hits = counted('nextrec_result_cache_hits_total');
+    const misses = counted('nextrec_result_cache_misses_total');
     const daemonCpu = this.bench.daemon.cpuSeconds();
     const machineCpu = machineBusySeconds();
     const cores = (after: number | undefined, before: number | undefined) =>
@@ -381,6 +403,7 @@ class Sampler {
         p99: lag('nodejs_eventloop_lag_p99_seconds'),
         max: lag('nodejs_eventloop_lag_max_seconds'),
       },
+      cacheHitRatio: hits + misses === 0 ? 0 : Number((hits / (hits + misses)).toFixed(3)),
       ...this.pending,
     };
     this.metrics = metrics;
@@ -408,7 +431,7 @@ function windowLine(window: LatencyWindow, sample: WindowSample | undefined): st
   return (
     `soak: ${window.startS} s: ${latency}; RSS ${sample.rssMiB} MiB; cores daemon ${sample.daemonCores} ` +
     `machine ${sample.machineCores}, load ${sample.loadAverage.toFixed(2)}; commits ${sample.commits.count} ` +
-    `of ${sample.commits.meanMs} ms; event-loop delay p99 ${sample.eventLoopDelayMs.p99} max ${sample.eventLoopDelayMs.max} ms` +
+    `of ${sample.commits.meanMs} ms; cache hits ${sample.cacheHitRatio}; event-loop delay p99 ${sample.eventLoopDelayMs.p99} max ${sample.eventLoopDelayMs.max} ms` +
     (events.length > 0 ? `; ${events.join('; ')}` : '')
   );
 }
@@ -604,6 +627,7 @@ const result = {
   lateP99Ms: end.lateP99Ms,
   ...(answers.firstFailure && { firstFailure: answers.firstFailure }),
   windowSummary: summary,
+  byKind: answers.byKind(JUDGED_FROM_S),
   bareRoute: { before: run.baselineBefore, after: baselineAfter },
   ratios: {
     medianWindowP99: Number((summary.p99Ms.median / bareP99).toFixed(2)),
@@ -626,6 +650,12 @@ console.log(
   `soak: window p99 median ${summary.p99Ms.median} ms, worst ${summary.p99Ms.max} ms (bare route ${bareP99} ms: ` +
     `${result.ratios.medianWindowP99}x, ${result.ratios.maxWindowP99}x); recommendations' p99 median ${summary.recommendationsP99Ms.median} ` +
     `worst ${summary.recommendationsP99Ms.max}, writes' ${summary.writesP99Ms.median} worst ${summary.writesP99Ms.max}`,
+);
+console.log(
+  `soak: by kind after ${JUDGED_FROM_S} s, p50/p99/p99.9 ms: ` +
+    Object.entries(result.byKind)
+      .map(([kind, figures]) => formatFigures(kind, figures))
+      .join(', '),
 );
 console.log(`soak: builds ${describeBuilds(run.builds)}`);
 for (const target of Object.values(targets)) {
