@@ -7,9 +7,11 @@
  * the same run, for the ratios.
  *
  * Prints a line per 10-s window (p50, p99 and p99.9 of all requests, and of recommendations and writes
- * apart; resident memory; the daemon's CPU and the machine's; the builds that ended, model swaps and, with
- * `--trace-gc`, the daemon's collections), then memory by part (GET /debug/memory) at the start, at 60 s
- * and at the end, the builds of the whole run, and a summary judged against the targets: p99 ≤ 10 ms in
+ * apart; resident memory; the daemon's CPU and the machine's; from its /metrics the builds that ended, the
+ * group commits, the answer cache's hits and the event loop's delay; model swaps and, with `--trace-gc`,
+ * the daemon's collections: support/daemon-sampler.ts), then memory by part (GET /debug/memory) at the
+ * start, at 60 s and at the end, each request kind's figures, the builds of the whole run, and a summary
+ * judged against the targets: p99 ≤ 10 ms in
  * every window after the first 30 s; resident memory growing ≤ 1 MiB a minute over the second half and
  * ending ≤ 1.2 times what it was at 60 s; no answer but 200, and every acknowledged interaction stored.
  * The targets print PASS or FAIL; the exit code does not depend on them.
@@ -21,7 +23,7 @@
  * each of its threads (--cpu-prof) and summarizes their self time over the traffic.
  *
  * `--size small`: 1,000 items, 200 users; `--size large`: 100,000 items, 2,000,000 interactions (as
- * bench/memory and bench/latency load them; a few minutes).
+ * bench/memory loads them; loading takes a few minutes).
  */
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -33,6 +35,7 @@ import { request } from 'undici';
 import { startBenchDaemon, type BenchDaemon } from './support/bench-daemon.js';
 import { startChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
+import { AnswerLog } from './support/answer-log.js';
 import {
   describeMemory,
   memoryReport,
@@ -44,29 +47,22 @@ import {
 import {
   buildsSince,
   describeBuilds,
-  gaugeValue,
-  histogramTotals,
   modelBuilds,
   parseModelBuilds,
   scrapeMetrics,
-  totalsSince,
-  type ModelBuilds,
 } from './support/daemon-metrics.js';
-import { lineSplitter, parseCollection, parseLogRecord, type Collection } from './support/daemon-output.js';
+import { Sampler, type WindowSample } from './support/daemon-sampler.js';
 import {
   growthPerMinute,
   latencyFigures,
-  latencyWindows,
   median,
   windowsOver,
   type LatencyWindow,
 } from './support/latency-windows.js';
 import { monotonicMicros } from './support/load.js';
-import { machineBusySeconds } from './support/machine-cpu.js';
 import { positiveInteger } from './support/options.js';
 import { loadShop, type ShopSize } from './support/shop-loader.js';
-import { isWrite, TRAFFIC_KINDS } from './support/shop-traffic.js';
-import { runTraffic, type AnsweredRequests, type TrafficEnd } from './support/traffic-load.js';
+import { runTraffic, type TrafficEnd } from './support/traffic-load.js';
 
 const WINDOW_MS = 10_000;
 /** Windows before this are the daemon's warm-up: reported, not judged. */
@@ -123,83 +119,6 @@ if (options.baselineSeconds < (2 * WINDOW_MS) / 1000) {
 const interrupted = new AbortController();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => interrupted.abort());
 
-/** An open-loop run's answers, by request index (traffic-load.ts reports them as they come). */
-class AnswerLog {
-  readonly latencyMs: Float64Array;
-  readonly write: Uint8Array;
-  readonly status: Uint16Array;
-  /** Answers per window, to tell when a window is complete. */
-  readonly perWindow: number[] = [];
-  acknowledgedEvents = 0;
-  miscounted = 0;
-  firstFailure?: string;
-  /** Requests past this many were never sent (the run was interrupted). */
-  sent: number;
-
-  constructor(readonly total: number) {
-    this.sent = total;
-    this.latencyMs = new Float64Array(total);
-    this.write = new Uint8Array(total);
-    this.status = new Uint16Array(total);
-  }
-
-  dueMs(index: number): number {
-    return (index * 1000) / options.rate;
-  }
-
-  add(answered: AnsweredRequests): void {
-    answered.index.forEach((index, i) => {
-      this.latencyMs[index] = answered.latencyMs[i];
-      this.write[index] = isWrite(TRAFFIC_KINDS[answered.kind[i]]) ? 1 : 0;
-      this.status[index] = answered.status[i];
-      const w = Math.floor(this.dueMs(index) / WINDOW_MS);
-      this.perWindow[w] = (this.perWindow[w] ?? 0) + 1;
-    });
-    this.acknowledgedEvents += answered.acknowledgedEvents;
-    this.miscounted += answered.miscounted;
-    this.firstFailure ??= answered.firstFailure;
-  }
-
-  /** The first index due in window `w` (of those up to `total`). */
-  firstOf(w: number): number {
-    return Math.min(this.sent, Math.ceil((w * WINDOW_MS * options.rate) / 1000));
-  }
-
-  complete(w: number): boolean {
-    return (this.perWindow[w] ?? 0) >= this.firstOf(w + 1) - this.firstOf(w);
-  }
-
-  windows(sent: number, windowMs = WINDOW_MS): LatencyWindow[] {
-    const dueMs = Float64Array.from({ length: sent }, (_, i) => this.dueMs(i));
-    return latencyWindows({ dueMs, latencyMs: this.latencyMs, write: this.write, count: sent }, windowMs);
-  }
-
-  /** Window `w` alone, from its requests' answers so far. */
-  window(w: number): LatencyWindow {
-    const from = this.firstOf(w);
-    const count = this.firstOf(w + 1) - from;
-    // Every request in one window: due at 0 of its own.
-    const [window] = latencyWindows(
-      {
-        dueMs: new Float64Array(count),
-        latencyMs: this.latencyMs.subarray(from),
-        write: this.write.subarray(from),
-        count,
-      },
-      WINDOW_MS,
-    );
-    const startS = (w * WINDOW_MS) / 1000;
-    if (window) return { ...window, startS };
-    // After the traffic: its last answers kept the run going.
-    const none = latencyFigures([]);
-    return { startS, all: none, recommendations: none, writes: none };
-  }
-
-  non200(sent: number): number {
-    return this.status.subarray(0, sent).filter((status) => status !== 200).length;
-  }
-}
-
 /** Figures that are judged on the windows after the warm-up: the median and the worst window. */
 function summarizeWindows(windows: readonly LatencyWindow[]) {
   const judged = windows.filter((window) => window.startS >= JUDGED_FROM_S);
@@ -226,7 +145,7 @@ async function bareRoute(itemIds: readonly string[], userIds: readonly string[],
   const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
   try {
     const seconds = options.baselineSeconds;
-    const answers = new AnswerLog(Math.round(options.rate * seconds));
+    const answers = new AnswerLog(Math.round(options.rate * seconds), options.rate, WINDOW_MS);
     const end = await runTraffic(
       {
         url: bare.url,
@@ -276,122 +195,6 @@ async function storedInteractions(bench: BenchDaemon): Promise<number> {
   return (JSON.parse(text) as { interactions: number }).interactions;
 }
 
-interface WindowSample {
-  rssMiB: number;
-  /** Cores the daemon's process used over the window (its build processes not included). */
-  daemonCores: number;
-  /** Cores the whole machine used: the daemon, its builds, the benchmark, and everyone else. */
-  machineCores: number;
-  loadAverage: number;
-  builds: ModelBuilds[];
-  /** The daemon's own view (GET /metrics): each route's requests and their mean time in Fastify. */
-  routes: { route: string; count: number; meanMs: number }[];
-  /** Group commits of the write queue: how many, and their mean time. */
-  commits: { count: number; meanMs: number };
-  /** The event loop's delay (prom-client, since the last scrape): p99 and longest. */
-  eventLoopDelayMs: { p99: number; max: number };
-  swaps: { model: unknown; ms: unknown }[];
-  collections: { count: number; markCompacts: number; maxPauseMs: number; totalPauseMs: number };
-  /** Log records of level warn or above. */
-  warnings: string[];
-}
-
-/** What the daemon's output told, timed: on the epoch clock, as it arrived (a log record: as it was logged). */
-type DaemonEvent =
-  | ({ type: 'collection'; atMs: number } & Collection)
-  | { type: 'swap'; atMs: number; model: unknown; ms: unknown }
-  | { type: 'warning'; atMs: number; msg: string };
-
-/** Samples the daemon at the end of each window while the traffic runs, and follows its output. */
-class Sampler {
-  readonly samples: WindowSample[] = [];
-  readonly events: DaemonEvent[] = [];
-  private metrics = '';
-  private daemonCpu: number | undefined;
-  private machineCpu: number | undefined;
-  private pending = this.emptyEvents();
-
-  constructor(
-    private readonly bench: BenchDaemon,
-    /** GET /metrics as the traffic started. */
-    readonly startMetrics: string,
-  ) {
-    bench.daemon.onOutput(lineSplitter((line) => this.read(line, Date.now())));
-    this.metrics = startMetrics;
-    this.daemonCpu = bench.daemon.cpuSeconds();
-    this.machineCpu = machineBusySeconds();
-  }
-
-  private emptyEvents() {
-    return {
-      swaps: [] as WindowSample['swaps'],
-      collections: { count: 0, markCompacts: 0, maxPauseMs: 0, totalPauseMs: 0 },
-      warnings: [] as string[],
-    };
-  }
-
-  private read(line: string, atMs: number): void {
-    const collection = parseCollection(line);
-    if (collection) {
-      this.events.push({ type: 'collection', atMs, ...collection });
-      const c = this.pending.collections;
-      c.count++;
-      if (collection.kind === 'Mark-Compact') c.markCompacts++;
-      c.maxPauseMs = Math.max(c.maxPauseMs, collection.pauseMs);
-      c.totalPauseMs = Number((c.totalPauseMs + collection.pauseMs).toFixed(2));
-      return;
-    }
-    const record = parseLogRecord(line);
-    if (record?.msg === 'model swapped in') {
-      this.events.push({ type: 'swap', atMs: record.time, model: record.model, ms: record.ms });
-      this.pending.swaps.push({ model: record.model, ms: record.ms });
-    } else if (record && record.level >= 40) {
-      this.events.push({ type: 'warning', atMs: record.time, msg: record.msg });
-      this.pending.warnings.push(record.msg);
-    }
-  }
-
-  async sample(): Promise<WindowSample> {
-    const metrics = await scrapeMetrics(this.bench.daemon.url);
-    const since = (name: string) =>
-      totalsSince(histogramTotals(metrics, name), histogramTotals(this.metrics, name));
-    const ms = (seconds: number, count: number) =>
-      count === 0 ? 0 : Number(((1000 * seconds) / count).toFixed(2));
-    const [commits = { count: 0, sum: 0 }] = since('nextrec_write_commit_duration_seconds');
-    const lag = (name: string) => Number((1000 * (gaugeValue(metrics, name) ?? 0)).toFixed(2));
-    const daemonCpu = this.bench.daemon.cpuSeconds();
-    const machineCpu = machineBusySeconds();
-    const cores = (after: number | undefined, before: number | undefined) =>
-      after === undefined || before === undefined
-        ? 0
-        : Number(((after - before) / (WINDOW_MS / 1000)).toFixed(2));
-    const sample: WindowSample = {
-      rssMiB: mib(procStatus(this.bench.daemon.pid, 'VmRSS')),
-      daemonCores: cores(daemonCpu, this.daemonCpu),
-      machineCores: cores(machineCpu, this.machineCpu),
-      loadAverage: loadavg()[0],
-      builds: buildsSince(parseModelBuilds(metrics), parseModelBuilds(this.metrics)),
-      routes: since('nextrec_http_request_duration_seconds').map(({ labels, count, sum }) => ({
-        route: `${labels.method} ${labels.route}`,
-        count,
-        meanMs: ms(sum, count),
-      })),
-      commits: { count: commits.count, meanMs: ms(commits.sum, commits.count) },
-      eventLoopDelayMs: {
-        p99: lag('nodejs_eventloop_lag_p99_seconds'),
-        max: lag('nodejs_eventloop_lag_max_seconds'),
-      },
-      ...this.pending,
-    };
-    this.metrics = metrics;
-    this.daemonCpu = daemonCpu;
-    this.machineCpu = machineCpu;
-    this.pending = this.emptyEvents();
-    this.samples.push(sample);
-    return sample;
-  }
-}
-
 function windowLine(window: LatencyWindow, sample: WindowSample | undefined): string {
   const latency =
     `${formatFigures('all', window.all)} ${formatFigures('recs', window.recommendations)} ` +
@@ -408,7 +211,7 @@ function windowLine(window: LatencyWindow, sample: WindowSample | undefined): st
   return (
     `soak: ${window.startS} s: ${latency}; RSS ${sample.rssMiB} MiB; cores daemon ${sample.daemonCores} ` +
     `machine ${sample.machineCores}, load ${sample.loadAverage.toFixed(2)}; commits ${sample.commits.count} ` +
-    `of ${sample.commits.meanMs} ms; event-loop delay p99 ${sample.eventLoopDelayMs.p99} max ${sample.eventLoopDelayMs.max} ms` +
+    `of ${sample.commits.meanMs} ms; cache hits ${sample.cacheHitRatio}; event-loop delay p99 ${sample.eventLoopDelayMs.p99} max ${sample.eventLoopDelayMs.max} ms` +
     (events.length > 0 ? `; ${events.join('; ')}` : '')
   );
 }
@@ -458,8 +261,8 @@ async function soak() {
     const memory = [
       describeMemory('start', mib(procStatus(daemon.pid, 'VmRSS')), await memoryReport(daemon)),
     ];
-    const sampler = new Sampler(bench, await scrapeMetrics(daemon.url));
-    const answers = new AnswerLog(Math.round(options.rate * options.seconds));
+    const sampler = new Sampler(bench, await scrapeMetrics(daemon.url), WINDOW_MS);
+    const answers = new AnswerLog(Math.round(options.rate * options.seconds), options.rate, WINDOW_MS);
     console.log(
       `soak: ${options.rate} requests/s for ${options.seconds} s on the ${sizeName} tenant ` +
         `(loaded in ${loadSeconds} s; ${storedBefore.toLocaleString('en-US')} interactions stored; ` +
@@ -604,6 +407,7 @@ const result = {
   lateP99Ms: end.lateP99Ms,
   ...(answers.firstFailure && { firstFailure: answers.firstFailure }),
   windowSummary: summary,
+  byKind: answers.byKind(JUDGED_FROM_S),
   bareRoute: { before: run.baselineBefore, after: baselineAfter },
   ratios: {
     medianWindowP99: Number((summary.p99Ms.median / bareP99).toFixed(2)),
@@ -626,6 +430,12 @@ console.log(
   `soak: window p99 median ${summary.p99Ms.median} ms, worst ${summary.p99Ms.max} ms (bare route ${bareP99} ms: ` +
     `${result.ratios.medianWindowP99}x, ${result.ratios.maxWindowP99}x); recommendations' p99 median ${summary.recommendationsP99Ms.median} ` +
     `worst ${summary.recommendationsP99Ms.max}, writes' ${summary.writesP99Ms.median} worst ${summary.writesP99Ms.max}`,
+);
+console.log(
+  `soak: by kind after ${JUDGED_FROM_S} s, p50/p99/p99.9 ms: ` +
+    Object.entries(result.byKind)
+      .map(([kind, figures]) => formatFigures(kind, figures))
+      .join(', '),
 );
 console.log(`soak: builds ${describeBuilds(run.builds)}`);
 for (const target of Object.values(targets)) {

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { paceRequests } from './paced-load.js';
 import { quantile } from './quantile.js';
-import { shopTraffic, TRAFFIC_KINDS, type ShopRequest } from './shop-traffic.js';
+import { isWrite, shopTraffic, TRAFFIC_KINDS, type ShopRequest } from './shop-traffic.js';
 
 /**
  * A shop's traffic (shop-traffic.ts) at a fixed rate, open-loop (paced-load.ts): request i is due at
@@ -138,7 +138,7 @@ export async function sendTraffic(
           );
           return;
         }
-        if (request.method === 'GET' || !request.path.startsWith('/ingestion/')) {
+        if (!isWrite(request.kind)) {
           await response.body.dump();
         } else if (countsOne(request, await response.body.json())) {
           if (request.kind === 'interaction') pending.acknowledgedEvents++;
