@@ -23,7 +23,7 @@ export const WARM_UP_LIMITS: Readonly<WarmUpLimits> = Object.freeze({
   tenants: 8,
   requests: 3_000,
   budgetMs: 3_000,
-  concurrency: 8,
+  concurrency: 16,
   seeds: 32,
 });
 
@@ -34,7 +34,7 @@ export interface WarmUpSummary {
   /** Requests answered 2xx; the others (a scenario whose seeds no item matches, say) warmed up too. */
   answered: number;
   /** How long each step took, in ms (see `warmUp`). */
-  ms: { replica: number; requests: number; answerRecord: number; collection: number };
+  ms: { settled: number; requests: number; answerRecord: number; collection: number };
 }
 
 /** A placement the warm-up asks for: a scenario (of its logic type), or a logic type alone. */
@@ -57,7 +57,9 @@ interface Seeds {
 
 /**
  * Readies serving before the daemon reports ready (README, "Health and metrics"). First the ranking
- * thread, when there is one, applies what the daemon loaded (its replica of the state, the models). Then
+ * thread, when there is one, applies what the daemon loaded (its replica of the state, the models), and
+ * the vector indexer looks at every item for a text changed while the daemon was stopped (for at most
+ * the budget of the requests: embedding many items may take longer, and goes on meanwhile). Then
  * requests for the largest tenants' scenarios and logic types go through the app's own routes, as
  * clients would send them: the event loop's routes and the ranking thread compile their code, and
  * ranking builds what it keeps (a filter's attribute columns, popularity by country, items rendered as
@@ -75,8 +77,10 @@ export async function warmUp(
 ): Promise<WarmUpSummary> {
   const since = (start: number) => Math.round(performance.now() - start);
   let start = performance.now();
-  await ranker.settled?.();
-  const replicaMs = since(start);
+  // The vector indexer looks at every item at the start (loadBuilt), on this thread: the requests
+  // would wait for it turn after turn, and what is left of it would share the first traffic's.
+  await Promise.all([ranker.settled?.(), atMost(app.runtime.vectors.idle(), limits.budgetMs)]);
+  const settledMs = since(start);
 
   const requestsStarted = performance.now();
   const tenants = largestTenants(app.runtime.state, limits.tenants).map((tenant) =>
@@ -113,8 +117,16 @@ export async function warmUp(
     tenants: tenants.length,
     requests,
     answered,
-    ms: { replica: replicaMs, requests: requestsMs, answerRecord: answerRecordMs, collection: since(start) },
+    ms: { settled: settledMs, requests: requestsMs, answerRecord: answerRecordMs, collection: since(start) },
   };
+}
+
+/** Resolves when `promise` does, or after `ms`, whichever comes first. */
+async function atMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
 }
 
 /** The tenants with the most items (then the most identities), those with none left out. */
