@@ -1,4 +1,9 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Pool } from 'undici';
 import { LOGIC_TYPES, type LogicType } from '../contract/scenarios.js';
 import type { Ranker } from '../engine/ranker.js';
 import { releasingCollection } from '../state/memory.js';
@@ -35,6 +40,15 @@ export interface WarmUpSummary {
   answered: number;
   /** How long each step took, in ms (see `warmUp`). */
   ms: { settled: number; requests: number; answerRecord: number; collection: number };
+}
+
+/** A request of the warm-up's. */
+interface WarmUpCall {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  query?: Record<string, string>;
+  body?: object;
 }
 
 /** A placement the warm-up asks for: a scenario (of its logic type), or a logic type alone. */
@@ -89,18 +103,42 @@ export async function warmUp(
   const calls = interleaved(tenants.map(requestsOf));
   let requests = 0;
   let answered = 0;
-  const send = async () => {
+  await app.ready();
+  const door = tenants.length > 0 ? await privateDoor(app) : undefined;
+  const send = async (pool: Pool) => {
     while (requests < limits.requests && performance.now() - requestsStarted < limits.budgetMs) {
       const call = calls.next();
       if (call.done) return;
       requests++;
-      const response = await app.inject(Object.assign({}, call.value, { Request: WarmUpMessage }));
+      const { method, url, query, body } = call.value;
+      const headers =
+        body === undefined
+          ? call.value.headers
+          : Object.assign({ 'content-type': 'application/json' }, call.value.headers);
+      const response = await pool.request({
+        method,
+        path: query === undefined ? url : `${url}?${new URLSearchParams(query)}`,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      await response.body.dump();
       if (response.statusCode < 300) answered++;
     }
   };
   try {
-    await Promise.all(Array.from({ length: limits.concurrency }, send));
+    if (door) {
+      const pool = new Pool('http://localhost', {
+        socketPath: door.socketPath,
+        connections: limits.concurrency,
+      });
+      try {
+        await Promise.all(Array.from({ length: limits.concurrency }, () => send(pool)));
+      } finally {
+        await pool.close();
+      }
+    }
   } finally {
+    await door?.close();
     dropWarmUpRecommender(app);
   }
   const requestsMs = since(requestsStarted);
@@ -119,6 +157,35 @@ export async function warmUp(
     answered,
     ms: { settled: settledMs, requests: requestsMs, answerRecord: answerRecordMs, collection: since(start) },
   };
+}
+
+/**
+ * An HTTP server of the app's own that only the warm-up's requests reach: the app's routes behind a
+ * socket file in a directory of the daemon's alone, whose requests are WarmUpMessages. They go through
+ * the same code as a client's, Node's HTTP server and the socket's included, which `app.inject` would
+ * leave cold.
+ */
+async function privateDoor(app: FastifyInstance): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-warm-up-'));
+  const socketPath = path.join(dir, 'http.sock');
+  const server: Server = createServer({ IncomingMessage: WarmUpMessage }, (request, response) =>
+    app.routing(request, response),
+  );
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => resolve());
+    });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return { socketPath, close };
 }
 
 /** Resolves when `promise` does, or after `ms`, whichever comes first. */
@@ -197,10 +264,10 @@ function busiestCountries(tenant: TenantState, count: number): string[] {
 }
 
 /** The tenants' requests in turn, one of each tenant's at a time, until every tenant's have ended. */
-function* interleaved(sources: Iterator<InjectOptions>[]): Generator<InjectOptions> {
+function* interleaved(sources: Iterator<WarmUpCall>[]): Generator<WarmUpCall> {
   let live = sources;
   while (live.length > 0) {
-    const going: Iterator<InjectOptions>[] = [];
+    const going: Iterator<WarmUpCall>[] = [];
     for (const source of live) {
       const next = source.next();
       if (next.done) continue;
@@ -217,7 +284,7 @@ function* interleaved(sources: Iterator<InjectOptions>[]): Generator<InjectOptio
  * with a country; a search once a round. Without end (the limits end the warm-up); none for a
  * placement whose seeds the tenant lacks.
  */
-function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
+function* requestsOf(seeds: Seeds): Generator<WarmUpCall> {
   const { tenantId, users, items, countries } = seeds;
   const headers = { 'x-tenant-id': tenantId };
   // A tenant with neither users nor items has no request to make.
@@ -235,7 +302,7 @@ function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
       // never do.
       if (logicType === 'items-to-items') {
         const body = Object.assign({ noCache: true }, seed);
-        yield { method: 'POST', url: '/recommendations/items-to-items', headers, query, payload: body };
+        yield { method: 'POST', url: '/recommendations/items-to-items', headers, query, body };
       } else if (get) {
         const id = seed.userId ?? seed.itemId!;
         const url = `/recommendations/${logicType}/${encodeURIComponent(id)}`;
@@ -247,7 +314,7 @@ function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
           seed,
           country !== undefined && { country },
         );
-        yield { method: 'POST', url: '/recommendations', headers, payload: body };
+        yield { method: 'POST', url: '/recommendations', headers, body };
       }
     }
     // A category and an item's id, of the seeds': the texts searched for are as few as the seeds, and
