@@ -3,9 +3,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Recommender } from '../engine/recommender.js';
 
 /**
- * The message of a request the daemon sends itself before it is ready (README, "Health and metrics"),
- * through `app.inject` with this as its request class. A request read from a socket never is one, so
- * nothing a client sends can pass for the warm-up.
+ * The message of a request the daemon sends itself before it is ready (README, "Health and metrics"):
+ * only the warm-up's own server (warm-up.ts), behind a socket file in a directory of the daemon's
+ * alone, makes its requests of this class. A request to the daemon's port never is one, so nothing a
+ * client sends can pass for the warm-up.
  */
 export class WarmUpMessage extends IncomingMessage {}
 

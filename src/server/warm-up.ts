@@ -1,4 +1,9 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Pool } from 'undici';
 import { LOGIC_TYPES, type LogicType } from '../contract/scenarios.js';
 import type { Ranker } from '../engine/ranker.js';
 import { releasingCollection } from '../state/memory.js';
@@ -23,7 +28,7 @@ export const WARM_UP_LIMITS: Readonly<WarmUpLimits> = Object.freeze({
   tenants: 8,
   requests: 3_000,
   budgetMs: 3_000,
-  concurrency: 8,
+  concurrency: 16,
   seeds: 32,
 });
 
@@ -34,7 +39,16 @@ export interface WarmUpSummary {
   /** Requests answered 2xx; the others (a scenario whose seeds no item matches, say) warmed up too. */
   answered: number;
   /** How long each step took, in ms (see `warmUp`). */
-  ms: { replica: number; requests: number; answerRecord: number; collection: number };
+  ms: { settled: number; requests: number; answerRecord: number; collection: number };
+}
+
+/** A request of the warm-up's. */
+interface WarmUpCall {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  query?: Record<string, string>;
+  body?: object;
 }
 
 /** A placement the warm-up asks for: a scenario (of its logic type), or a logic type alone. */
@@ -57,7 +71,9 @@ interface Seeds {
 
 /**
  * Readies serving before the daemon reports ready (README, "Health and metrics"). First the ranking
- * thread, when there is one, applies what the daemon loaded (its replica of the state, the models). Then
+ * thread, when there is one, applies what the daemon loaded (its replica of the state, the models), and
+ * the vector indexer looks at every item for a text changed while the daemon was stopped (for at most
+ * the budget of the requests: embedding many items may take longer, and goes on meanwhile). Then
  * requests for the largest tenants' scenarios and logic types go through the app's own routes, as
  * clients would send them: the event loop's routes and the ranking thread compile their code, and
  * ranking builds what it keeps (a filter's attribute columns, popularity by country, items rendered as
@@ -75,8 +91,10 @@ export async function warmUp(
 ): Promise<WarmUpSummary> {
   const since = (start: number) => Math.round(performance.now() - start);
   let start = performance.now();
-  await ranker.settled?.();
-  const replicaMs = since(start);
+  // The vector indexer looks at every item at the start (loadBuilt), on this thread: the requests
+  // would wait for it turn after turn, and what is left of it would share the first traffic's.
+  await Promise.all([ranker.settled?.(), atMost(app.runtime.vectors.idle(), limits.budgetMs)]);
+  const settledMs = since(start);
 
   const requestsStarted = performance.now();
   const tenants = largestTenants(app.runtime.state, limits.tenants).map((tenant) =>
@@ -85,18 +103,42 @@ export async function warmUp(
   const calls = interleaved(tenants.map(requestsOf));
   let requests = 0;
   let answered = 0;
-  const send = async () => {
+  await app.ready();
+  const door = tenants.length > 0 ? await privateDoor(app) : undefined;
+  const send = async (pool: Pool) => {
     while (requests < limits.requests && performance.now() - requestsStarted < limits.budgetMs) {
       const call = calls.next();
       if (call.done) return;
       requests++;
-      const response = await app.inject(Object.assign({}, call.value, { Request: WarmUpMessage }));
+      const { method, url, query, body } = call.value;
+      const headers =
+        body === undefined
+          ? call.value.headers
+          : Object.assign({ 'content-type': 'application/json' }, call.value.headers);
+      const response = await pool.request({
+        method,
+        path: query === undefined ? url : `${url}?${new URLSearchParams(query)}`,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      await response.body.dump();
       if (response.statusCode < 300) answered++;
     }
   };
   try {
-    await Promise.all(Array.from({ length: limits.concurrency }, send));
+    if (door) {
+      const pool = new Pool('http://localhost', {
+        socketPath: door.socketPath,
+        connections: limits.concurrency,
+      });
+      try {
+        await Promise.all(Array.from({ length: limits.concurrency }, () => send(pool)));
+      } finally {
+        await pool.close();
+      }
+    }
   } finally {
+    await door?.close();
     dropWarmUpRecommender(app);
   }
   const requestsMs = since(requestsStarted);
@@ -113,8 +155,45 @@ export async function warmUp(
     tenants: tenants.length,
     requests,
     answered,
-    ms: { replica: replicaMs, requests: requestsMs, answerRecord: answerRecordMs, collection: since(start) },
+    ms: { settled: settledMs, requests: requestsMs, answerRecord: answerRecordMs, collection: since(start) },
   };
+}
+
+/**
+ * An HTTP server of the app's own that only the warm-up's requests reach: the app's routes behind a
+ * socket file in a directory of the daemon's alone, whose requests are WarmUpMessages. They go through
+ * the same code as a client's, Node's HTTP server and the socket's included, which `app.inject` would
+ * leave cold.
+ */
+async function privateDoor(app: FastifyInstance): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-warm-up-'));
+  const socketPath = path.join(dir, 'http.sock');
+  const server: Server = createServer({ IncomingMessage: WarmUpMessage }, (request, response) =>
+    app.routing(request, response),
+  );
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => resolve());
+    });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return { socketPath, close };
+}
+
+/** Resolves when `promise` does, or after `ms`, whichever comes first. */
+async function atMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([promise, timeout]);
+  clearTimeout(timer);
 }
 
 /** The tenants with the most items (then the most identities), those with none left out. */
@@ -185,10 +264,10 @@ function busiestCountries(tenant: TenantState, count: number): string[] {
 }
 
 /** The tenants' requests in turn, one of each tenant's at a time, until every tenant's have ended. */
-function* interleaved(sources: Iterator<InjectOptions>[]): Generator<InjectOptions> {
+function* interleaved(sources: Iterator<WarmUpCall>[]): Generator<WarmUpCall> {
   let live = sources;
   while (live.length > 0) {
-    const going: Iterator<InjectOptions>[] = [];
+    const going: Iterator<WarmUpCall>[] = [];
     for (const source of live) {
       const next = source.next();
       if (next.done) continue;
@@ -205,7 +284,7 @@ function* interleaved(sources: Iterator<InjectOptions>[]): Generator<InjectOptio
  * with a country; a search once a round. Without end (the limits end the warm-up); none for a
  * placement whose seeds the tenant lacks.
  */
-function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
+function* requestsOf(seeds: Seeds): Generator<WarmUpCall> {
   const { tenantId, users, items, countries } = seeds;
   const headers = { 'x-tenant-id': tenantId };
   // A tenant with neither users nor items has no request to make.
@@ -223,7 +302,7 @@ function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
       // never do.
       if (logicType === 'items-to-items') {
         const body = Object.assign({ noCache: true }, seed);
-        yield { method: 'POST', url: '/recommendations/items-to-items', headers, query, payload: body };
+        yield { method: 'POST', url: '/recommendations/items-to-items', headers, query, body };
       } else if (get) {
         const id = seed.userId ?? seed.itemId!;
         const url = `/recommendations/${logicType}/${encodeURIComponent(id)}`;
@@ -235,7 +314,7 @@ function* requestsOf(seeds: Seeds): Generator<InjectOptions> {
           seed,
           country !== undefined && { country },
         );
-        yield { method: 'POST', url: '/recommendations', headers, payload: body };
+        yield { method: 'POST', url: '/recommendations', headers, body };
       }
     }
     // A category and an item's id, of the seeds': the texts searched for are as few as the seeds, and
