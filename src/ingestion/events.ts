@@ -84,43 +84,48 @@ export function appendInteractions(
   events: Interaction[],
 ): Promise<Accepted> {
   const receivedAt = Date.now();
-  return runtime.store.writes.submit((rows, scratch) => {
-    const stored: StoredInteraction[] = [];
-    /** The items of events not stored again (their eventId was). */
-    const repeated: string[] = [];
-    const provisioned: StoredUser[] = [];
-    const provisioning = tenant.settings.userProvisioningModes.includes('on_first_known_interaction');
-    const scope = `interaction\u0000${tenant.tenantId}`;
-    for (const event of events) {
-      const row = toStoredInteraction(event, receivedAt);
-      if (seenBefore(scratch, tenant.interactionEventIds, scope, row.eventId)) {
-        repeated.push(row.itemId);
-        continue;
+  return runtime.store.writes.submit(
+    (rows, scratch) => {
+      const stored: StoredInteraction[] = [];
+      /** The items of events not stored again (their eventId was). */
+      const repeated: string[] = [];
+      const provisioned: StoredUser[] = [];
+      const provisioning = tenant.settings.userProvisioningModes.includes('on_first_known_interaction');
+      const scope = `interaction\u0000${tenant.tenantId}`;
+      for (const event of events) {
+        const row = toStoredInteraction(event, receivedAt);
+        if (seenBefore(scratch, tenant.interactionEventIds, scope, row.eventId)) {
+          repeated.push(row.itemId);
+          continue;
+        }
+        rows.interactions.push([tenant.tenantId, row]);
+        stored.push(row);
+        if (provisioning && row.userId !== null) {
+          const user = provisionUser(rows, scratch, tenant, row.userId, receivedAt);
+          if (user) provisioned.push(user);
+        }
       }
-      rows.interactions.push([tenant.tenantId, row]);
-      stored.push(row);
-      if (provisioning && row.userId !== null) {
-        const user = provisionUser(rows, scratch, tenant, row.userId, receivedAt);
-        if (user) provisioned.push(user);
-      }
-    }
-    return () => {
-      const now = Date.now();
-      const { catalog } = tenant;
-      let unknown: Set<string> | undefined;
-      for (const row of stored) {
-        // The dense id recording gave tells whether the catalog holds the item, without looking it up again.
-        const item = tenant.recordInteraction(row, now);
-        if (item >= 0 ? catalog.inCatalog[item] !== 1 : !catalog.holds(row.itemId))
-          (unknown ??= new Set()).add(row.itemId);
-      }
-      for (const itemId of repeated) if (!catalog.holds(itemId)) (unknown ??= new Set()).add(itemId);
-      tenant.interactionTotal += stored.length;
-      runtime.models.interactionsCommitted(tenant);
-      for (const user of provisioned) tenant.users.set(user.externalId, user);
-      return acceptedOf(events.length, unknown);
-    };
-  }, events.length);
+      return () => {
+        const now = Date.now();
+        const { catalog } = tenant;
+        let unknown: Set<string> | undefined;
+        for (const row of stored) {
+          // The dense id recording gave tells whether the catalog holds the item, without looking it up again.
+          const item = tenant.recordInteraction(row, now);
+          if (item >= 0 ? catalog.inCatalog[item] !== 1 : !catalog.holds(row.itemId))
+            (unknown ??= new Set()).add(row.itemId);
+        }
+        for (const itemId of repeated) if (!catalog.holds(itemId)) (unknown ??= new Set()).add(itemId);
+        tenant.interactionTotal += stored.length;
+        runtime.models.interactionsCommitted(tenant);
+        for (const user of provisioned) tenant.users.set(user.externalId, user);
+        return acceptedOf(events.length, unknown);
+      };
+      // Its build reads no item: it need not wait for a commit of items (README, "The HTTP API").
+    },
+    events.length,
+    { readsItems: false },
+  );
 }
 
 /** Appends impressions durably, deduplicated by eventId like interactions. */

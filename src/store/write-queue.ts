@@ -23,8 +23,18 @@ export interface EventSequences {
   impressions: number;
 }
 
+/** How a write may be scheduled (see `WriteQueue.submit`). */
+export interface SubmitOptions {
+  /**
+   * False for a write whose builder reads no item of the serving state (interaction ingestion): it may be
+   * built and made durable while a commit of items alone is under way, and answered before it.
+   */
+  readsItems?: boolean;
+}
+
 interface Pending {
   write: Write<unknown>;
+  readsItems: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -116,6 +126,13 @@ export class WriteQueue {
   private connectionTurn: Promise<unknown> = Promise.resolve();
   /** The move of the log that is due, if one is. */
   private moveTimer: NodeJS.Timeout | undefined;
+  /**
+   * A commit of items alone under way, with its answers: writes that read no item are made durable in the
+   * log beside it (README, "The HTTP API", ingestion rules); any other write waits for it.
+   */
+  private itemsCommit: Promise<void> | undefined;
+  /** Wakes a loop that waits for that commit when a write is queued (it may read no item). */
+  private wake: (() => void) | undefined;
 
   constructor(
     private connection: DuckDBConnection,
@@ -133,7 +150,7 @@ export class WriteQueue {
    * records and this write would take it over its limit, it is refused at once with WriteQueueFullError
    * and nothing of it is queued. Once queued, a write is committed (or fails) like any other.
    */
-  submit<T>(write: Write<T>, records?: number): Promise<T> {
+  submit<T>(write: Write<T>, records?: number, options: SubmitOptions = {}): Promise<T> {
     const counted = records ?? 0;
     if (counted > 0 && this.records > 0 && this.records + counted > this.limit) {
       this.observer?.refused();
@@ -154,6 +171,7 @@ export class WriteQueue {
       };
       this.pending.push({
         write,
+        readsItems: options.readsItems ?? true,
         resolve: (value) => {
           done();
           resolve(value as T);
@@ -164,6 +182,7 @@ export class WriteQueue {
         },
       });
       this.startFlushing();
+      this.wake?.();
     });
   }
 
@@ -243,7 +262,7 @@ export class WriteQueue {
 
   /** Resolves once everything queued so far is committed or has failed. */
   async drain(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.flushing || this.itemsCommit) await (this.flushing ?? this.itemsCommit);
   }
 
   private startFlushing(): void {
@@ -309,6 +328,7 @@ export class WriteQueue {
     while (this.pending.length > 0) {
       const first = this.pending[0];
       if (isExclusive(first)) {
+        await this.itemsCommit;
         this.pending.shift();
         await this.onConnection(() =>
           runExclusive(first, async () => {
@@ -322,42 +342,70 @@ export class WriteQueue {
         );
         continue;
       }
-      // The writes up to the next exclusive task share one commit.
-      const end = this.pending.findIndex(isExclusive);
-      const batch = (end < 0 ? this.pending : this.pending.slice(0, end)) as Pending[];
-      this.pending = end < 0 ? [] : this.pending.slice(end);
+      // The writes up to the next exclusive task: those that read items share one commit, and those that
+      // read none (interactions) another, which goes beside a commit of items (see `itemsCommit`).
+      const stop = this.pending.findIndex(isExclusive);
+      const before = (stop < 0 ? this.pending : this.pending.slice(0, stop)) as Pending[];
+      const after = stop < 0 ? [] : this.pending.slice(stop);
+      const events = before.filter((entry) => !entry.readsItems);
+      const others = before.filter((entry) => entry.readsItems);
+      if (this.itemsCommit && events.length === 0) {
+        // Everything waits for the commit of items, or until a write that reads no item is queued.
+        await Promise.race([this.itemsCommit, new Promise<void>((resolve) => (this.wake = resolve))]);
+        this.wake = undefined;
+        continue;
+      }
+      const [batch, rest] = this.itemsCommit || others.length === 0 ? [events, others] : [others, events];
+      this.pending = [...rest, ...after];
       await this.commitBatch(batch);
     }
+    // A commit of items may still run: the next write starts a loop that finds it.
     this.flushing = null;
   }
 
-  private async commitBatch(batch: Pending[]): Promise<void> {
-    try {
-      const appliers = await this.commit(batch.map((p) => p.write));
-      batch.forEach((p, i) => settle(p, appliers[i]));
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0].reject(error);
-        return;
-      }
-      // One bad write must not fail its neighbours: retry each alone.
-      for (const p of batch) await this.commitBatch([p]);
-    }
-  }
-
-  private async commit(writes: Write<unknown>[]): Promise<(() => unknown)[]> {
+  /**
+   * Builds and commits `batch`, and answers its writes. A batch of items alone runs beside the loop (see
+   * `itemsCommit`), unless one already does or it is a write tried again `alone`.
+   */
+  private async commitBatch(batch: Pending[], alone = false): Promise<void> {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
-    const appliers = writes.map((write) => write(rows, scratch));
+    let appliers: (() => unknown)[];
     try {
-      if (interactionsOnly(rows)) await this.appendToLog(rows, writes.length);
-      else await this.onConnection(() => this.commitToStore(rows, writes.length));
+      appliers = batch.map((p) => p.write(rows, scratch));
+    } catch (error) {
+      return this.failed(batch, error);
+    }
+    const answered = this.store(rows, batch.length).then(
+      () => batch.forEach((p, i) => settle(p, appliers[i])),
+      (error: unknown) => this.failed(batch, error),
+    );
+    if (alone || this.itemsCommit || !itemsOnly(rows)) return answered;
+    this.itemsCommit = answered.finally(() => (this.itemsCommit = undefined));
+  }
+
+  /** A batch failed: one bad write must not fail its neighbours, so each is tried again alone. */
+  private async failed(batch: Pending[], error: unknown): Promise<void> {
+    if (batch.length === 1) {
+      batch[0].reject(error);
+      return;
+    }
+    for (const p of batch) await this.commitBatch([p], true);
+  }
+
+  private async store(rows: RowBuffer, writes: number): Promise<void> {
+    try {
+      if (interactionsOnly(rows)) await this.appendToLog(rows, writes);
+      else {
+        // A write with no events waits for no move of the log, nor for a commit of items under way.
+        if (!eventsFree(rows)) await this.itemsCommit;
+        await this.onConnection(() => this.commitToStore(rows, writes));
+      }
     } catch (error) {
       this.storage.failed(error);
       throw error;
     }
     this.storage.wrote();
-    return appliers;
   }
 
   /** Makes a batch of interactions only durable in the log (see event-log.ts). */
@@ -384,27 +432,32 @@ export class WriteQueue {
     this.moveSoon();
   }
 
-  /** Commits a batch to the store, after what the log holds; only on the connection's turn. */
+  /**
+   * Commits a batch to the store; one with events after what the log holds (the store holds a prefix of
+   * the events, event-log.ts). Only on the connection's turn. A batch without events gives no item keys,
+   * and leaves alone those an append to the log beside it is giving.
+   */
   private async commitToStore(rows: RowBuffer, writes: number): Promise<void> {
-    await this.moveLog();
+    const events = !eventsFree(rows);
+    if (events) await this.moveLog();
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
     try {
-      await this.writeRows(rows);
+      await this.writeRows(rows, events);
       await this.connection.run('COMMIT');
     } catch (error) {
       // Rows an appender still holds belong to the failed transaction: dropped, never flushed on their own.
       this.closeAppenders(true);
       await this.connection.run('ROLLBACK').catch(() => undefined);
-      this.itemKeys.rolledBack();
+      if (events) this.itemKeys.rolledBack();
       throw error;
     }
-    this.itemKeys.committed();
+    if (events) this.itemKeys.committed();
     this.observer?.committed((performance.now() - started) / 1000, writes);
     this.committedListener(tenantsOf(rows));
   }
 
-  private async writeRows(rows: RowBuffer): Promise<void> {
+  private async writeRows(rows: RowBuffer, events: boolean): Promise<void> {
     if (rows.items.size) {
       await this.append('items_stage', rows.items.values(), appendItem, 'temp');
       await this.connection.run('INSERT OR REPLACE INTO items SELECT * FROM temp.items_stage');
@@ -432,7 +485,7 @@ export class WriteQueue {
         a.appendList(keys, INTEGER_LIST);
       });
     // The keys these events were the first to name, durable with them.
-    const fresh = this.itemKeys.uncommitted.map((key) => [key[0], key] as const);
+    const fresh = events ? this.itemKeys.uncommitted.map((key) => [key[0], key] as const) : [];
     if (fresh.length) await this.append('item_keys', fresh, (a, _tenantId, key) => appendItemKey(a, key));
     for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
   }
@@ -506,6 +559,16 @@ function interactionsOnly(rows: RowBuffer): boolean {
     rows.impressions.length === 0 &&
     rows.statements.length === 0
   );
+}
+
+/** Rows of no event table and no statement: they need no move of the log first, nor give item keys. */
+function eventsFree(rows: RowBuffer): boolean {
+  return rows.interactions.length === 0 && rows.impressions.length === 0 && rows.statements.length === 0;
+}
+
+/** Rows of items alone: a commit of them may run beside appends to the log (see `itemsCommit`). */
+function itemsOnly(rows: RowBuffer): boolean {
+  return rows.items.size > 0 && rows.users.size === 0 && eventsFree(rows);
 }
 
 function settle(pending: Pending, applier: () => unknown): void {

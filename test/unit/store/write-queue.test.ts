@@ -139,6 +139,80 @@ describe('WriteQueue', () => {
     for (const spy of closing) expect(spy).toHaveBeenCalledTimes(1);
   });
 
+  it('makes interactions durable beside a commit of items, and holds every write that reads items until it ends', async () => {
+    const connection = await store.writes.exclusive(async (c) => c);
+    const run = connection.run.bind(connection);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    // The first COMMIT (the items') waits for the gate.
+    let first = true;
+    vi.spyOn(connection, 'run').mockImplementation(async (sql, ...rest) => {
+      if (sql === 'COMMIT' && first) {
+        first = false;
+        held();
+        await gate;
+      }
+      return run(sql, ...rest);
+    });
+    const order: string[] = [];
+    const item = (id: string, price: number) =>
+      store.writes.submit((rows) => {
+        order.push(`build ${id}`);
+        rows.items.set(`t\u0000${id}`, [
+          't',
+          {
+            externalId: id,
+            category: null,
+            attributes: { price },
+            expiresAt: null,
+            available: true,
+            feedManaged: false,
+            createdAt: 1,
+            updatedAt: 1,
+          },
+        ]);
+        return () => order.push(`apply ${id}`);
+      });
+    const interaction = (id: string, readsItems: boolean) =>
+      store.writes.submit(
+        (rows) => {
+          order.push(`build ${id}`);
+          rows.interactions.push(['t', storedInteraction(id)]);
+          return () => order.push(`apply ${id}`);
+        },
+        1,
+        { readsItems },
+      );
+    const items = item('x', 1);
+    await holding;
+    const later = item('y', 2);
+    const reading = interaction('e2', true);
+    // The loop is waiting for the commit of items by now: a write that reads no item wakes it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await interaction('e1', false);
+    // e1 was answered while the items' commit was held; the writes that read items were not even built.
+    expect(order).toEqual(['build x', 'build e1', 'apply e1']);
+    open();
+    await Promise.all([items, later, reading]);
+    expect(order).toEqual([
+      'build x',
+      'build e1',
+      'apply e1',
+      'apply x',
+      'build y',
+      'build e2',
+      'apply y',
+      'apply e2',
+    ]);
+    expect(await storedEventIds(store)).toEqual(['e1', 'e2']);
+    const stored = await store.read(async (db) =>
+      (await db.runAndReadAll("SELECT external_id FROM items WHERE tenant_id = 't' ORDER BY 1")).getRows(),
+    );
+    expect(stored).toEqual([['x'], ['y']]);
+  });
+
   it('keeps one instance per file in a process', async () => {
     expect(await Store.open(temp.dir)).toBe(store);
   });
