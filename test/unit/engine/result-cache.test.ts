@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ResultCache } from '../../../src/engine/result-cache.js';
 import { ItemNeighbours } from '../../../src/models/item-neighbours.js';
+import { fullCollection } from '../../../src/state/memory.js';
 import { GEO_WINDOW_MS } from '../../../src/state/tenant-state.js';
 import {
   addEvents,
@@ -126,6 +127,32 @@ describe('ResultCache entries', () => {
     cache.set('k', cache.stamp(tenant, identity, NOW), body());
     change(tenant);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
+  });
+
+  it('keeps no model or settings it was ranked with alive: a stale entry would hold every version', async () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache(OPTIONS);
+    const versions: WeakRef<object>[] = [];
+    for (let i = 0; i < 3; i++) {
+      tenant.replaceNeighbours(ItemNeighbours.empty());
+      tenant.replaceSettings({ ...tenant.settings });
+      versions.push(new WeakRef(tenant.neighbours), new WeakRef(tenant.settings));
+      cache.set(`k${i}`, cache.stamp(tenant, undefined, NOW), body());
+    }
+    // WeakRefs hold their targets until the job that made them ends.
+    await sleep(0);
+    fullCollection()();
+    // The current ones are alive (the tenant holds them); every earlier one was collected.
+    expect(versions.map((ref) => ref.deref() !== undefined)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
+    expect(cache.get('k2', tenant, NOW)).toBeDefined();
+    expect(cache.get('k1', tenant, NOW)).toBeUndefined();
   });
 
   it("outlives other users' events (geo counters, popularity) by at most a second", () => {
