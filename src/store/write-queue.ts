@@ -398,8 +398,9 @@ export class WriteQueue {
       if (interactionsOnly(rows)) await this.appendToLog(rows, writes);
       else {
         // A write with no events waits for no move of the log, nor for a commit of items under way.
-        if (!eventsFree(rows)) await this.itemsCommit;
-        await this.onConnection(() => this.commitToStore(rows, writes));
+        const events = !eventsFree(rows);
+        if (events) await this.itemsCommit;
+        await this.onConnection(() => this.commitToStore(rows, writes, events));
       }
     } catch (error) {
       this.storage.failed(error);
@@ -437,8 +438,7 @@ export class WriteQueue {
    * the events, event-log.ts). Only on the connection's turn. A batch without events gives no item keys,
    * and leaves alone those an append to the log beside it is giving.
    */
-  private async commitToStore(rows: RowBuffer, writes: number): Promise<void> {
-    const events = !eventsFree(rows);
+  private async commitToStore(rows: RowBuffer, writes: number, events: boolean): Promise<void> {
     if (events) await this.moveLog();
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
