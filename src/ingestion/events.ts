@@ -121,10 +121,10 @@ export function appendInteractions(
         for (const user of provisioned) tenant.users.set(user.externalId, user);
         return acceptedOf(events.length, unknown);
       };
-      // Its build reads no item: it need not wait for a commit of items (README, "The HTTP API").
     },
     events.length,
-    { readsItems: false },
+    // Batched apart from item upserts, so each batch goes whole to its own log (README, "The HTTP API").
+    { interactionsOnly: true },
   );
 }
 

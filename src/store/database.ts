@@ -10,6 +10,7 @@ import { duckDbMemory } from './store-memory.js';
 import { sqlIdentifier, sqlString } from './sql.js';
 import type { Statement } from './rows.js';
 import { EventLog, recoverEventLog } from './event-log.js';
+import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
@@ -72,9 +73,12 @@ export class Store {
     private writer: DuckDBConnection,
     sequences: EventSequences,
     itemKeys: ItemKeys,
+    /** The last sequence number of the records log the store holds. */
+    records: number,
   ) {
     const log = new EventLog(eventLogDirOf(file), settings.threads);
-    this.writes = new WriteQueue(writer, log, sequences, itemKeys);
+    const recordLog = new RecordLog(recordLogDirOf(file), records);
+    this.writes = new WriteQueue(writer, log, recordLog, sequences, itemKeys);
     this.disk = new DiskState(path.dirname(file));
     this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
   }
@@ -145,10 +149,12 @@ export class Store {
     const writer = await instance.connect();
     let sequences: EventSequences;
     let itemKeys: ItemKeys;
+    let records: number;
     try {
       await migrate(writer);
-      // Interactions a previous run acknowledged from its log before moving them (see event-log.ts).
+      // Writes a previous run acknowledged from its logs before moving them (event-log.ts, record-log.ts).
       await recoverEventLog(eventLogDirOf(file), writer, settings.threads);
+      records = await recoverRecordLog(recordLogDirOf(file), writer);
       await writer.run(STAGING_TABLES);
       const last = await writer.runAndReadAll(
         'SELECT (SELECT coalesce(max(seq), 0) FROM interactions), (SELECT coalesce(max(seq), 0) FROM impressions)',
@@ -161,7 +167,7 @@ export class Store {
       instance.closeSync();
       throw error;
     }
-    return new Store(file, settings, instance, writer, sequences, itemKeys);
+    return new Store(file, settings, instance, writer, sequences, itemKeys, records);
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
@@ -364,6 +370,11 @@ const STAGING_TABLES = `
 /** The directory of the store's interactions log (see event-log.ts), beside its file. */
 export function eventLogDirOf(file: string): string {
   return path.join(path.dirname(file), 'interactions-log');
+}
+
+/** The directory of the store's records log (see record-log.ts), beside its file. */
+export function recordLogDirOf(file: string): string {
+  return path.join(path.dirname(file), 'records-log');
 }
 
 /** Removes a scrub copy (and its log) that was never swapped in. */

@@ -1,22 +1,11 @@
-import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  readdirSync,
-  rmSync,
-} from 'node:fs';
-import { open, rm, truncate, type FileHandle } from 'node:fs/promises';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fsyncPath, fsyncPathAsync } from '../durable-files.js';
+import { fsyncPath } from '../durable-files.js';
 import { sqlString } from './sql.js';
 import { appendItemKey, type FreshKey } from './item-keys.js';
 import { closeAppender } from './write-queue.js';
 import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
+import { SegmentLog, segmentsLeft } from './segment-log.js';
 
 /**
  * The interactions log (README, "The HTTP API", ingestion rules): batches of interactions only are made
@@ -34,41 +23,13 @@ import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
 const INSERT_COLUMNS = LOG_COLUMNS.map(([name]) => name).join(', ');
 const CSV_COLUMNS = LOG_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ');
 
-/** A file of the log, named by the sequence number of its first row. */
-interface Segment {
-  file: string;
-  first: number;
-  rows: number;
-  /** Bytes written and synced. */
-  bytes: number;
-  /** Tenants whose rows it holds (unknown, empty, for one found at start). */
-  tenants: Set<string>;
-  /** The item keys its rows were the first to use (unknown for one found at start). */
-  freshKeys: FreshKey[] | undefined;
-  /** Open while rows are appended to it. */
-  handle: Promise<FileHandle> | undefined;
-  /** The append in progress, if any (settled when there is none). */
-  writing: Promise<void>;
-  /**
-   * A failed append's bytes may follow `bytes` in the file: the truncation that undoes it failed too. It is
-   * tried again before the next append, and before a move, which would otherwise store refused rows.
-   */
-  tornTail: boolean;
-}
-
-const SEGMENT_NAME = /^interactions-(\d{16})\.csv$/;
-
-function segmentName(first: number): string {
-  return `interactions-${String(first).padStart(16, '0')}.csv`;
-}
+/** The interactions log's segments: `interactions-<first seq>.csv`. */
+const PREFIX = 'interactions';
+const EXTENSION = 'csv';
 
 export class EventLog {
-  /** The segment rows are appended to; none until the first append after a seal. */
-  private active: Segment | undefined;
-  /** Sealed segments, oldest first, not yet moved. */
-  private readonly sealed: Segment[] = [];
-  /** Rows appended and not yet moved into the store. */
-  private unmovedRows = 0;
+  /** Each segment carries the item keys its rows were the first to use. */
+  private readonly segments: SegmentLog<FreshKey[]>;
   /** Where appends encode their rows; an append's bytes are written before the next append encodes. */
   private readonly encoder = new LineEncoder();
 
@@ -77,17 +38,17 @@ export class EventLog {
     /** DuckDB's `threads` setting, which a move sets back after it ran on one. */
     private readonly threads: number,
   ) {
-    mkdirSync(dir, { recursive: true });
+    this.segments = new SegmentLog(dir, PREFIX, EXTENSION, () => []);
   }
 
   /** Rows that are durable here and not yet in the store. */
   get unmoved(): number {
-    return this.unmovedRows;
+    return this.segments.unmoved;
   }
 
   /** Rows of the segment being appended to. */
   get activeRows(): number {
-    return this.active?.rows ?? 0;
+    return this.segments.activeRows;
   }
 
   /**
@@ -98,117 +59,32 @@ export class EventLog {
     const { rows } = batch;
     if (rows.length === 0) return;
     const bytes = this.encoder.encode(batch);
-    const segment = (this.active ??= this.openSegment(batch.firstSeq));
-    const writing = this.write(segment, bytes).then(() => {
-      segment.rows += rows.length;
-      segment.bytes += bytes.length;
+    await this.segments.append(bytes, batch.firstSeq, rows.length, (segment) => {
       let last: string | undefined;
       for (const [tenantId] of rows) {
         if (tenantId !== last) segment.tenants.add((last = tenantId));
       }
-      for (const key of batch.freshKeys) segment.freshKeys!.push(key);
-      this.unmovedRows += rows.length;
+      for (const key of batch.freshKeys) segment.meta.push(key);
     });
-    // A seal waits for this append, and finds its rows counted.
-    segment.writing = writing.catch(() => undefined);
-    try {
-      await writing;
-    } catch (error) {
-      // A segment that never took a row is given up, so that the next append opens a fresh one.
-      if (segment.rows === 0 && this.active === segment) {
-        this.active = undefined;
-        void segment.handle?.then((handle) => handle.close()).catch(() => undefined);
-        await rm(segment.file, { force: true });
-      }
-      throw error;
-    }
-  }
-
-  private async write(segment: Segment, bytes: Buffer): Promise<void> {
-    const handle = await segment.handle!;
-    if (segment.tornTail) {
-      await handle.truncate(segment.bytes);
-      await handle.datasync();
-      segment.tornTail = false;
-    }
-    try {
-      for (let done = 0; done < bytes.length;) {
-        const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, segment.bytes + done);
-        done += bytesWritten;
-      }
-      await handle.datasync();
-    } catch (error) {
-      // Rows whose write was not acknowledged must not be moved later with the segment.
-      try {
-        await handle.truncate(segment.bytes);
-        await handle.datasync();
-      } catch {
-        segment.tornTail = true;
-      }
-      throw error;
-    }
-  }
-
-  private openSegment(first: number): Segment {
-    const file = path.join(this.dir, segmentName(first));
-    const handle = open(file, 'w').then(async (opened) => {
-      try {
-        // The segment's name must be durable before its rows are acknowledged.
-        await fsyncPathAsync(this.dir);
-        return opened;
-      } catch (error) {
-        await opened.close();
-        throw error;
-      }
-    });
-    return {
-      file,
-      first,
-      rows: 0,
-      bytes: 0,
-      tenants: new Set(),
-      freshKeys: [],
-      handle,
-      writing: Promise.resolve(),
-      tornTail: false,
-    };
   }
 
   /** Ends the active segment: later appends start a new one. */
-  async seal(): Promise<void> {
-    const segment = this.active;
-    if (!segment) return;
-    this.active = undefined;
-    await segment.writing;
-    const handle = await segment.handle?.catch(() => undefined);
-    await handle?.close();
-    segment.handle = undefined;
-    if (segment.rows > 0) this.sealed.push(segment);
-    else await rm(segment.file, { force: true });
+  seal(): Promise<void> {
+    return this.segments.seal();
   }
 
   /**
    * Seals the active segment and moves every sealed one into the store, oldest first, each in one
    * transaction on `connection` (which must have none open). Returns the tenants whose rows moved.
    */
-  async moveAll(connection: DuckDBConnection): Promise<Set<string>> {
-    await this.seal();
-    const tenants = new Set<string>();
-    while (this.sealed.length > 0) {
-      const segment = this.sealed[0];
-      if (segment.tornTail) {
-        await truncate(segment.file, segment.bytes);
-        await fsyncPathAsync(segment.file);
-        segment.tornTail = false;
-      }
-      await moveSegment(connection, segment, this.threads);
-      // Moved: whatever happens next, it is never moved again (a file left behind is removed at start).
-      this.sealed.shift();
-      this.unmovedRows -= segment.rows;
-      for (const tenantId of segment.tenants) tenants.add(tenantId);
-      await rm(segment.file, { force: true });
-    }
-    return tenants;
+  moveAll(connection: DuckDBConnection): Promise<Set<string>> {
+    return this.segments.moveAll((segment) =>
+      moveSegment(
+        connection,
+        { file: segment.file, first: segment.first, freshKeys: segment.meta },
+        this.threads,
+      ),
+    );
   }
 }
 
@@ -222,56 +98,25 @@ export async function recoverEventLog(
   connection: DuckDBConnection,
   threads: number,
 ): Promise<void> {
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((name) => SEGMENT_NAME.test(name));
-  } catch {
-    return;
-  }
-  if (names.length === 0) return;
+  const left = segmentsLeft(dir, PREFIX, EXTENSION);
+  if (left.length === 0) return;
   // Segments are moved whole and in order: moving one never reaches the next one's first row.
   const reader = await connection.runAndReadAll('SELECT coalesce(max(seq), 0) FROM interactions');
   const stored = Number(reader.getRows()[0][0]);
-  for (const name of names.sort()) {
-    const file = path.join(dir, name);
-    const first = Number(SEGMENT_NAME.exec(name)![1]);
-    if (first > stored && dropTornTail(file) > 0)
+  for (const { file, first, empty } of left) {
+    if (first > stored && !empty)
       await moveSegment(connection, { file, first, freshKeys: undefined }, threads);
     rmSync(file, { force: true });
   }
   fsyncPath(dir);
 }
 
-/** Truncates the file after its last complete line; returns the bytes left. */
-function dropTornTail(file: string): number {
-  const fd = openSync(file, 'r+');
-  try {
-    let end = fstatSync(fd).size;
-    const chunk = Buffer.alloc(64 * 1024);
-    let keep = 0;
-    search: while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const read = readSync(fd, chunk, 0, end - start, start);
-      for (let i = read - 1; i >= 0; i--) {
-        if (chunk[i] === 0x0a) {
-          keep = start + i + 1;
-          break search;
-        }
-      }
-      end = start;
-    }
-    if (keep < fstatSync(fd).size) {
-      ftruncateSync(fd, keep);
-      fsyncSync(fd);
-    }
-    return keep;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** What a move reads of a segment: a live one's, or one found at start (its fresh keys unknown). */
-type MoveSource = Pick<Segment, 'file' | 'first' | 'freshKeys'>;
+interface MoveSource {
+  file: string;
+  first: number;
+  freshKeys: readonly FreshKey[] | undefined;
+}
 
 /**
  * One transaction: the segment's rows into `interactions`, and the item keys they were first to use; it

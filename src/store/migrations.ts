@@ -179,6 +179,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // "Analytics"); see item-keys.ts and identity-hash.ts.
     statements: [keyItemsOfEvents],
   },
+  {
+    version: 8,
+    description: 'how far each write log was moved into the store',
+    // The last sequence number of the records log a move stored, in its transaction (see record-log.ts).
+    statements: ['CREATE TABLE log_marks (log VARCHAR PRIMARY KEY, seq BIGINT NOT NULL)'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

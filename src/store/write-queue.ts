@@ -1,5 +1,6 @@
 import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { EventLog } from './event-log.js';
+import type { RecordLog } from './record-log.js';
 import { identityHash, identityOf } from './identity-hash.js';
 import { ItemKeys, appendItemKey } from './item-keys.js';
 import {
@@ -26,15 +27,16 @@ export interface EventSequences {
 /** How a write may be scheduled (see `WriteQueue.submit`). */
 export interface SubmitOptions {
   /**
-   * False for a write whose builder reads no item of the serving state (interaction ingestion): it may be
-   * built and made durable while a commit of items alone is under way, and answered before it.
+   * True for a write whose rows are interactions and nothing else (interaction ingestion): such writes are
+   * batched apart from the others, so that a batch of them goes whole to the interactions log, and one of
+   * item or user upserts beside them whole to the records log, rather than both to a commit of the store.
    */
-  readsItems?: boolean;
+  interactionsOnly?: boolean;
 }
 
 interface Pending {
   write: Write<unknown>;
-  readsItems: boolean;
+  interactionsOnly: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -59,13 +61,13 @@ export interface WriteQueueObserver {
   committed(seconds: number, writes: number): void;
   /** A bounded write was refused. */
   refused(): void;
-  /** A move of the interactions log into the store failed; its rows stay in the log for the next one. */
+  /** A move of a log into the store failed; its rows stay in the log for the next one. */
   moveFailed(error: unknown): void;
 }
 
 /** Told whether what the queue writes to the data dir succeeds (see disk-full.ts). */
 export interface StorageObserver {
-  /** A commit, an append to the interactions log or a move of it succeeded. */
+  /** A commit, an append to a log or a move of one succeeded. */
   wrote(): void;
   /** One of those, or an exclusive task, failed with `error`. */
   failed(error: unknown): void;
@@ -75,7 +77,7 @@ export interface StorageObserver {
 interface Exclusive {
   task: (connection: DuckDBConnection) => Promise<unknown>;
   key: string | undefined;
-  /** Whether the interactions log is moved into the store before the task runs. */
+  /** Whether the logs are moved into the store before the task runs. */
   afterLog: boolean;
   /** Every caller that shares this run. */
   waiters: { resolve: (value: unknown) => void; reject: (error: unknown) => void }[];
@@ -83,11 +85,11 @@ interface Exclusive {
 
 type Queued = Pending | Exclusive;
 
-/** Rows of a log segment at which it is moved at once rather than on the timer. */
+/** Rows of an interactions log segment at which it is moved at once rather than on the timer. */
 const SEGMENT_ROWS = 200_000;
-/** How long rows wait in the log, at most, before a move takes them (unless a reader asks sooner). */
+/** How long rows wait in a log, at most, before a move takes them (unless a reader asks sooner). */
 const MOVE_AFTER_MS = 1_000;
-/** Rows the log may hold unmoved before bounded writes are refused (503 OVERLOADED), per record of the limit. */
+/** Rows the logs may hold unmoved before bounded writes are refused (503 OVERLOADED), per record of the limit. */
 const LOG_BEHIND = 20;
 
 function isExclusive(entry: Queued): entry is Exclusive {
@@ -121,23 +123,18 @@ export class WriteQueue {
   private readonly appenders = new Map<string, DuckDBAppender>();
   /**
    * Whatever uses the connection takes it in turn: the flush loop's commits and exclusive tasks, and the
-   * moves of the interactions log, which run beside the flush loop's appends to the log.
+   * moves of the logs, which run beside the flush loop's appends to them.
    */
   private connectionTurn: Promise<unknown> = Promise.resolve();
-  /** The move of the log that is due, if one is. */
+  /** The move of the logs that is due, if one is. */
   private moveTimer: NodeJS.Timeout | undefined;
-  /**
-   * A commit of items alone under way, with its answers: writes that read no item are made durable in the
-   * log beside it (README, "The HTTP API", ingestion rules); any other write waits for it.
-   */
-  private itemsCommit: Promise<void> | undefined;
-  /** Wakes a loop that waits for that commit when a write is queued (it may read no item). */
-  private wake: (() => void) | undefined;
 
   constructor(
     private connection: DuckDBConnection,
     /** Where batches of interactions only are made durable first (see event-log.ts). */
     private readonly log: EventLog,
+    /** Where batches of item and user upserts only are made durable first (see record-log.ts). */
+    private readonly recordLog: RecordLog,
     sequences: EventSequences = { interactions: 0, impressions: 0 },
     /** The items' keys the store holds (see item-keys.ts). */
     private readonly itemKeys = new ItemKeys(),
@@ -156,7 +153,7 @@ export class WriteQueue {
       this.observer?.refused();
       return Promise.reject(new WriteQueueFullError(this.records, this.limit));
     }
-    const { unmoved } = this.log;
+    const unmoved = this.log.unmoved + this.recordLog.unmoved;
     if (counted > 0 && unmoved > LOG_BEHIND * this.limit) {
       // The store cannot take the log's rows as fast as they come (or not at all): hold ingestion back.
       this.observer?.refused();
@@ -171,7 +168,7 @@ export class WriteQueue {
       };
       this.pending.push({
         write,
-        readsItems: options.readsItems ?? true,
+        interactionsOnly: options.interactionsOnly ?? false,
         resolve: (value) => {
           done();
           resolve(value as T);
@@ -182,24 +179,24 @@ export class WriteQueue {
         },
       });
       this.startFlushing();
-      this.wake?.();
     });
   }
 
   /**
-   * The most records bounded writes may hold in the queue (at least one write is always taken); the
-   * interactions log may hold LOG_BEHIND times as many rows not yet moved into the store.
+   * The most records bounded writes may hold in the queue (at least one write is always taken); the logs
+   * may hold LOG_BEHIND times as many rows not yet moved into the store.
    */
   setLimit(records: number): void {
     this.limit = records;
   }
 
   /**
-   * Records of bounded writes, and writes of any kind, queued or being committed; and interactions durable
-   * in the log, not yet moved into the store.
+   * Records of bounded writes, and writes of any kind, queued or being committed; and rows durable in the
+   * logs, not yet moved into the store.
    */
   depth(): { records: number; writes: number; limit: number; logRows: number } {
-    return { records: this.records, writes: this.writes, limit: this.limit, logRows: this.log.unmoved };
+    const logRows = this.log.unmoved + this.recordLog.unmoved;
+    return { records: this.records, writes: this.writes, limit: this.limit, logRows };
   }
 
   /** Item ids it keeps a key of, over all tenants (see item-keys.ts). */
@@ -222,8 +219,8 @@ export class WriteQueue {
    * with the same key; it then moves behind everything queued so far, so that it still runs after each
    * caller's earlier writes. Once it runs, a call with its key queues a new run. The task is given the write
    * connection, to use only until it settles (no transaction is open on it). Unless `afterLog` is false,
-   * the interactions log is moved into the store first (a task that opens the store again cannot wait
-   * for a move on the store it replaces).
+   * the logs are moved into the store first (a task that opens the store again cannot wait for a move on
+   * the store it replaces).
    */
   exclusive<T>(
     task: (connection: DuckDBConnection) => Promise<T>,
@@ -262,7 +259,7 @@ export class WriteQueue {
 
   /** Resolves once everything queued so far is committed or has failed. */
   async drain(): Promise<void> {
-    while (this.flushing || this.itemsCommit) await (this.flushing ?? this.itemsCommit);
+    while (this.flushing) await this.flushing;
   }
 
   private startFlushing(): void {
@@ -270,22 +267,23 @@ export class WriteQueue {
   }
 
   /**
-   * Moves what the interactions log holds into the store, unless it holds nothing; the store then holds
-   * every write acknowledged so far. Readers of the store call it first (see Store.read).
+   * Moves what the logs hold into the store, unless they hold nothing; the store then holds every write
+   * acknowledged so far. Readers of the store call it first (see Store.read).
    */
   settled(): Promise<void> {
-    if (this.log.unmoved === 0) return Promise.resolve();
-    return this.onConnection(() => this.moveLog());
+    if (this.log.unmoved === 0 && this.recordLog.unmoved === 0) return Promise.resolve();
+    return this.onConnection(() => this.moveLogs());
   }
 
   /**
-   * Stops moving the log on a timer and closes its file (rows it still holds are moved at the next start);
-   * call it once the queue is drained and settled.
+   * Stops moving the logs on a timer and closes their files (rows they still hold are moved at the next
+   * start); call it once the queue is drained and settled.
    */
   async closeLog(): Promise<void> {
     clearTimeout(this.moveTimer);
     this.moveTimer = undefined;
     await this.log.seal();
+    await this.recordLog.seal();
   }
 
   /** Runs `task` once whatever uses the connection before it is done. */
@@ -295,12 +293,27 @@ export class WriteQueue {
     return turn;
   }
 
-  /** Moves the log into the store; only on the connection's turn. */
-  private async moveLog(): Promise<void> {
-    if (this.log.unmoved === 0) return;
+  /** Moves both logs into the store; only on the connection's turn. */
+  private async moveLogs(): Promise<void> {
+    await this.moveRecords();
+    await this.moveLog();
+  }
+
+  /** Moves the interactions log into the store; only on the connection's turn. */
+  private moveLog(): Promise<void> {
+    return this.moving(this.log);
+  }
+
+  /** Moves the records log into the store; only on the connection's turn. */
+  private moveRecords(): Promise<void> {
+    return this.moving(this.recordLog);
+  }
+
+  private async moving(log: EventLog | RecordLog): Promise<void> {
+    if (log.unmoved === 0) return;
     let tenants: Set<string>;
     try {
-      tenants = await this.log.moveAll(this.connection);
+      tenants = await log.moveAll(this.connection);
     } catch (error) {
       this.storage.failed(error);
       this.observer?.moveFailed(error);
@@ -310,13 +323,13 @@ export class WriteQueue {
     if (tenants.size > 0) this.committedListener(tenants);
   }
 
-  /** After an append to the log: a full segment is moved now, else the log within MOVE_AFTER_MS. */
+  /** After an append to a log: a full segment is moved now, else the logs within MOVE_AFTER_MS. */
   private moveSoon(): void {
     const move = () => {
       clearTimeout(this.moveTimer);
       this.moveTimer = undefined;
       // A move that fails leaves its segment in the log; the next one (or the next reader) tries again.
-      this.onConnection(() => this.moveLog()).catch(() => undefined);
+      this.onConnection(() => this.moveLogs()).catch(() => undefined);
     };
     if (this.log.activeRows >= SEGMENT_ROWS) move();
     else if (!this.moveTimer) this.moveTimer = setTimeout(move, MOVE_AFTER_MS).unref();
@@ -328,11 +341,10 @@ export class WriteQueue {
     while (this.pending.length > 0) {
       const first = this.pending[0];
       if (isExclusive(first)) {
-        await this.itemsCommit;
         this.pending.shift();
         await this.onConnection(() =>
           runExclusive(first, async () => {
-            if (first.afterLog) await this.moveLog();
+            if (first.afterLog) await this.moveLogs();
             this.closeAppenders();
             return first.task(this.connection).catch((error: unknown) => {
               this.storage.failed(error);
@@ -342,32 +354,21 @@ export class WriteQueue {
         );
         continue;
       }
-      // The writes up to the next exclusive task: those that read items share one commit, and those that
-      // read none (interactions) another, which goes beside a commit of items (see `itemsCommit`).
+      // The writes up to the next exclusive task, in two batches: interactions only (to the interactions
+      // log), and the others (item and user upserts to the records log, anything else to the store).
       const stop = this.pending.findIndex(isExclusive);
       const before = (stop < 0 ? this.pending : this.pending.slice(0, stop)) as Pending[];
-      const after = stop < 0 ? [] : this.pending.slice(stop);
-      const events = before.filter((entry) => !entry.readsItems);
-      const others = before.filter((entry) => entry.readsItems);
-      if (this.itemsCommit && events.length === 0) {
-        // Everything waits for the commit of items, or until a write that reads no item is queued.
-        await Promise.race([this.itemsCommit, new Promise<void>((resolve) => (this.wake = resolve))]);
-        this.wake = undefined;
-        continue;
-      }
-      const [batch, rest] = this.itemsCommit || others.length === 0 ? [events, others] : [others, events];
-      this.pending = [...rest, ...after];
-      await this.commitBatch(batch);
+      this.pending = stop < 0 ? [] : this.pending.slice(stop);
+      const others = before.filter((entry) => !entry.interactionsOnly);
+      const interactions = before.filter((entry) => entry.interactionsOnly);
+      if (others.length > 0) await this.commitBatch(others);
+      if (interactions.length > 0) await this.commitBatch(interactions);
     }
-    // A commit of items may still run: the next write starts a loop that finds it.
     this.flushing = null;
   }
 
-  /**
-   * Builds and commits `batch`, and answers its writes. A batch of items alone runs beside the loop (see
-   * `itemsCommit`), unless one already does or it is a write tried again `alone`.
-   */
-  private async commitBatch(batch: Pending[], alone = false): Promise<void> {
+  /** Builds and commits `batch`, and answers its writes. */
+  private async commitBatch(batch: Pending[]): Promise<void> {
     const rows = new RowBuffer();
     const scratch = new Map<string, unknown>();
     let appliers: (() => unknown)[];
@@ -376,12 +377,12 @@ export class WriteQueue {
     } catch (error) {
       return this.failed(batch, error);
     }
-    const answered = this.store(rows, batch.length).then(
-      () => batch.forEach((p, i) => settle(p, appliers[i])),
-      (error: unknown) => this.failed(batch, error),
-    );
-    if (alone || this.itemsCommit || !itemsOnly(rows)) return answered;
-    this.itemsCommit = answered.finally(() => (this.itemsCommit = undefined));
+    try {
+      await this.store(rows, batch.length);
+    } catch (error) {
+      return this.failed(batch, error);
+    }
+    batch.forEach((p, i) => settle(p, appliers[i]));
   }
 
   /** A batch failed: one bad write must not fail its neighbours, so each is tried again alone. */
@@ -390,18 +391,14 @@ export class WriteQueue {
       batch[0].reject(error);
       return;
     }
-    for (const p of batch) await this.commitBatch([p], true);
+    for (const p of batch) await this.commitBatch([p]);
   }
 
   private async store(rows: RowBuffer, writes: number): Promise<void> {
     try {
       if (interactionsOnly(rows)) await this.appendToLog(rows, writes);
-      else {
-        // A write with no events waits for no move of the log, nor for a commit of items under way.
-        const events = !eventsFree(rows);
-        if (events) await this.itemsCommit;
-        await this.onConnection(() => this.commitToStore(rows, writes, events));
-      }
+      else if (recordsOnly(rows)) await this.appendRecords(rows, writes);
+      else await this.onConnection(() => this.commitToStore(rows, writes));
     } catch (error) {
       this.storage.failed(error);
       throw error;
@@ -433,12 +430,23 @@ export class WriteQueue {
     this.moveSoon();
   }
 
+  /** Makes a batch of item and user upserts only durable in the records log (see record-log.ts). */
+  private async appendRecords(rows: RowBuffer, writes: number): Promise<void> {
+    const started = performance.now();
+    await this.recordLog.append({ items: rows.items.values(), users: rows.users.values() });
+    this.observer?.committed((performance.now() - started) / 1000, writes);
+    this.moveSoon();
+  }
+
   /**
-   * Commits a batch to the store; one with events after what the log holds (the store holds a prefix of
-   * the events, event-log.ts). Only on the connection's turn. A batch without events gives no item keys,
-   * and leaves alone those an append to the log beside it is giving.
+   * Commits a batch to the store: one that may touch items or users after what the records log holds,
+   * and one with events after what the interactions log holds (the store holds a prefix of each log,
+   * record-log.ts and event-log.ts). Only on the connection's turn. A batch without events gives no item
+   * keys.
    */
-  private async commitToStore(rows: RowBuffer, writes: number, events: boolean): Promise<void> {
+  private async commitToStore(rows: RowBuffer, writes: number): Promise<void> {
+    const events = !eventsFree(rows);
+    if (rows.items.size > 0 || rows.users.size > 0 || rows.statements.length > 0) await this.moveRecords();
     if (events) await this.moveLog();
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
@@ -561,14 +569,14 @@ function interactionsOnly(rows: RowBuffer): boolean {
   );
 }
 
-/** Rows of no event table and no statement: they need no move of the log first, nor give item keys. */
+/** Rows of no event table and no statement: they need no move of the interactions log first, nor give item keys. */
 function eventsFree(rows: RowBuffer): boolean {
   return rows.interactions.length === 0 && rows.impressions.length === 0 && rows.statements.length === 0;
 }
 
-/** Rows of items alone: a commit of them may run beside appends to the log (see `itemsCommit`). */
-function itemsOnly(rows: RowBuffer): boolean {
-  return rows.items.size > 0 && rows.users.size === 0 && eventsFree(rows);
+/** Rows the records log takes: item or user upserts, and nothing else. */
+function recordsOnly(rows: RowBuffer): boolean {
+  return (rows.items.size > 0 || rows.users.size > 0) && eventsFree(rows);
 }
 
 function settle(pending: Pending, applier: () => unknown): void {

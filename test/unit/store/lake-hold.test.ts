@@ -86,13 +86,21 @@ describe('following commits', () => {
   /** Commits pause for longer than this only when a test pauses them: a slow disk cannot make a pause. */
   const QUIET_MS = 300;
 
-  /** Commits a user row of the tenant every few ms for `ms`: each commit reaches the store at once. */
+  /**
+   * Commits a user row of the tenant every few ms for `ms`: each commit reaches the store at once (an
+   * impression beside the user takes it there; a user alone would wait in the records log for a move).
+   */
   async function commitUsersFor(ms: number): Promise<void> {
     const end = Date.now() + ms;
     for (let n = 0; Date.now() < end; n++) {
       await temp.store.writes.submit((rows) => {
         const user = { externalId: `user-${n}`, attributes: {}, createdAt: n, updatedAt: n };
         rows.users.set(rowKey(TENANT, user.externalId), [TENANT, user]);
+        const impression = { eventId: null, userId: user.externalId, itemIds: ['i'], scenarioSlug: null };
+        rows.impressions.push([
+          TENANT,
+          { ...impression, country: null, recommId: null, ts: n, receivedAt: n },
+        ]);
         return () => undefined;
       });
       await sleep(10);
