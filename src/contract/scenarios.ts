@@ -125,10 +125,15 @@ export const EXPERIMENT = z
     name: z.string().max(256).optional(),
     baseScenario: SLUG,
     variants: z
-      .array(z.strictObject({ scenario: SLUG, weight: z.number().positive().max(1_000_000) }))
+      // A variant of weight 0 is kept but never assigned (CONTRACT.md, "Integrator features").
+      .array(z.strictObject({ scenario: SLUG, weight: z.number().nonnegative().max(1_000_000) }))
       .min(1)
       .max(20),
     status: z.enum(['running', 'stopped']).default('running'),
+  })
+  .refine((experiment) => experiment.variants.some((v) => v.weight > 0), {
+    message: 'at least one variant needs a weight above 0',
+    path: ['variants'],
   })
   .refine(
     (experiment) => new Set(experiment.variants.map((v) => v.scenario)).size === experiment.variants.length,

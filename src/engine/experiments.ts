@@ -25,11 +25,15 @@ function unitHash(text: string): number {
 export function variantOf(experiment: Experiment, userId: string): Experiment['variants'][number] {
   const total = experiment.variants.reduce((sum, variant) => sum + variant.weight, 0);
   let point = unitHash(`${experiment.slug}\u0000${userId}`) * total;
+  let last = experiment.variants[0];
   for (const variant of experiment.variants) {
+    if (variant.weight <= 0) continue;
     point -= variant.weight;
     if (point < 0) return variant;
+    last = variant;
   }
-  return experiment.variants[experiment.variants.length - 1];
+  // Rounding may leave the point at the very end: the last variant that can be assigned takes it.
+  return last;
 }
 
 /**

@@ -27,6 +27,31 @@ function matching(identities: string[]) {
   };
 }
 
+/**
+ * The user's interactions, each event once (CONTRACT.md, "Integrator features"): a session's event that a
+ * merge copied to the user is listed as the copy (the user's, with the session id it came from), not
+ * again as the session's; a copy made for another user is that user's. A copy is paired with an original
+ * by its source identity, item, type, weight and time, the n-th copy with the n-th such original.
+ * `$2` is the user.
+ */
+function interactionsOnce(where: string): string {
+  return `WITH mine AS (
+      SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, seq,
+             coalesce(merged, false) AS copy,
+             CASE WHEN coalesce(merged, false) THEN session_id ELSE coalesce(user_id, session_id) END AS source
+        FROM interactions WHERE ${where} AND NOT (coalesce(merged, false) AND user_id <> $2)),
+    numbered AS (
+      SELECT *, row_number() OVER (PARTITION BY copy, source, item_id, type, weight, ts ORDER BY seq) AS nth
+        FROM mine)
+    SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at
+      FROM numbered o
+     WHERE copy OR NOT EXISTS (
+       SELECT 1 FROM numbered c
+        WHERE c.copy AND c.source = o.source AND c.item_id = o.item_id AND c.type = o.type
+          AND c.weight = o.weight AND c.ts = o.ts AND c.nth = o.nth)
+     ORDER BY seq`;
+}
+
 async function rowsOf(db: DuckDBConnection, sql: string, params: string[]): Promise<unknown[][]> {
   return (await db.runAndReadAll(sql, params)).getRowsJS();
 }
@@ -44,12 +69,7 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
       tenant.tenantId,
       userId,
     ]),
-    interactions: await rowsOf(
-      db,
-      `SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at
-         FROM interactions WHERE ${where.interactions} ORDER BY seq`,
-      params,
-    ),
+    interactions: await rowsOf(db, interactionsOnce(where.interactions), params),
     impressions: await rowsOf(
       db,
       `SELECT event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at

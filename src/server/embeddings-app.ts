@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import { INDEX_BODY, type IndexBody } from '../contract/vectors.js';
@@ -14,7 +15,8 @@ const COLLECTION = 'items';
 /**
  * The embeddings helper service (spec "Embeddings helper service", CONTRACT.md): `GET /health` and
  * `POST /index`, on a port of its own, embedding with the daemon's embedder into the daemon's vector
- * index. Credentials: the operator key, or the API key of the tenant the body names.
+ * index. `POST /index` takes `X-Tenant-Id` and the operator key or that tenant's API key; its body names
+ * the same tenant.
  */
 export async function buildEmbeddingsApp(
   runtime: Runtime,
@@ -35,22 +37,42 @@ export async function buildEmbeddingsApp(
 
   app.get('/health', async () => ({ status: 'ok', model: embedder.model, collection: COLLECTION }));
 
+  // The request handling order of CONTRACT.md: the tenant header, then the credential, before the body.
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url === '/index') authorize(runtime, operatorKey, request.headers);
+  });
+
   app.post('/index', { schema: { body: INDEX_BODY } }, async (request) => {
     const body = request.body as IndexBody;
-    const key = request.headers['x-api-key'];
-    if (typeof key !== 'string' || key.length === 0)
-      throw new ApiError('UNAUTHORIZED', 'the X-Api-Key header is required');
-    const tenant = runtime.state.get(body.tenantId);
-    if (secretsEqual(key, operatorKey)) {
-      if (!tenant) throw new ApiError('NOT_FOUND', `tenant '${body.tenantId}' does not exist`);
-    } else {
-      const credential = runtime.credentials.verify(key);
-      if (!credential || credential.kind !== 'api') throw new ApiError('UNAUTHORIZED', 'invalid credentials');
-      // An unknown tenant answers as another tenant's does.
-      if (credential.tenantId !== body.tenantId || !tenant)
-        throw new ApiError('FORBIDDEN_TENANT', 'the credential is not valid for this tenant');
-    }
+    const tenantId = String(request.headers['x-tenant-id']);
+    if (body.tenantId !== tenantId)
+      throw new ApiError('INVALID_BODY', 'tenantId must name the tenant of X-Tenant-Id', [
+        { path: 'tenantId', message: `expected '${tenantId}'` },
+      ]);
+    const tenant = runtime.state.get(tenantId);
+    // Only the operator key gets this far for a tenant that does not exist.
+    if (!tenant) throw new ApiError('NOT_FOUND', `tenant '${tenantId}' does not exist`);
     return { indexed: await runtime.vectors.indexItems(tenant, body.items) };
   });
   return app;
+}
+
+/**
+ * Checks that a request names its tenant (`X-Tenant-Id`, 400 `TENANT_REQUIRED`) and carries the operator
+ * key or that tenant's API key (401 `UNAUTHORIZED`; another tenant's, or an unknown tenant's, 403
+ * `FORBIDDEN_TENANT`), as every route of the daemon does.
+ */
+function authorize(runtime: Runtime, operatorKey: string, headers: IncomingHttpHeaders): void {
+  const tenantId = headers['x-tenant-id'];
+  if (typeof tenantId !== 'string' || tenantId.length === 0)
+    throw new ApiError('TENANT_REQUIRED', 'the X-Tenant-Id header is required');
+  const key = headers['x-api-key'];
+  if (typeof key !== 'string' || key.length === 0)
+    throw new ApiError('UNAUTHORIZED', 'the X-Api-Key header is required');
+  if (secretsEqual(key, operatorKey)) return;
+  const credential = runtime.credentials.verify(key);
+  if (!credential || credential.kind !== 'api') throw new ApiError('UNAUTHORIZED', 'invalid credentials');
+  // An unknown tenant answers as another tenant's does.
+  if (credential.tenantId !== tenantId || !runtime.state.get(tenantId))
+    throw new ApiError('FORBIDDEN_TENANT', 'the credential is not valid for this tenant');
 }

@@ -387,4 +387,32 @@ describe('experiments', () => {
     expectError(await call(daemon.url, 'GET', '/experiments/none/results', { headers }), 404, 'NOT_FOUND');
     expect((await call(daemon.url, 'DELETE', '/experiments/shop-test', { headers })).status).toBe(204);
   });
+
+  it('keep a variant of weight 0 without assigning it, and refuse one where every weight is 0', async () => {
+    const post = (route: string, body: unknown) => call(daemon.url, 'POST', route, { headers, body });
+    for (const slug of ['zero', 'zero-a', 'zero-b']) {
+      expect((await post('/scenarios', { slug, logicType: 'user-to-item' })).status).toBe(201);
+    }
+    const experiment = {
+      slug: 'zero-test',
+      baseScenario: 'zero',
+      variants: [
+        { scenario: 'zero-a', weight: 0 },
+        { scenario: 'zero-b', weight: 3 },
+      ],
+      status: 'running',
+    };
+    const silent = { ...experiment, variants: experiment.variants.map((v) => ({ ...v, weight: 0 })) };
+    const refused = await post('/experiments', silent);
+    expectError(refused, 400, 'INVALID_BODY');
+    expect(refused.body.details).toEqual([expect.objectContaining({ path: 'variants' })]);
+    expect((await post('/experiments', experiment)).body).toEqual(experiment);
+    for (let u = 0; u < 30; u++) {
+      const answer = await post('/recommendations', { scenario: 'zero', userId: `z${u}`, count: 1 });
+      expect(answer.body.experiment).toEqual({ slug: 'zero-test', variant: 'zero-b' });
+    }
+    const results = await get('/experiments/zero-test/results');
+    expect(results.variants.map((v: { scenario: string }) => v.scenario)).toEqual(['zero-a', 'zero-b']);
+    expect(results.variants[0].users).toBe(0);
+  });
 });

@@ -113,6 +113,8 @@ describe('identity merge', () => {
     const exported = await call(daemon.url, 'GET', '/users/bob/export', { headers });
     const copies = exported.body.interactions.filter((event: { userId: string }) => event.userId === 'bob');
     expect(copies).toHaveLength(5);
+    // Each event once, however often the merge was asked for: the copies, not the session's originals.
+    expect(exported.body.interactions).toEqual(copies);
     expect(exported.body.merges).toEqual([
       { userId: 'bob', sessionId: 'anon-other', eventsCopied: 5, mergedAt: expect.any(String) },
     ]);
@@ -147,8 +149,21 @@ describe('user export and delete', () => {
     expect(exported.status).toBe(200);
     expect(Object.keys(exported.body).sort()).toEqual(['impressions', 'interactions', 'merges', 'user']);
     expect(exported.body.user).toMatchObject({ externalId: 'alice', attributes: {} });
-    // The sessions' own events and alice's copies of them.
-    expect(exported.body.interactions).toHaveLength(16);
+    // The sessions' events, each once: as alice's copies of them, with the session they came from.
+    expect(exported.body.interactions).toHaveLength(8);
+    expect(
+      exported.body.interactions.map((event: { userId: string; sessionId: string }) => [
+        event.userId,
+        event.sessionId,
+      ]),
+    ).toEqual([...Array.from({ length: 7 }, () => ['alice', 'anon-1']), ['alice', 'anon-2']]);
+    // A later event of a merged session, not copied, is listed once, as the session's.
+    await ingest('/ingestion/interactions', {
+      interactions: [{ sessionId: 'anon-2', itemId: 'i13', type: 'view' }],
+    });
+    const later = await call(daemon.url, 'GET', '/users/alice/export', { headers });
+    expect(later.body.interactions).toHaveLength(9);
+    expect(later.body.interactions[8]).toMatchObject({ userId: null, sessionId: 'anon-2', itemId: 'i13' });
     expect(exported.body.impressions).toEqual([
       expect.objectContaining({ userId: 'anon-1', itemIds: ['i5', 'i6'], scenarioSlug: 'home' }),
     ]);
@@ -194,7 +209,7 @@ describe('user export and delete', () => {
     }
     // Everyone else is still there.
     expect((await call(daemon.url, 'GET', '/users/bob/export', { headers })).body.interactions).toHaveLength(
-      10,
+      5,
     );
     expect(await recommendations('/recommendations/recently-viewed/carol')).toEqual(['i3']);
     const users = await call(daemon.url, 'GET', '/catalog/users', { headers });

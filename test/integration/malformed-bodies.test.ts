@@ -359,7 +359,8 @@ const request: fc.Arbitrary<Request> = fc.oneof(
 );
 
 function headersFor(route: BodyRoute): Record<string, string> {
-  if (route.access === 'operator' || route.access === 'embeddings') return { 'x-api-key': OPERATOR_KEY };
+  if (route.access === 'embeddings') return { 'x-api-key': OPERATOR_KEY, 'x-tenant-id': 'fz' };
+  if (route.access === 'operator') return { 'x-api-key': OPERATOR_KEY };
   return tenantHeaders(tenant);
 }
 

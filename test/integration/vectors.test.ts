@@ -308,27 +308,63 @@ describe('the embeddings helper service', () => {
       tenantId: tenant.tenantId,
       items: [{ externalId: 'kettle-1', category: 'kitchen', attributes: { name: 'steel kettle' } }],
     };
-    expectError(await call(embeddingsUrl, 'POST', '/index', { body }), 401, 'UNAUTHORIZED');
+    const named = { 'x-tenant-id': tenant.tenantId };
+    // As every route: the tenant header first, then the credential, then the body.
+    expectError(await call(embeddingsUrl, 'POST', '/index', { body }), 400, 'TENANT_REQUIRED');
+    expectError(
+      await call(embeddingsUrl, 'POST', '/index', { headers: { 'x-api-key': tenant.apiKey }, body }),
+      400,
+      'TENANT_REQUIRED',
+    );
+    expectError(await call(embeddingsUrl, 'POST', '/index', { headers: named, body }), 401, 'UNAUTHORIZED');
+    expectError(
+      await call(embeddingsUrl, 'POST', '/index', { headers: { ...named, 'x-api-key': 'nope' }, body: {} }),
+      401,
+      'UNAUTHORIZED',
+    );
     const other = await createTenant(daemon.url, 'vec-other');
     expectError(
-      await call(embeddingsUrl, 'POST', '/index', { headers: { 'x-api-key': other.apiKey }, body }),
+      await call(embeddingsUrl, 'POST', '/index', { headers: { ...named, 'x-api-key': other.apiKey }, body }),
+      403,
+      'FORBIDDEN_TENANT',
+    );
+    expectError(
+      await call(embeddingsUrl, 'POST', '/index', {
+        headers: { 'x-tenant-id': 'vec-other', 'x-api-key': tenant.apiKey },
+        body,
+      }),
       403,
       'FORBIDDEN_TENANT',
     );
     const indexed = await call(embeddingsUrl, 'POST', '/index', {
-      headers: { 'x-api-key': tenant.apiKey },
+      headers: { ...named, 'x-api-key': tenant.apiKey },
       body,
     });
     expect(indexed.status).toBe(200);
     expect(indexed.body).toEqual({ indexed: 1 });
     const byOperator = await call(embeddingsUrl, 'POST', '/index', {
-      headers: { 'x-api-key': OPERATOR_KEY },
+      headers: { ...named, 'x-api-key': OPERATOR_KEY },
       body: { ...body, items: [] },
     });
     expect(byOperator.body).toEqual({ indexed: 0 });
     expectError(
       await call(embeddingsUrl, 'POST', '/index', {
-        headers: { 'x-api-key': tenant.apiKey },
+        headers: { 'x-tenant-id': 'no-such-tenant', 'x-api-key': OPERATOR_KEY },
+        body: { ...body, tenantId: 'no-such-tenant' },
+      }),
+      404,
+      'NOT_FOUND',
+    );
+    // The body names the header's tenant, or it is refused.
+    const elsewhere = await call(embeddingsUrl, 'POST', '/index', {
+      headers: { 'x-tenant-id': 'vec-other', 'x-api-key': OPERATOR_KEY },
+      body,
+    });
+    expectError(elsewhere, 400, 'INVALID_BODY');
+    expect(elsewhere.body.details).toEqual([expect.objectContaining({ path: 'tenantId' })]);
+    expectError(
+      await call(embeddingsUrl, 'POST', '/index', {
+        headers: { ...named, 'x-api-key': tenant.apiKey },
         body: { items: [] },
       }),
       400,
@@ -449,7 +485,7 @@ describe('nextrec embeddings serve', () => {
         collection: 'items',
       });
       const indexed = await call(url, 'POST', '/index', {
-        headers: { 'x-api-key': credentials.apiKey },
+        headers: { 'x-tenant-id': 'solo', 'x-api-key': credentials.apiKey },
         body: {
           tenantId: 'solo',
           items: [{ externalId: 'x', attributes: { name: 'blue kettle' } }, { externalId: 'y' }],

@@ -85,6 +85,27 @@ describe('experiment assignment', () => {
     expect(same / 1000).toBeLessThan(0.46);
   });
 
+  it('never assigns a variant of weight 0, wherever it stands, and refuses an experiment of no weight', () => {
+    const variants = experiment.variants;
+    for (const weights of [
+      [0, 1, 1],
+      [1, 0, 1],
+      [1, 1, 0],
+      [0, 0, 1],
+    ]) {
+      const weighted = { ...experiment, variants: variants.map((v, i) => ({ ...v, weight: weights[i] })) };
+      expect(EXPERIMENT.safeParse(weighted).success).toBe(true);
+      const assigned = new Set<string>();
+      for (let u = 0; u < 2000; u++) assigned.add(variantOf(weighted, `user-${u}`).scenario);
+      expect([...assigned].sort()).toEqual(variants.filter((_, i) => weights[i] > 0).map((v) => v.scenario));
+    }
+    const none = { ...experiment, variants: variants.map((v) => ({ ...v, weight: 0 })) };
+    expect(EXPERIMENT.safeParse(none).success).toBe(false);
+    expect(EXPERIMENT.safeParse({ ...experiment, variants: [{ ...variants[0], weight: -1 }] }).success).toBe(
+      false,
+    );
+  });
+
   it('rejects variants naming one scenario twice', () => {
     expect(
       EXPERIMENT.safeParse({ ...experiment, variants: [experiment.variants[0], experiment.variants[0]] })
