@@ -1,6 +1,6 @@
 import { ApiError } from '../contract/errors.js';
 import { EXPERIMENT, RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
-import { EMBEDDING_TEMPLATE } from '../contract/vectors.js';
+import { EMBEDDING_TEMPLATE, SEARCH_SYNONYM } from '../contract/vectors.js';
 import { algorithmProblem } from '../engine/algorithms/registry.js';
 import { ConfigDocuments } from './config-documents.js';
 
@@ -49,5 +49,19 @@ export const experiments = new ConfigDocuments({
   collection: 'experiments',
 });
 
+export const searchSynonyms = new ConfigDocuments({
+  kind: 'search-synonym',
+  keyField: 'id',
+  schema: SEARCH_SYNONYM,
+  collection: 'searchSynonyms',
+});
+
 /** Every configuration resource kind, for loading them all at start. */
-export const CONFIG_RESOURCES = [scenarios, rules, segmentations, embeddingTemplates, experiments] as const;
+export const CONFIG_RESOURCES = [
+  scenarios,
+  rules,
+  segmentations,
+  embeddingTemplates,
+  experiments,
+  searchSynonyms,
+] as const;

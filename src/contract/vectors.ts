@@ -99,3 +99,36 @@ export const INDEX_BODY = z.strictObject({
     .max(10_000),
 });
 export type IndexBody = z.infer<typeof INDEX_BODY>;
+
+/** The words of a text as search synonyms match them: runs of letters and digits, lower-cased. */
+export function wordsOf(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+const SYNONYM_TEXT = z
+  .string()
+  .trim()
+  .min(1)
+  .max(256)
+  .refine((text) => /[\p{L}\p{N}]/u.test(text), 'must hold a letter or a digit');
+
+/**
+ * `POST /search/synonyms` (CONTRACT.md, "Integrator features"): a search query's words are expanded with
+ * the synonym (and the synonym with the term, unless `oneWay`).
+ */
+export const SEARCH_SYNONYM_BODY = z
+  .strictObject({ term: SYNONYM_TEXT, synonym: SYNONYM_TEXT, oneWay: z.boolean().default(false) })
+  .refine((pair) => wordsOf(pair.term).join(' ') !== wordsOf(pair.synonym).join(' '), {
+    message: 'a term is not a synonym of itself',
+    path: ['synonym'],
+  });
+export type SearchSynonymBody = z.infer<typeof SEARCH_SYNONYM_BODY>;
+
+/** A stored synonym: its body and the id `POST` gave it. */
+export const SEARCH_SYNONYM = z.strictObject({
+  id: z.string().min(1).max(64),
+  term: SYNONYM_TEXT,
+  synonym: SYNONYM_TEXT,
+  oneWay: z.boolean(),
+});
+export type SearchSynonym = z.infer<typeof SEARCH_SYNONYM>;

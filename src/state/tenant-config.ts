@@ -1,11 +1,18 @@
 import type { Experiment, Rule, Scenario, Segmentation } from '../contract/scenarios.js';
-import type { EmbeddingTemplate, VectorDefaults } from '../contract/vectors.js';
+import type { EmbeddingTemplate, SearchSynonym, VectorDefaults } from '../contract/vectors.js';
 
 /** The kinds of configuration document a tenant keeps, by the name of their map. */
 export type ConfigCollection =
-  'scenarios' | 'rules' | 'segmentations' | 'embeddingTemplates' | 'vectorDefaults' | 'experiments';
+  | 'scenarios'
+  | 'rules'
+  | 'segmentations'
+  | 'embeddingTemplates'
+  | 'vectorDefaults'
+  | 'experiments'
+  | 'searchSynonyms';
 
-export type ConfigDocument = Scenario | Rule | Segmentation | EmbeddingTemplate | VectorDefaults | Experiment;
+export type ConfigDocument =
+  Scenario | Rule | Segmentation | EmbeddingTemplate | VectorDefaults | Experiment | SearchSynonym;
 
 /** The key of the one document of `vectorDefaults`. */
 export const VECTOR_DEFAULTS_KEY = 'defaults';
@@ -19,6 +26,7 @@ export class TenantConfig {
   /** At most one document, under VECTOR_DEFAULTS_KEY. */
   readonly vectorDefaults = new Map<string, VectorDefaults>();
   readonly experiments = new Map<string, Experiment>();
+  readonly searchSynonyms = new Map<string, SearchSynonym>();
   version = 0;
 
   /** The tenant's vector search defaults (`PUT /catalog/vector-defaults`); {} until set. */

@@ -175,7 +175,7 @@ describe('docs/guide.md', () => {
       expect(answerOf(`${GUIDE_URL}/recommendations/${route}/`).count).toBe(5);
     }
     expect(answerOf('/recommendations/items-to-items?scenario=cart')).toMatchObject({ scenario: 'cart' });
-    expect(answerOf('/recommendations/search?')).toMatchObject({
+    expect(answerOf('/recommendations/search?query=leather')).toMatchObject({
       algorithm: 'hybrid-search',
       query: {
         original: 'leather boots under 100',
@@ -183,6 +183,11 @@ describe('docs/guide.md', () => {
         extractedFilters: `'category' in {"boots"} and 'price' < 100`,
       },
     });
+
+    const [synonym, wellies] = answersOf('search?query=wellies') as Answer[];
+    expect(synonym).toEqual({ id: expect.any(String), term: 'wellies', synonym: 'rain boots', oneWay: true });
+    expect((wellies.query as { semanticText: string }).semanticText).toBe('wellies rain boots');
+    expect(wellies.items[0].category).toBe('boots');
 
     // Rules, a segmentation and a scenario that uses them.
     expect(answersOf('http://127.0.0.1:8080/rules')).toHaveLength(3);

@@ -286,6 +286,58 @@ describe('hybrid search', () => {
     ]);
   });
 
+  it('expands a query with the search synonyms the tenant keeps', async () => {
+    const synonyms = (method: 'GET' | 'POST' | 'DELETE', route = '', body?: unknown) =>
+      call(daemon.url, method, `/search/synonyms${route}`, { headers, body });
+    const names = async (text: string) =>
+      (await search(text, '&count=3')).body.items.map((item: { itemId: string }) => item.itemId);
+    // Nothing in the catalog is called a barista's anything: similarity alone does not find the coffee family.
+    expect((await names('barista')).sort()).not.toEqual(['coffee-0', 'coffee-1', 'coffee-2']);
+    const twoWay = await synonyms('POST', '', { term: 'barista', synonym: 'Espresso Machine' });
+    expect(twoWay.status).toBe(201);
+    expect(twoWay.body).toEqual({
+      id: expect.stringMatching(/^[\w-]{16}$/),
+      term: 'barista',
+      synonym: 'Espresso Machine',
+      oneWay: false,
+    });
+    const barista = await search('barista', '&count=3');
+    expect(barista.body.query.semanticText).toBe('barista espresso machine');
+    expect(barista.body.items.map((item: { itemId: string }) => item.itemId).sort()).toEqual([
+      'coffee-0',
+      'coffee-1',
+      'coffee-2',
+    ]);
+    // Two-way: the synonym brings the term.
+    expect((await search('espresso machine')).body.query.semanticText).toBe('espresso machine barista');
+    // The same pair again, either way round, is the same synonym.
+    expectError(
+      await synonyms('POST', '', { term: 'espresso machine', synonym: 'BARISTA' }),
+      409,
+      'CONFLICT',
+    );
+    const oneWay = await synonyms('POST', '', { term: 'sneakers', synonym: 'trail running', oneWay: true });
+    expect(oneWay.status).toBe(201);
+    expect((await names('sneakers'))[0]).toMatch(/^shoes-/);
+    expect((await search('trail running')).body.query.semanticText).toBe('trail running');
+    expect((await synonyms('GET')).body).toEqual({
+      data: expect.arrayContaining([twoWay.body, oneWay.body]),
+    });
+    expect((await synonyms('GET')).body.data).toHaveLength(2);
+    expectError(await synonyms('POST', '', { term: 'sofa', synonym: 'Sofa' }), 400, 'INVALID_BODY');
+    expectError(await synonyms('POST', '', { term: 'sofa' }), 400, 'INVALID_BODY');
+
+    expect((await synonyms('DELETE', `/${twoWay.body.id}`)).status).toBe(204);
+    expectError(await synonyms('DELETE', `/${twoWay.body.id}`), 404, 'NOT_FOUND');
+    expect((await search('barista')).body.query.semanticText).toBe('barista');
+    // The public token may search but not change synonyms.
+    const publicCall = await call(daemon.url, 'GET', '/search/synonyms', {
+      headers: { 'x-tenant-id': tenant.tenantId },
+    });
+    expectError(publicCall, 401, 'UNAUTHORIZED');
+    expect((await synonyms('DELETE', `/${oneWay.body.id}`)).status).toBe(204);
+  });
+
   it('needs a query, and the browser credentials may call it', async () => {
     expectError(
       await call(daemon.url, 'GET', '/recommendations/search?count=3', { headers }),

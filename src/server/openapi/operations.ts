@@ -34,7 +34,7 @@ export const TAGS = {
   Feeds: 'Catalog feeds: pull items from a JSON source, preview, activate, sync and schedule.',
   Recommendations:
     'Ranked lists: user-to-item, item-to-item, items-to-items, similar products, recently viewed.',
-  Search: 'Hybrid natural-language search, and what vector search embeds.',
+  Search: 'Hybrid natural-language search, its synonyms, and what vector search embeds.',
   Configuration: 'Scenarios, rules and segmentations that shape the lists.',
   Experiments: 'A/B experiments over scenarios, and their results with significance.',
   Identity: 'Merging sessions into users, exporting and deleting a user.',
@@ -62,6 +62,8 @@ const ITEM_EXAMPLE = {
   updatedAt: AT,
 };
 const USER_EXAMPLE = { externalId: 'u-42', attributes: { country: 'DE' }, createdAt: AT, updatedAt: AT };
+
+const SYNONYM_EXAMPLE = { id: 'pS1b7Rz0Qm3kX9aA', term: 'sofa', synonym: 'couch', oneWay: false };
 
 /** Recommendation requests project the items to these paths; the answers below show them so. */
 const PROJECTION = ['attributes.name', 'attributes.price'];
@@ -675,6 +677,34 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     { slug: 'shoes', template: '{brand} {name} {category} {material}', appliesTo: ['shoes'] },
     { isDefault: false },
   ),
+  'POST /search/synonyms': {
+    id: 'createSearchSynonym',
+    tag: 'Search',
+    summary: 'Create a search synonym',
+    description:
+      "Search expands a query's words with the synonym, and the synonym with the term unless `oneWay`. Answers 201 with the stored synonym and its `id`; 409 CONFLICT when the same pair exists.",
+    status: 201,
+    body: R.SEARCH_SYNONYM,
+    errors: [409],
+    example: { term: 'sofa', synonym: 'couch', oneWay: false },
+    answer: SYNONYM_EXAMPLE,
+  },
+  'GET /search/synonyms': {
+    id: 'listSearchSynonyms',
+    tag: 'Search',
+    summary: 'List the search synonyms',
+    description: 'Every search synonym of the tenant, as `{ data: [...] }`.',
+    body: R.SEARCH_SYNONYMS,
+    answer: { data: [SYNONYM_EXAMPLE] },
+  },
+  'DELETE /search/synonyms/:id': {
+    id: 'deleteSearchSynonym',
+    tag: 'Search',
+    summary: 'Delete a search synonym',
+    description: 'Deletes the synonym; answers 204 without a body, 404 when there is none.',
+    status: 204,
+    body: null,
+  },
   'GET /catalog/vector-defaults': {
     id: 'getVectorDefaults',
     tag: 'Search',

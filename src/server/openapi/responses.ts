@@ -67,6 +67,14 @@ export const ALGORITHMS = data(
 export const RESOURCE = (key: string) => z.looseObject({ [key]: z.string() });
 export const RESOURCES = (key: string) => data(RESOURCE(key));
 
+export const SEARCH_SYNONYM = z.strictObject({
+  id: z.string(),
+  term: z.string(),
+  synonym: z.string(),
+  oneWay: z.boolean(),
+});
+export const SEARCH_SYNONYMS = data(SEARCH_SYNONYM);
+
 export const VALIDATION = z.looseObject({
   valid: z.boolean(),
   error: z.looseObject({ message: z.string() }).optional(),
