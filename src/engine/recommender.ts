@@ -41,6 +41,11 @@ export class Recommender {
     return { hits: this.cache.hits, misses: this.cache.misses };
   }
 
+  /** Drops the cached answers older than the cache's TTL (the daemon calls it every few seconds). */
+  purgeStale(): void {
+    this.cache.purgeStale();
+  }
+
   /** Forgets the cached answers of deleted users. */
   forget(tenantId: string, userIds: readonly string[]): void {
     this.cache.forget(tenantId, userIds);

@@ -66,6 +66,20 @@ export class ResultCache {
     });
   }
 
+  /** Entries held, stale ones included until `purgeStale`. */
+  get size(): number {
+    return this.lru.size;
+  }
+
+  /**
+   * Drops the entries older than the TTL. lru-cache drops a stale entry only when it is asked for or
+   * evicted: without this, the cache fills to its bound with answers no one may be served again, which
+   * under bench/soak's mix took 20 minutes and tens of megabytes (README, "Memory").
+   */
+  purgeStale(): void {
+    this.lru.purgeStale();
+  }
+
   key(tenant: TenantState, request: RecommendationRequest, projection: string): string {
     const logic = request.scenario ? `s:${request.scenario}` : `l:${request.logicType}`;
     const logicType = request.scenario

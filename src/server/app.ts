@@ -47,6 +47,9 @@ declare module 'fastify' {
 
 export const BODY_LIMIT = 16 * 1024 * 1024;
 
+/** How often the answer cache and the remembered bodies drop their stale entries. */
+const PURGE_INTERVAL_MS = 10_000;
+
 export interface AppOptions {
   runtime: Runtime;
   /** Ranks the requests the cache does not answer. */
@@ -108,6 +111,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metricsPlugin, { port: server.metricsPort, host: options.host });
   await app.register(readinessPlugin);
   app.decorate('repeatedBodies', new RepeatedBodies());
+  // Both caches drop what outlived its TTL on this timer rather than when evicted (README, "Memory").
+  const purging = setInterval(() => {
+    app.recommender.purgeStale();
+    app.repeatedBodies.purgeStale();
+  }, PURGE_INTERVAL_MS).unref();
+  app.addHook('onClose', async () => clearInterval(purging));
   await app.register(jsonBodyPlugin, { bodies: app.repeatedBodies });
   // Counting only: the auth plugin applies each tenant's budgets (README, "Rate limits").
   await app.register(rateLimit, { global: false });

@@ -68,11 +68,27 @@ export class RememberedBody {
 export class RepeatedBodies {
   private readonly bodies: LRUCache<string, RememberedBody>;
 
-  constructor(maxBytes = 32 * 1024 * 1024) {
+  /**
+   * At most `maxBytes`, and a body not sent again for `ttlMs` is forgotten at the next `purgeStale`: the
+   * answers such a body asks for are cached no longer than that either (README, "Memory").
+   */
+  constructor(maxBytes = 32 * 1024 * 1024, ttlMs = 60_000) {
     this.bodies = new LRUCache<string, RememberedBody>({
       maxSize: maxBytes,
       sizeCalculation: (_body, text) => text.length * BYTES_PER_CHARACTER + ENTRY_OVERHEAD,
+      ttl: ttlMs,
+      updateAgeOnGet: true,
     });
+  }
+
+  /** Bodies remembered, stale ones included until `purgeStale`. */
+  get size(): number {
+    return this.bodies.size;
+  }
+
+  /** Forgets the bodies not sent again within the TTL. */
+  purgeStale(): void {
+    this.bodies.purgeStale();
   }
 
   /** Forgets every body (a deleted user's id may be in some). */

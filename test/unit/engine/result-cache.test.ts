@@ -193,6 +193,19 @@ describe('ResultCache entries', () => {
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
 
+  it('holds expired entries until purged, and purging drops only those', async () => {
+    const tenant = tenantOf();
+    const cache = new ResultCache({ maxBytes: OPTIONS.maxBytes, ttlMs: 200 });
+    for (const key of ['a', 'b', 'c']) cache.set(key, cache.stamp(tenant, undefined, NOW), body());
+    await sleep(400);
+    cache.set('fresh', cache.stamp(tenant, undefined, NOW), body());
+    // Nothing asked for the expired three: lru-cache alone would keep them until evicted.
+    expect(cache.size).toBe(4);
+    cache.purgeStale();
+    expect(cache.size).toBe(1);
+    expect(cache.get('fresh', tenant, NOW)).toBeDefined();
+  });
+
   it('the least recently used entries go when maxBytes is exceeded', () => {
     const tenant = tenantOf();
     // Each entry weighs 256 + 2 bytes per character of key and body: 256 + 2 × (1 + 150) = 558 bytes; two fit.

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -128,6 +129,28 @@ describe('repeated bodies', () => {
     expect(runs.remembering).toBe(4);
     await post('/remembering', texts[0]);
     expect(runs.remembering).toBe(5);
+    await app.close();
+  });
+
+  it('a text not sent again within the TTL is forgotten when stale entries are purged', async () => {
+    const bodies = new RepeatedBodies(1024 * 1024, 1000);
+    const { app, runs, post } = await appWith(bodies);
+    const [kept, dropped] = ['u1', 'u2'].map((userId) => JSON.stringify({ userId }));
+    await post('/remembering', kept);
+    await post('/remembering', dropped);
+    // Sent again while fresh, `kept` starts its TTL over; `dropped` is not.
+    for (let i = 0; i < 12; i++) {
+      await sleep(100);
+      await post('/remembering', kept);
+    }
+    expect(bodies.size).toBe(2);
+    bodies.purgeStale();
+    expect(bodies.size).toBe(1);
+    expect(runs.remembering).toBe(2);
+    await post('/remembering', kept);
+    expect(runs.remembering).toBe(2);
+    await post('/remembering', dropped);
+    expect(runs.remembering).toBe(3);
     await app.close();
   });
 
