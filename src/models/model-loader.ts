@@ -1,7 +1,13 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { MODEL_NAMES, currentVersion, modelDir, versionName, type ModelName } from '../artifacts/layout.js';
+import {
+  MODEL_NAMES,
+  modelDir,
+  readCurrentVersion,
+  versionName,
+  type ModelName,
+} from '../artifacts/layout.js';
 import type { Manifest } from '../artifacts/manifest.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { installModel, prepareModel, type PreparedModel } from './prepared-model.js';
@@ -247,7 +253,7 @@ export class ModelLoader {
   private async load(tenant: TenantState, model: ModelName): Promise<boolean> {
     const { tenantId } = tenant;
     const key = `${tenantId}/${model}`;
-    const version = currentVersion(modelDir(this.dataDir, tenantId, model));
+    const version = await readCurrentVersion(modelDir(this.dataDir, tenantId, model));
     if (version === undefined || version <= (this.serving.get(key) ?? 0) || this.refused.get(key) === version)
       return false;
     const started = performance.now();

@@ -94,8 +94,9 @@ describe('ModelScheduler', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
-    const shop = await setUp({ debounceMs: 150, maxDebounceMs: 60_000 });
-    await writeFor(shop, 800);
+    // The quiet time is long against a commit, so that a slow disk under a busy machine makes no pause.
+    const shop = await setUp({ debounceMs: 500, maxDebounceMs: 60_000 });
+    await writeFor(shop, 1500);
     expect(built).toEqual([]);
     await until(() => built.length === 1);
     await scheduler.stop();
@@ -103,8 +104,8 @@ describe('ModelScheduler', () => {
     rmSync(dir, { recursive: true, force: true });
 
     // A small tenant's writes that never pause are built once the longest debounce is over...
-    const busy = await setUp({ debounceMs: 150, maxDebounceMs: 300 });
-    await writeFor(busy, 800);
+    const busy = await setUp({ debounceMs: 500, maxDebounceMs: 1000 });
+    await writeFor(busy, 1500);
     expect(built.length).toBeGreaterThan(0);
     await scheduler.stop();
     await runtime.store.close();
@@ -112,12 +113,12 @@ describe('ModelScheduler', () => {
 
     // ...and a tenant that they make large waits for them to pause, up to its spacing.
     const growing = await setUp({
-      debounceMs: 150,
-      maxDebounceMs: 300,
+      debounceMs: 500,
+      maxDebounceMs: 1000,
       smallTenantInteractions: 4,
       largeTenantSpacingMs: 60_000,
     });
-    await writeFor(growing, 800);
+    await writeFor(growing, 1500);
     expect(built).toEqual([]);
     await until(() => built.length === 1);
   });
