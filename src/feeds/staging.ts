@@ -1,7 +1,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { MappedItem } from '../contract/feeds.js';
 import type { Store } from '../store/database.js';
-import { closeAppender } from '../store/write-queue.js';
+import { closeAppender } from '../store/appenders.js';
 import { ITEM_COLUMNS, catalogItemFromRow } from '../store/row-mapping.js';
 import { fullCollection } from '../state/memory.js';
 import type { CatalogItem } from '../state/item-catalog.js';

@@ -6,7 +6,7 @@ import { DiskState, isStoreInvalidated } from './disk-full.js';
 import { duckDbSettings, instanceOptions, type DuckDbSettings } from './duckdb-settings.js';
 import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
-import { duckDbMemory } from './store-memory.js';
+import { duckDbMemory } from './duckdb-memory.js';
 import { sqlIdentifier, sqlString } from './sql.js';
 import type { Statement } from './rows.js';
 import { EventLog, recoverEventLog } from './event-log.js';

@@ -3,7 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
 import { sqlString } from './sql.js';
 import { appendItemKey, type FreshKey } from './item-keys.js';
-import { closeAppender } from './write-queue.js';
+import { closeAppender } from './appenders.js';
 import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
 import { SegmentLog, segmentsLeft } from './segment-log.js';
 

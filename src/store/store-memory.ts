@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './database.js';
+import { duckDbMemory } from './duckdb-memory.js';
 
 /** What the store's DuckDB holds (README, "Memory"), in bytes. */
 export interface StoreMemory {
@@ -23,24 +23,6 @@ function sizeOf(file: string): number {
   } catch {
     return 0;
   }
-}
-
-/** DuckDB's own count, read on `db`: `memory` by tag (those above 0, the total first), and what it spilled. */
-export async function duckDbMemory(db: DuckDBConnection): Promise<Pick<StoreMemory, 'memory' | 'temporary'>> {
-  const rows = (
-    await db.runAndReadAll(
-      'SELECT tag, memory_usage_bytes, temporary_storage_bytes FROM duckdb_memory() ORDER BY tag',
-    )
-  ).getRowsJS();
-  const memory: Record<string, number> = { total: 0 };
-  let temporary = 0;
-  for (const [tag, used, spilled] of rows) {
-    const bytes = Number(used);
-    memory.total += bytes;
-    if (bytes > 0) memory[String(tag)] = bytes;
-    temporary += Number(spilled);
-  }
-  return { memory, temporary };
 }
 
 export async function storeMemory(store: Store): Promise<StoreMemory> {

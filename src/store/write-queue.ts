@@ -2,6 +2,7 @@ import { INTEGER, LIST, VARCHAR, type DuckDBAppender, type DuckDBConnection } fr
 import type { EventLog } from './event-log.js';
 import type { RecordLog } from './record-log.js';
 import { identityHash, identityOf } from './identity-hash.js';
+import { closeAppender } from './appenders.js';
 import { ItemKeys, appendItemKey } from './item-keys.js';
 import {
   RowBuffer,
@@ -521,19 +522,6 @@ export class WriteQueue {
   private closeAppenders(discard = false): void {
     for (const appender of this.appenders.values()) closeAppender(appender, discard);
     this.appenders.clear();
-  }
-}
-
-/**
- * Closes an appender; `discard`: first drop the rows it holds. An appender whose flush failed, or whose
- * connection is closed, may refuse to close; it holds nothing that must be kept.
- */
-export function closeAppender(appender: DuckDBAppender, discard = false): void {
-  try {
-    if (discard) appender.clear();
-    appender.closeSync();
-  } catch {
-    // Nothing to keep (above).
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { duckDbMemory } from '../../../src/store/store-memory.js';
+import { duckDbMemory } from '../../../src/store/duckdb-memory.js';
 import {
   closeTempStore,
   openTempStore,
