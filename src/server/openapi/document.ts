@@ -7,12 +7,12 @@ import { SCOPE, type CallerKind, type RouteAccess } from '../plugins/auth.js';
 import { OPERATIONS, TAGS, type OperationDoc } from './operations.js';
 
 /**
- * The OpenAPI document the daemon serves at `/openapi.json` and `/docs` (README, "The HTTP API"): each
+ * The OpenAPI document the daemon serves at `/openapi.json` and `/docs` (docs/guide.md, "The HTTP API"): each
  * route's schemas, what OPERATIONS says of it, the credentials it takes (from its access and kinds, as
  * the auth plugin applies them) and every error status it may answer, with the contract's error body.
  */
 
-/** The security schemes, one per way of sending a credential (README, "Credentials"). */
+/** The security schemes, one per way of sending a credential (docs/guide.md, "Credentials"). */
 const SECURITY_SCHEMES = {
   operatorKey: {
     type: 'apiKey',
@@ -39,7 +39,7 @@ const SECURITY_SCHEMES = {
     in: 'header',
     name: 'X-Hmac-Sign',
     description:
-      'A request signed with the private token: the lowercase hex HMAC-SHA256 of the request, with its signing time in unix seconds. A GET carries both in its query string, `hmac_timestamp` and `hmac_sign` (headers are refused there); other methods send them as the headers X-Hmac-Timestamp and X-Hmac-Sign, or as the same two query parameters. See the README, "Signed requests".',
+      'A request signed with the private token: the lowercase hex HMAC-SHA256 of the request, with its signing time in unix seconds. A GET carries both in its query string, `hmac_timestamp` and `hmac_sign` (headers are refused there); other methods send them as the headers X-Hmac-Timestamp and X-Hmac-Sign, or as the same two query parameters. See docs/guide.md, "Signed requests".',
   },
   publicToken: {
     type: 'apiKey',

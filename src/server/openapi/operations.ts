@@ -4,7 +4,7 @@ import { VERSION } from '../../version.js';
 import * as R from './responses.js';
 
 /**
- * What the OpenAPI document says of each operation beyond its schemas (README, "The HTTP API"): every
+ * What the OpenAPI document says of each operation beyond its schemas (docs/guide.md, "The HTTP API"): every
  * route the daemon documents has an entry here, and the document is built from this table, the routes'
  * own schemas and their credentials (see document.ts).
  */
