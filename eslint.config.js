@@ -15,7 +15,7 @@ export default tseslint.config(
     },
   },
   // The batch half and the serving half meet only through artifacts, the lake and shared pure code
-  // (src/artifacts, src/lake, src/linalg); the CLI's commands may call both (README, "Batch models").
+  // (src/artifacts, src/lake, src/linalg); the CLI's commands may call both (docs/batch-models.md).
   {
     files: ['src/**/*.ts'],
     ignores: ['src/commands/**'],
@@ -29,7 +29,7 @@ export default tseslint.config(
   // What runs for every request, and the serving state: no object literal begins with a spread. Under
   // Node 20, such a literal's objects outlive the young generation's collections, and so does what they
   // refer to, until a full collection; on the ranking thread that meant a full collection every few
-  // seconds while serving (README, "Memory").
+  // seconds while serving (docs/memory.md).
   {
     files: ['src/engine/**/*.ts', 'src/state/**/*.ts', 'src/server/routes/**/*.ts'],
     rules: {
@@ -37,7 +37,7 @@ export default tseslint.config(
         'error',
         {
           selector: 'ObjectExpression > SpreadElement:first-child',
-          message: 'begin the literal with a key of its own, or use Object.assign (README, "Memory")',
+          message: 'begin the literal with a key of its own, or use Object.assign (docs/memory.md)',
         },
       ],
     },

@@ -1,5 +1,5 @@
 /**
- * Analytics over millions of events (README, "Benchmarks"): a generated shop's interactions (a fifth of
+ * Analytics over millions of events (docs/benchmarks.md): a generated shop's interactions (a fifth of
  * them with a scenario) and impressions of several items each, loaded through the daemon's HTTP API, then
  * every analytics route and an experiment's results called 20 times each over the default 30-day window.
  * Prints one JSON line per route: p50 and worst latency, judged against 200 ms.

@@ -1,5 +1,5 @@
 /**
- * bench/build: the batch jobs on generated lakes of 1M and 5M interactions (README, "Benchmarks").
+ * bench/build: the batch jobs on generated lakes of 1M and 5M interactions (docs/benchmarks.md).
  * Interactions have power-law item popularity (100,000 items) and about 25 events per user; each job runs
  * in a process of its own, which reports its wall time and peak resident memory (worker threads and
  * DuckDB included). A DuckDB scan of the same lake (events per item) is timed in the same run as the

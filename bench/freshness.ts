@@ -1,5 +1,5 @@
 /**
- * Fresh models for every tenant (README, "Batch models"): small tenants' model effects against the
+ * Fresh models for every tenant (docs/batch-models.md): small tenants' model effects against the
  * contract's 5 s, while a large tenant's models build. A daemon is loaded with a generated shop (the
  * `bench` tenant, default 100,000 items and 2,000,000 interactions) and `--tenants` small tenants, each
  * with a first model (a and c co-viewed by two users, p the most popular). Then new interactions beyond

@@ -1,5 +1,5 @@
 /**
- * Ingestion latency while recommendations are served (README, "Benchmarks"): a daemon loaded with a
+ * Ingestion latency while recommendations are served (docs/benchmarks.md): a daemon loaded with a
  * generated shop takes batches of 500 new interactions at a paced rate (default 10 a second, 5,000
  * events a second) while uncached user-to-item requests for the shop's users arrive at their own paced
  * rate (default 200 a second). Both loads are open-loop (support/paced-load.ts): a request's latency

@@ -1,5 +1,5 @@
 /**
- * Tail latency (README, "Benchmarks"): uncached user-to-item requests at a paced rate (default 1,000 per
+ * Tail latency (docs/benchmarks.md): uncached user-to-item requests at a paced rate (default 1,000 per
  * second) against a daemon loaded with a generated shop, and the same rate against a bare Fastify route in
  * the same run; then the daemon again while it builds its models after a burst of new interactions.
  * Requests are sent open-loop at their due times (support/paced-load.ts), latency counted from when each
@@ -47,7 +47,7 @@ import { runPaced, type PacedFigures, type WindowFigures } from './support/paced
 import { benchShop, loadShop, postRandomInteractions } from './support/shop-loader.js';
 
 const P99_TARGET_MS = 5;
-/** New interactions, as a share of those loaded, that make the daemon's models stale (README, "Batch models"). */
+/** New interactions, as a share of those loaded, that make the daemon's models stale (docs/batch-models.md). */
 const STALE_SHARE = 0.11;
 const BURST_BATCH = 500;
 /**
@@ -343,7 +343,7 @@ try {
   }
 
   if (parts.has('building')) {
-    // New interactions beyond the share that makes a model stale (README, "Batch models": 10%): the
+    // New interactions beyond the share that makes a model stale (docs/batch-models.md: 10%): the
     // daemon exports its lake and rebuilds its models in processes of their own, and swaps them in,
     // meanwhile.
     const buildsBefore = await completedBuilds(daemon.url);

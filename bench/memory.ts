@@ -1,5 +1,5 @@
 /**
- * Memory (README, "Memory"): where a daemon's resident memory goes, and whether it stays flat.
+ * Memory (docs/memory.md): where a daemon's resident memory goes, and whether it stays flat.
  *
  * - load: a daemon is loaded through the HTTP API with a generated shop (100,000 items, then 2,000,000
  *   interactions), and measured once it is idle after each step and its model builds: resident memory
@@ -120,7 +120,7 @@ async function loadPart(): Promise<boolean> {
     await loadItems(daemon.url, headers, size);
     // A build from nine tenths of the items or more: one that started while the last items arrived is
     // not redone for them (the daemon rebuilds a model once it is more than 10% behind), and the daemon
-    // holds their vectors beside the model's (README, "Vectors and search").
+    // holds their vectors beside the model's (docs/guide.md, "Vectors and search").
     await waitForModels(daemon, ['vectors'], { vectors: options.items });
     const withItems = await settledSample(daemon);
     console.log(

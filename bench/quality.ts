@@ -1,5 +1,5 @@
 /**
- * bench/quality: recommendation quality through the daemon's HTTP API (README, "Evaluation"). A shared
+ * bench/quality: recommendation quality through the daemon's HTTP API (docs/batch-models.md, "Evaluation"). A shared
  * dataset's train part is sent to a real daemon as views spread over the last 25 days, the daemon builds
  * its models by itself, and every test user's user-to-item list is asked over HTTP and scored as
  * `nextrec evaluate` scores it, beside the popularity and item-kNN baselines of the same split.

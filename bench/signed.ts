@@ -1,5 +1,5 @@
 /**
- * Signed requests against API-key requests (README, "Benchmarks"): cached user-to-item answers asked for
+ * Signed requests against API-key requests (docs/benchmarks.md): cached user-to-item answers asked for
  * with each credential kind under autocannon load, in rounds, each signed case between two runs of the
  * same requests (paths, parameters, bodies) sent with the API key. Prints one JSON line per case (median ratio of req/s over the
  * neighbouring API-key runs, p99) and whether it meets the target of 0.9.

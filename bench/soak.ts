@@ -1,5 +1,5 @@
 /**
- * Soak (README, "Benchmarks"): the traffic a live shop sends (support/shop-traffic.ts: 70%
+ * Soak (docs/benchmarks.md): the traffic a live shop sends (support/shop-traffic.ts: 70%
  * recommendations over five routes, 25% single-event interactions, 5% item upserts) at a fixed rate,
  * open-loop, for a long while, against a daemon whose scheduler rebuilds its models as it does in
  * production. A request's latency counts from when it was due, so that those queued behind a slow one
@@ -248,7 +248,7 @@ async function soak() {
     const loadStarted = Date.now();
     const shop = await loadShop(daemon.url, headers, size);
     const loadSeconds = Math.round((Date.now() - loadStarted) / 1000);
-    // The models the traffic ranks from (README, "Recommendations": none of its routes reads vectors,
+    // The models the traffic ranks from (docs/guide.md, "Recommendations": none of its routes reads vectors,
     // whose build after a large catalog's load may still run, as it would in production).
     await waitForModels(daemon, ['cooccurrence', 'ease'], {
       cooccurrence: size.interactions,

@@ -1,5 +1,5 @@
 /**
- * Vector search (README, "Vectors and search"): a generated catalog of product texts embedded with the
+ * Vector search (docs/guide.md, "Vectors and search"): a generated catalog of product texts embedded with the
  * built-in hashing embedder, then searched through an HNSW index per quantization (f32, i8) built by the
  * vectors job's code and searched by the daemon's (TenantVectors: the breadth ef per request, quantized
  * candidates scored again on the full vectors), against exact search over the same vectors in the same

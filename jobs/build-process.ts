@@ -1,5 +1,5 @@
 /**
- * The process the daemon starts to build a tenant's models (README, "Batch models"): building apart from
+ * The process the daemon starts to build a tenant's models (docs/batch-models.md): building apart from
  * the daemon keeps requests at their latency and the daemon's memory flat. Arguments: data dir, tenant,
  * comma-separated models. Exit code 0 when every model was published; otherwise the reason on stderr.
  */

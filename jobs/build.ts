@@ -20,7 +20,7 @@ export interface BuildResult {
 }
 
 /**
- * Builds a tenant's models from its lake and publishes each as a new version (README, "Batch models").
+ * Builds a tenant's models from its lake and publishes each as a new version (docs/batch-models.md).
  * The daemon swaps a published version in by itself. Models are built one after another, so the lake is
  * read once and the machine's cores go to one build at a time.
  */

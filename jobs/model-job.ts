@@ -11,7 +11,7 @@ export interface JobContext {
 }
 
 /**
- * One contract for every model (README, "Batch models"): a job builds from the lake into files and a
+ * One contract for every model (docs/batch-models.md): a job builds from the lake into files and a
  * manifest's fields; `publishModel` writes them as a version, and serving's loader decodes and checks them
  * with the model's format (src/artifacts/formats.ts).
  */

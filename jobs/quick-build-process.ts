@@ -1,5 +1,5 @@
 /**
- * The process the daemon keeps for small tenants' builds (README, "Batch models"). A build process of its
+ * The process the daemon keeps for small tenants' builds (docs/batch-models.md). A build process of its
  * own costs a second of CPU before it builds anything (Node.js and DuckDB start, the jobs compile), where a
  * small tenant's co-occurrence takes a tenth of that: here they run one after another in one process that
  * stays, each on a lake opened for it as `nextrec build` opens one. Argument: the data dir. Requests come

@@ -27,17 +27,17 @@ export interface DaemonOptions {
   rankingThread: boolean;
   /** A local transformers model directory to embed with; none: the built-in hashing embedder. */
   modelDir?: string;
-  /** Feeds may fetch from loopback and private addresses (README, "Catalog feeds"). */
+  /** Feeds may fetch from loopback and private addresses (docs/guide.md, "Catalog feeds"). */
   feedPrivateNetworks?: boolean;
   /** The embeddings helper's port (default: `port` + 1, or any free port when `port` is 0); null: none. */
   embeddingsPort?: number | null;
   /** Timeouts, the write queue's bound, the metrics port (default: serverOptions()). */
   server?: ServerOptions;
-  /** The store's DuckDB limits (default: from the environment, README "Memory"). */
+  /** The store's DuckDB limits (default: from the environment, docs/memory.md). */
   duckdb?: DuckDbSettings;
-  /** Model builds and loads keep off one CPU (README, "Batch models"; default: when there are several). */
+  /** Model builds and loads keep off one CPU (docs/batch-models.md; default: when there are several). */
   spareCpu?: boolean;
-  /** Warm ranking up before reporting ready (README, "Health and metrics"; default: true). */
+  /** Warm ranking up before reporting ready (docs/configuration.md, "Health and metrics"; default: true). */
   warmUp?: boolean;
   /** Runs once the store is open and before the port opens (the demo tenant is created here). */
   beforeListen?: (runtime: Runtime, app: FastifyInstance) => Promise<void>;
@@ -70,7 +70,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   }
 }
 
-/** Why a daemon could not start, said so that a person knows what to do (README, "The CLI"). */
+/** Why a daemon could not start, said so that a person knows what to do (README.md, "The CLI"). */
 export class StartError extends Error {
   constructor(message: string) {
     super(message);
@@ -184,8 +184,7 @@ async function startServing(
 }
 
 /**
- * Ranking's code compiled and what it keeps built before the first client's request (README, "Health
- * and metrics"). A warm-up that fails leaves the daemon to serve cold, as it would without one.
+ * Ranking's code compiled and what it keeps built before the first client's request (docs/configuration.md, "Health and metrics"). A warm-up that fails leaves the daemon to serve cold, as it would without one.
  */
 async function warmUpBeforeReady(app: FastifyInstance, ranker: Ranker): Promise<void> {
   try {

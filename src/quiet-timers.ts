@@ -22,7 +22,7 @@ interface Waiting {
  * Runs a task per key once calls for the key pause: `quietMs` after the last call, and at the latest
  * `maxWaitMs` after the first one since the task last ran. What follows writes (the lake export, model
  * builds) thus runs once after a burst of them, rather than a fixed time after its start, on part of it,
- * and again and again while it lasts (README, "Batch models"). A call while the task waits costs no
+ * and again and again while it lasts (docs/batch-models.md). A call while the task waits costs no
  * timer: the timer, when it fires early, waits the rest.
  */
 export class QuietTimers {

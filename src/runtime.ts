@@ -48,9 +48,9 @@ export interface RuntimeOptions {
   /** A local transformers model directory, for the vectors builds. */
   modelDir?: string;
   feedNetwork?: FeedNetwork;
-  /** The store's DuckDB limits (default: from the environment, README "Memory"). */
+  /** The store's DuckDB limits (default: from the environment, docs/memory.md). */
   duckdb?: DuckDbSettings;
-  /** Model builds and loads keep off one CPU (README, "Batch models"; default: when there are several). */
+  /** Model builds and loads keep off one CPU (docs/batch-models.md; default: when there are several). */
   spareCpu?: boolean;
 }
 
@@ -78,7 +78,7 @@ export async function openRuntime(
   const lake = new LakeExporter(store, dataDir);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
   const launcher = new BuildLauncher(options.spareCpu);
-  // Loads disturb serving as builds do: the loading thread runs where they do (README, "Batch models").
+  // Loads disturb serving as builds do: the loading thread runs where they do (docs/batch-models.md).
   preparer?.onThreadStarted?.((tid) => launcher.keepWithBuilds(tid));
   const builds = processBuildRunner(dataDir, vectors.modelDir, undefined, launcher);
   const quickBuilds = quickBuildRunner(dataDir, vectors.modelDir);

@@ -8,7 +8,7 @@ export interface HistogramTotals {
   sum: number;
 }
 
-/** The model builds a daemon's scheduler ran so far, by model and outcome (README, "Health and metrics"). */
+/** The model builds a daemon's scheduler ran so far, by model and outcome (docs/configuration.md, "Health and metrics"). */
 export interface ModelBuilds {
   model: string;
   outcome: string;

@@ -1,6 +1,6 @@
 /**
  * What a daemon's output tells of its pauses: V8's `--trace-gc` lines (one per collection, of any of its
- * threads) and its log's JSON records (README, "Batch models": `model swapped in`, with how long it took).
+ * threads) and its log's JSON records (docs/batch-models.md: `model swapped in`, with how long it took).
  */
 export interface Collection {
   /** V8's name for it: Scavenge, Mark-Compact, Minor Mark-Compact, ... */

@@ -108,7 +108,7 @@ export function benchShop(items: number, interactions: number): ShopSize {
 
 /**
  * Posts `count` random interactions of the shop's users and items (a tenth purchases) in batches of
- * `batch`: beyond the share of a model's interactions that makes it stale (README, "Batch models": 10%),
+ * `batch`: beyond the share of a model's interactions that makes it stale (docs/batch-models.md: 10%),
  * the daemon rebuilds the tenant's models.
  */
 export async function postRandomInteractions(

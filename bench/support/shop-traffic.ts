@@ -1,8 +1,8 @@
 import { Rng } from '../../fixtures/prng.js';
 
 /**
- * The traffic a live shop sends (README, "Benchmarks": bench/soak, and bench/memory's soak): 70%
- * recommendations over the routes of README "Recommendations", 25% single-event interactions and 5%
+ * The traffic a live shop sends (docs/benchmarks.md: bench/soak, and bench/memory's soak): 70%
+ * recommendations over the routes of docs/guide.md, "Recommendations", 25% single-event interactions and 5%
  * item upserts (a price or stock change of an item of the catalog).
  */
 export const TRAFFIC_KINDS = [

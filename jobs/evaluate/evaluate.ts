@@ -169,7 +169,7 @@ function figures(row: EvaluationRow, k: number): Record<string, number> {
 }
 
 /**
- * `nextrec evaluate` (README, "Evaluation"): splits a dataset, builds the models with the same jobs that
+ * `nextrec evaluate` (docs/batch-models.md, "Evaluation"): splits a dataset, builds the models with the same jobs that
  * build them for the daemon, ranks every test user with the serving pipeline, and measures the lists
  * beside the popularity and item-kNN baselines computed on the same split.
  */

@@ -1,4 +1,4 @@
-/** Ranking metrics at a cut-off, binary relevance (README, "Evaluation"). */
+/** Ranking metrics at a cut-off, binary relevance (docs/batch-models.md, "Evaluation"). */
 export interface UserMetrics {
   ndcg: number;
   recall: number;

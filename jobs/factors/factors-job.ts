@@ -52,7 +52,7 @@ async function userItemMatrix(
 }
 
 /**
- * Implicit-feedback ALS (README, "Batch models"): user and item factors whose dot products rank a user's
+ * Implicit-feedback ALS (docs/batch-models.md): user and item factors whose dot products rank a user's
  * items, confidence 1 + alpha × strength, trained on both cores.
  */
 export const factorsJob: ModelJob<FactorParameters> = {

@@ -55,7 +55,7 @@ async function itemGram(lake: LakeDb): Promise<ItemGram> {
 }
 
 /**
- * EASE (README, "Batch models"): the closed-form item-item regression B = I − P·diag(1/diag(P)) with
+ * EASE (docs/batch-models.md): the closed-form item-item regression B = I − P·diag(1/diag(P)) with
  * P = (XᵀX + λI)⁻¹ over the most used items, served as each item's strongest weights of either sign, so
  * a user's score for an item is the sum of its weights from the user's history.
  */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { latestSnapshot, liveSegments, tableDir } from '../../src/lake/layout.js';
 
-/** How much of the machine a job's DuckDB may take (README, "Batch models"). */
+/** How much of the machine a job's DuckDB may take (docs/batch-models.md). */
 export interface LakeDbOptions {
   memoryLimit: string;
   threads: number;
@@ -75,8 +75,7 @@ export class LakeInstance {
  * An in-memory DuckDB whose views `interactions` and `items` read one tenant's lake files: a job never
  * opens the live store (the daemon holds it), only the Parquet files exported from it. A lake opened on a
  * tenant's files is a connection of its own, whose views (and the jobs' tables) are temporary, so that
- * lakes opened one after another may share one DuckDB (`shared`: the quick build process's, README
- * "Batch models") and leave nothing in it when they close; a lake opened without one has a DuckDB of its
+ * lakes opened one after another may share one DuckDB (`shared`: the quick build process's, docs/batch-models.md) and leave nothing in it when they close; a lake opened without one has a DuckDB of its
  * own, closed with it.
  */
 export class LakeDb {
@@ -182,7 +181,7 @@ export class LakeDb {
   /**
    * Whether a file the views read is gone since the lake was opened: the daemon's lake export removes the
    * segments a merge covered a minute after the merge, and older snapshots, while a slow build may still
-   * be reading them (README, "Batch models").
+   * be reading them (docs/batch-models.md).
    */
   filesRemoved(): boolean {
     return this.files.some((file) => !existsSync(file));

@@ -37,7 +37,7 @@ const EXACT_LISTS = 2_000;
 /** Candidates an HNSW search for a list explores; they are scored again on the full vectors. */
 const LIST_CANDIDATES = 64;
 
-/** Up to this many items a tenant's vectors are searched exactly (README, "Vectors and search"). */
+/** Up to this many items a tenant's vectors are searched exactly (docs/guide.md, "Vectors and search"). */
 const DEFAULT_EXACT_LIMIT = 20_000;
 
 function exactLimitFromEnvironment(): number {
@@ -126,7 +126,7 @@ export function buildIndex(
 
 /**
  * Each row's `neighbours` nearest other rows with a positive similarity, best first: similar-products
- * reads them instead of searching (README, "Vectors and search"). Small sets are searched exactly; larger
+ * reads them instead of searching (docs/guide.md, "Vectors and search"). Small sets are searched exactly; larger
  * ones through an i8 HNSW index made for the purpose, its candidates scored again on the full vectors.
  */
 export function nearestLists(
@@ -175,7 +175,7 @@ export function nearestLists(
 }
 
 /**
- * The vectors model (README, "Vectors and search"): every item a template applies to, embedded from its
+ * The vectors model (docs/guide.md, "Vectors and search"): every item a template applies to, embedded from its
  * text; rows of the previous version whose text is unchanged are reused rather than embedded again.
  * Above `exactLimit` items, an HNSW index per quantization the tenant uses.
  */

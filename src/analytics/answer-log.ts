@@ -13,7 +13,7 @@ const MAX_PENDING_ROWS = 20_000;
 /** How often the held rows are written. */
 const ANSWER_FLUSH_MS = 1_000;
 const DAY_MS = 86_400_000;
-/** Days of the record older than this are removed (README, "Analytics"). */
+/** Days of the record older than this are removed (docs/guide.md, "Analytics and experiments"). */
 const ANSWER_RETENTION_DAYS = 400;
 /** Rows per INSERT statement. */
 const ROWS_PER_STATEMENT = 500;
@@ -100,7 +100,7 @@ function userKey(experiment: unknown, scenario: unknown, userId: unknown): strin
 }
 
 /**
- * The record of the answers recommendations gave (README, "Analytics"), as daily rollups: per tenant
+ * The record of the answers recommendations gave (docs/guide.md, "Analytics and experiments"), as daily rollups: per tenant
  * and UTC day, the answers by scenario, algorithm and experiment, the items they returned (catalog
  * coverage) and the users each experiment variant served. Which algorithm an impression or a click
  * followed is in the recommId it carries (see recomm-id.ts), so no answer needs to be kept one by one:
@@ -295,7 +295,7 @@ export class AnswerLog {
    * before a restart), once, before the first write: held rows among them are dropped, and answers naming
    * them later hold none. Each write can then insert what it holds as it is. Looking each row up among
    * its day's rows instead (an anti-join in every write) read all of the day's rows once a second, a
-   * cost that grew through the day with the catalog's items shown (README, "Memory").
+   * cost that grew through the day with the catalog's items shown (docs/memory.md).
    */
   private async learnStored(today: number): Promise<void> {
     const [items, users] = await this.store.read(async (db) => [

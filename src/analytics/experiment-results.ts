@@ -7,7 +7,7 @@ import { rate } from './window.js';
 /**
  * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
  * served (from the answer record), the impressions, clicks and purchases logged with its scenario, CTR and
- * conversion, and beyond the contract how its CTR compares with the first variant's (README, "Experiments").
+ * conversion, and beyond the contract how its CTR compares with the first variant's (docs/guide.md, "Analytics and experiments").
  */
 export async function experimentResults(
   db: DuckDBConnection,

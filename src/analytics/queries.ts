@@ -5,7 +5,7 @@ import { ANSWER_DAYS, DAY_MS, IMPRESSIONS, INTERACTIONS, WITH_ITEM_IDS, windowPa
 import { rate, type Window } from './window.js';
 
 /**
- * The analytics of a tenant over a window of UTC days (README, "Analytics"), each one DuckDB query over
+ * The analytics of a tenant over a window of UTC days (docs/guide.md, "Analytics and experiments"), each one DuckDB query over
  * the store. Clicks are views that carry a scenarioSlug; an impression counts once per item it showed.
  * Copies of session events made by identity merges are left out: their originals count. Events are
  * grouped by their items' integer keys; only the rows a top list may answer with are joined to item ids,
@@ -235,7 +235,7 @@ export async function scenarioSummary(
 }
 
 /**
- * Per algorithm (beyond the contract, README "Analytics"): the answers it gave in the window, and the item
+ * Per algorithm (beyond the contract, docs/guide.md, "Analytics and experiments"): the answers it gave in the window, and the item
  * impressions and clicks in the window whose recommId names it (see recomm-id.ts).
  */
 export async function algorithms(db: DuckDBConnection, tenantId: string, window: Window) {

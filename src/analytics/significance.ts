@@ -1,5 +1,5 @@
 /**
- * Whether a variant's rate differs from the control's by more than chance (README, "Experiments"): the
+ * Whether a variant's rate differs from the control's by more than chance (docs/guide.md, "Analytics and experiments"): the
  * two-proportion z-test with a pooled standard error, and the 95% interval of the difference with the
  * unpooled one.
  */

@@ -1,5 +1,5 @@
 /**
- * The rows an analytics query reads over a window (README, "Analytics"), with `$1` the tenant, `$2` the
+ * The rows an analytics query reads over a window (docs/guide.md, "Analytics and experiments"), with `$1` the tenant, `$2` the
  * window's start and `$3` its end (ms, exclusive): the routes' figures and an experiment's results count
  * the same events.
  */

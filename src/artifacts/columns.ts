@@ -6,7 +6,7 @@ export type Column = Int32Array | Float32Array | Float64Array | readonly string[
 
 /**
  * Columns of equal length as an Arrow IPC file: models travel as column blocks that load into typed
- * arrays without an object per row (README, "Batch models").
+ * arrays without an object per row (docs/batch-models.md).
  */
 export function columnsToArrow(columns: Record<string, Column>): Uint8Array {
   const vectors = Object.fromEntries(
@@ -75,7 +75,7 @@ export function arrowToColumns<S extends Record<string, Kind>>(
 
 /**
  * A typed array in shared memory, where a message to another thread carries it without copying it
- * (README, "Batch models"): the array itself when it already spans a whole SharedArrayBuffer (a model's
+ * (docs/batch-models.md): the array itself when it already spans a whole SharedArrayBuffer (a model's
  * lists are mapped there), else a copy there. Callers only read what it returns.
  */
 export function sharedMemoryOf<T extends Int32Array | Float32Array | Float64Array | Uint8Array | Uint16Array>(

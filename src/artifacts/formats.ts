@@ -68,8 +68,7 @@ export const NEIGHBOUR_LISTS: ModelFormat<NeighbourLists> = {
       { external_id: 'text' },
       'items.arrow',
     );
-    // Left in the files they were read from: a loader maps them into dense ids and drops them (README,
-    // "Batch models"), so copies of the two largest columns would only be dropped with them.
+    // Left in the files they were read from: a loader maps them into dense ids and drops them (docs/batch-models.md), so copies of the two largest columns would only be dropped with them.
     const { offset: offsets } = arrowToColumns(
       artifact.file('offsets.arrow'),
       { offset: 'int32' },

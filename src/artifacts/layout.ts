@@ -5,7 +5,7 @@ import path from 'node:path';
 /**
  * Where models live: `<data-dir>/artifacts/<tenant>/<model>/<version>/` holds one built model (its files
  * and `manifest.json`), and `<data-dir>/artifacts/<tenant>/<model>/CURRENT` names the version to serve
- * (README, "Batch models").
+ * (docs/batch-models.md).
  */
 export const MODEL_NAMES = ['cooccurrence', 'ease', 'factors', 'vectors'] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];

@@ -1,5 +1,5 @@
 /**
- * Signs requests to a nextrec daemon with a tenant's private or public token (README, "Signed requests").
+ * Signs requests to a nextrec daemon with a tenant's private or public token (docs/guide.md, "Signed requests").
  * Imported as `nextrec/client`; it uses only Web Crypto, URL and TextEncoder, so it runs in browsers and
  * in Node.js 20 and later alike.
  */

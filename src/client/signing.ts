@@ -1,5 +1,5 @@
 /**
- * The string a signed request's HMAC covers (README, "Signed requests"). Pure string work, shared by the
+ * The string a signed request's HMAC covers (docs/guide.md, "Signed requests"). Pure string work, shared by the
  * signing helper that clients import (`nextrec/client`) and by the daemon that verifies: one definition.
  */
 

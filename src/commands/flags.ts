@@ -20,6 +20,6 @@ export const logLevelFlag = Flags.string({
 
 export const feedPrivateNetworksFlag = Flags.boolean({
   description:
-    'let catalog feeds fetch from loopback and private addresses (default: public addresses only, README "Catalog feeds")',
+    'let catalog feeds fetch from loopback and private addresses (default: public addresses only, docs/guide.md, "Catalog feeds")',
   env: 'NEXTREC_FEED_PRIVATE_NETWORKS',
 });

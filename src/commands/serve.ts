@@ -124,7 +124,7 @@ export default class Serve extends Command {
         if (flags.demo) demo = await seedDemoTenant(runtime);
       },
     }).catch((error: unknown) => {
-      // What to do, without a stack: the data dir in use, the port taken (README, "The CLI").
+      // What to do, without a stack: the data dir in use, the port taken (README.md, "The CLI").
       if (error instanceof StartError) this.error(error.message, { exit: 1 });
       throw error;
     });
@@ -136,7 +136,7 @@ export default class Serve extends Command {
     if (missing.length > 0)
       daemon.app.log.warn(
         { missing },
-        'started without the V8 flags of `nextrec serve`: the event loop collects its garbage with every V8 helper thread, which slows answers on a machine of few cores (README, "Memory")',
+        'started without the V8 flags of `nextrec serve`: the event loop collects its garbage with every V8 helper thread, which slows answers on a machine of few cores (docs/memory.md)',
       );
     this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']})`);
     if (demo) {

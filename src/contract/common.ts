@@ -10,7 +10,7 @@ export const SLUG = z
 /**
  * A UTF-16 surrogate that is not half of a pair (a regular expression in `u` mode reads a pair as one
  * character): a string holding one is not valid Unicode, and no UTF-8 text, DuckDB string or JSON column
- * can hold it (README, "Errors").
+ * can hold it (docs/errors.md).
  */
 export const LONE_SURROGATE = /\p{Surrogate}/u;
 

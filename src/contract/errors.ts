@@ -1,5 +1,5 @@
 /**
- * Every error the HTTP API can answer, with the status it travels under (README, "Errors"). Each is thrown
+ * Every error the HTTP API can answer, with the status it travels under (docs/errors.md). Each is thrown
  * somewhere and documented there (test/unit/contract/error-codes.test.ts).
  */
 export const ERROR_STATUS = {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { pathProblem } from '../feeds/json-path.js';
 import { SLUG } from './common.js';
 
-/** Catalog feeds (CONTRACT.md, "Feeds"; README, "Catalog feeds"). */
+/** Catalog feeds (CONTRACT.md, "Feeds"; docs/guide.md, "Catalog feeds"). */
 
 export const FEED_STATES = ['draft', 'previewed', 'active', 'syncing', 'disabled'] as const;
 export type FeedState = (typeof FEED_STATES)[number];

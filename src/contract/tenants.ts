@@ -13,7 +13,7 @@ export type TenantCredentials = z.infer<typeof TENANT_CREDENTIALS>;
 
 export const TENANT_LIST = z.object({ tenants: z.array(z.string()) });
 
-/** Requests per minute per credential kind; absent or null: unlimited (README, "Rate limits"). */
+/** Requests per minute per credential kind; absent or null: unlimited (docs/guide.md, "Rate limits"). */
 const PER_MINUTE = z.number().int().min(1).max(10_000_000).nullable().optional();
 export const RATE_LIMITS = z.strictObject({
   api: PER_MINUTE,

@@ -55,7 +55,7 @@ export const HYBRID_SETTINGS = z.looseObject({
 });
 export type HybridSettings = z.infer<typeof HYBRID_SETTINGS>;
 
-/** multi-seed-hybrid's settings when neither the scenario nor the request says (README, "Vectors and search"). */
+/** multi-seed-hybrid's settings when neither the scenario nor the request says (docs/guide.md, "Vectors and search"). */
 export const HYBRID_DEFAULTS = Object.freeze({
   strategy: 'rrf' as const,
   rrfK: 60,

@@ -37,7 +37,7 @@ export function variantOf(experiment: Experiment, userId: string): Experiment['v
 }
 
 /**
- * The scenario that serves a request for `scenario` by `userId` (README, "Experiments"): a running
+ * The scenario that serves a request for `scenario` by `userId` (docs/guide.md, "Analytics and experiments"): a running
  * experiment on it (the first by slug) assigns the user a variant, whose scenario serves, when it exists.
  */
 export function assignScenario(

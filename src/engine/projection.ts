@@ -96,7 +96,7 @@ export function projectItem(
   document: Readonly<Record<string, unknown>>,
   mode: ProjectionMode,
 ): Record<string, unknown> {
-  // Its first key written out: a literal that begins with a spread fills the old generation (README, "Memory").
+  // Its first key written out: a literal that begins with a spread fills the old generation (docs/memory.md).
   if (mode.mode === 'full') return { itemId: document.externalId, ...document };
   const head: Record<string, unknown> = { itemId: document.externalId };
   if (mode.mode === 'lean') return head;

@@ -25,9 +25,9 @@ export interface Ranker {
   /** Where the serving state records its changes, when ranking reads a replica of it. */
   readonly changes?: StateChangeLog;
   readonly rank: Rank;
-  /** The heap of the thread that ranks, when that is a thread of its own (README, "Memory"). */
+  /** The heap of the thread that ranks, when that is a thread of its own (docs/memory.md). */
   threadHeap?(): Promise<HeapFigures | undefined>;
-  /** Has the thread that ranks, when it is a thread of its own, collect its garbage (README, "Memory"). */
+  /** Has the thread that ranks, when it is a thread of its own, collect its garbage (docs/memory.md). */
   collectGarbage?(): void;
   /**
    * Resolves once the thread that ranks, when it is a thread of its own, has done all it was asked so

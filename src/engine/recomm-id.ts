@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 /**
- * recommIds (README, "Analytics"): random UUIDs whose first four hex digits are a code of the answer's
+ * recommIds (docs/guide.md, "Analytics and experiments"): random UUIDs whose first four hex digits are a code of the answer's
  * algorithm, so an impression or a click that carries one is credited to that algorithm by the id alone,
  * however long after the answer it comes, without a record of each answer.
  */

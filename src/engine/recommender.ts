@@ -29,8 +29,7 @@ export class Recommender {
 
   /**
    * A recommender over the same ranker, with a result cache of its own and no record of answers: it
-   * runs the code of this one and leaves nothing of it behind (the daemon's warm-up, README "Health and
-   * metrics").
+   * runs the code of this one and leaves nothing of it behind (the daemon's warm-up, docs/configuration.md, "Health and metrics").
    */
   unrecorded(): Recommender {
     return new Recommender(this.ranker, UNRECORDED_CACHE);

@@ -7,7 +7,7 @@ import { projectItem, type ResolvedProjection } from './projection.js';
  * because V8 remembers the text of every number converted by String() or a template literal in a table
  * of the heap: each score, distinct and seen once, displaced an older one there after living long enough
  * to be moved to the old generation, so that at 1,000 answers a second ten scores each filled it with
- * half a megabyte of dead text a second and a major collection came every 15 to 20 s (README, "Memory").
+ * half a megabyte of dead text a second and a major collection came every 15 to 20 s (docs/memory.md).
  */
 function jsonNumber(value: number): string {
   return JSON.stringify(value);

@@ -36,7 +36,7 @@ let lastIdentityNumber = 0;
  * A number for `object` alone, the same each time: an entry records the settings and the models it was
  * ranked with by number, never by reference. By reference, each stale entry kept the models of its time
  * alive until the cache evicted it (its size counts only answers' text): under bench/soak's mix, with
- * co-occurrence rebuilt every few seconds, 216 versions in 75 s (README, "Memory").
+ * co-occurrence rebuilt every few seconds, 216 versions in 75 s (docs/memory.md).
  */
 function identityNumber(object: object): number {
   let number = identityNumbers.get(object);
@@ -74,7 +74,7 @@ export class ResultCache {
   /**
    * Drops the entries older than the TTL. lru-cache drops a stale entry only when it is asked for or
    * evicted: without this, the cache fills to its bound with answers no one may be served again, which
-   * under bench/soak's mix took 20 minutes and tens of megabytes (README, "Memory").
+   * under bench/soak's mix took 20 minutes and tens of megabytes (docs/memory.md).
    */
   purgeStale(): void {
     this.lru.purgeStale();

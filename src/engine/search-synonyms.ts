@@ -1,7 +1,7 @@
 import { wordsOf, type SearchSynonym } from '../contract/vectors.js';
 
 /**
- * Search synonyms (README, "Vectors and search"): the semantic text of a query is expanded with the
+ * Search synonyms (docs/guide.md, "Search"): the semantic text of a query is expanded with the
  * synonyms of the words and phrases it holds, so that "sofa" also finds what is described as a couch.
  * A term matches a run of whole words, case aside; a two-way pair expands either side with the other, a
  * one-way pair the term with the synonym only. Expansion is one step (a synonym's own synonyms are not

@@ -28,7 +28,7 @@ export interface RankingBatch {
   requests: RankingRequest[];
   /** Asks the thread for its heap figures, which it sends after the batch's answers. */
   heap?: boolean;
-  /** Asks the thread for a full garbage collection after the batch (README, "Memory"). */
+  /** Asks the thread for a full garbage collection after the batch (docs/memory.md). */
   collect?: boolean;
   /** Asks the thread to say, last, that it has done the batch (see `SettledReport`). */
   settled?: boolean;

@@ -15,7 +15,7 @@ export interface HarnessEvent {
 
 /**
  * A tenant's serving state fed with an evaluation's train part, ranked by the pipeline that serves
- * requests: `nextrec evaluate` measures exactly what the daemon would answer (README, "Evaluation").
+ * requests: `nextrec evaluate` measures exactly what the daemon would answer (docs/batch-models.md, "Evaluation").
  */
 export class PipelineHarness {
   readonly tenant = new TenantState('evaluation');

@@ -9,7 +9,7 @@ import type { Store } from '../store/database.js';
 export const FEED_KIND = 'feed';
 
 /**
- * A tenant's feeds as configuration documents, and their states (README, "Catalog feeds"):
+ * A tenant's feeds as configuration documents, and their states (docs/guide.md, "Catalog feeds"):
  *
  *   draft ──preview──► previewed ──activate──► active ⇄ syncing
  *                                                │ activating another feed, or disable

@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 
 /**
- * Where a feed may fetch from (README, "Catalog feeds"): a tenant names any URL, so by default a feed
+ * Where a feed may fetch from (docs/guide.md, "Catalog feeds"): a tenant names any URL, so by default a feed
  * reaches only public addresses, not the daemon's own host, its private network or a cloud metadata
  * service. The operator allows private networks with `--feed-private-networks`. Host names are checked
  * as they resolve, at connection time, so a name that resolves again to another address is checked again.

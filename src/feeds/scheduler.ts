@@ -16,7 +16,7 @@ function signatureOf(feed: Feed): string {
 }
 
 /**
- * Syncs each tenant's active feed on its schedule (README, "Catalog feeds"): `interval` waits
+ * Syncs each tenant's active feed on its schedule (docs/guide.md, "Catalog feeds"): `interval` waits
  * intervalMinutes after the end of each sync (and after the schedule starts) before the next; `cron` starts
  * one at each time of the expression, in UTC; `manual` never. A sync already running for the feed (asked
  * for over HTTP or by the CLI) is joined rather than doubled, so a schedule never overlaps a sync.

@@ -44,7 +44,7 @@ export interface SyncStatus {
 }
 
 /**
- * Catalog feeds (README, "Catalog feeds"): their configuration and states, preview, activation, and
+ * Catalog feeds (docs/guide.md, "Catalog feeds"): their configuration and states, preview, activation, and
  * syncs. One sync per feed at a time: a sync asked for while one runs (over HTTP, by the CLI or by the
  * schedule) joins it and gets its result.
  */
@@ -60,7 +60,7 @@ export class FeedService {
     private readonly state: ServingState,
     private readonly lake: LakeExporter,
     private readonly vectors: VectorIndexer,
-    /** Where sources may be fetched from (README, "Catalog feeds"). */
+    /** Where sources may be fetched from (docs/guide.md, "Catalog feeds"). */
     private readonly network: FeedNetwork,
   ) {
     this.scheduler = new FeedScheduler((tenant, feedId) =>
@@ -275,7 +275,7 @@ export class FeedService {
     if (result || failure instanceof AppliedThenFailedError) this.lake.committed(tenant.tenantId);
     // Vector indexing follows the items the serving state took (committed, even when the sync failed
     // after its apply), as one change: one larger than the room the vectors since the last build have
-    // waits for the vectors build whole (README, "Vectors and search"), rather than its first chunks
+    // waits for the vectors build whole (docs/guide.md, "Vectors and search"), rather than its first chunks
     // being embedded here and again in that build.
     this.vectors.itemsChanged(tenant, changed);
     const lastSync: LastSync = result
@@ -320,7 +320,7 @@ export class FeedService {
 
   /**
    * A sync's outcome that a full disk kept from being stored: tried again DISK_FULL_RETRY_MS later until it
-   * is, else the feed would stay `syncing`, refusing every change (README, "Health and metrics").
+   * is, else the feed would stay `syncing`, refusing every change (docs/configuration.md, "Health and metrics").
    */
   private finishLater(tenant: TenantState, id: string, lastSync: LastSync): void {
     this.log.error({ tenantId: tenant.tenantId, feedId: id }, "a feed's sync outcome waits for disk space");

@@ -51,7 +51,7 @@ export class FeedStaging {
   private sequence = 0;
   /**
    * The staging table's appender, kept from page to page on the connection it was made on: each appender
-   * holds about 180 KB of DuckDB's memory until V8 collects it (README, "Memory"), so one per page grew
+   * holds about 180 KB of DuckDB's memory until V8 collects it (docs/memory.md), so one per page grew
    * a sync of 500,000 items by 90 MB before its apply. Closed before the apply and when the tables go.
    */
   private kept: { db: DuckDBConnection; appender: DuckDBAppender } | undefined;
@@ -157,7 +157,7 @@ export class FeedStaging {
       try {
         // The staged records go before the changed items come into memory: the peak holds one of them. So
         // do the pages a large sync parsed while staging, garbage by now that V8 would collect only later:
-        // the items then take their space in the heap rather than growing it (README, "Catalog feeds").
+        // the items then take their space in the heap rather than growing it (docs/guide.md, "Catalog feeds").
         // Should they not go, `drop` (after the sync, whatever its outcome) tries again.
         await this.dropTables(db).catch(() => undefined);
         if (this.sequence >= COLLECT_AFTER_RECORDS) this.collect();

@@ -57,7 +57,7 @@ function seenBefore(
 /** What an event batch's answer says: every record counts as accepted; `unknownItems` when some are. */
 export interface Accepted {
   accepted: number;
-  /** The distinct item ids the batch names that the catalog does not hold (README, "Ingestion"). */
+  /** The distinct item ids the batch names that the catalog does not hold (docs/guide.md, "Ingestion"). */
   unknownItems?: number;
 }
 
@@ -123,7 +123,7 @@ export function appendInteractions(
       };
     },
     events.length,
-    // Batched apart from item upserts, so each batch goes whole to its own log (README, "The HTTP API").
+    // Batched apart from item upserts, so each batch goes whole to its own log (docs/guide.md, "The HTTP API").
     { interactionsOnly: true },
   );
 }

@@ -2,8 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The lake: Parquet exports of the store under `<data-dir>/lake/<tenant>/<table>/` (see the README,
- * "Batch models"). The daemon (or `nextrec lake export`) writes it; batch jobs read only it.
+ * The lake: Parquet exports of the store under `<data-dir>/lake/<tenant>/<table>/` (see docs/batch-models.md). The daemon (or `nextrec lake export`) writes it; batch jobs read only it.
  *
  * Event tables are append-only, so they are exported as immutable segments, each holding the rows of a
  * range of the store's sequence numbers and named by it. Catalog tables change in place, so they are
@@ -18,7 +17,7 @@ export type LakeTable = EventTable | SnapshotTable;
 export const LAKE_DIR = 'lake';
 
 /**
- * What the vectors job reads besides the items (README, "Vectors and search"): the tenant's embedding
+ * What the vectors job reads besides the items (docs/guide.md, "Vectors and search"): the tenant's embedding
  * templates, vector defaults and the quantizations its scenarios ask for, as JSON (VectorConfig).
  */
 export const VECTOR_CONFIG_FILE = 'vector-config.json';

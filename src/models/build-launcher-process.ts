@@ -1,5 +1,5 @@
 /**
- * The process that starts the daemon's build processes (README, "Batch models"). Starting a process
+ * The process that starts the daemon's build processes (docs/batch-models.md). Starting a process
  * copies the page tables of the one that starts it: from a daemon holding 500 MB that stops its event
  * loop for 20 to 30 ms, and its other threads too, each time a build begins. This process is small, so
  * starting a build here costs the daemon only a message. It imports nothing but Node's own modules.
@@ -40,7 +40,7 @@ if (process.argv[3] === ('spare-cpu' satisfies typeof SPARE_CPU)) leaveServingAC
 
 /**
  * Keeps this process, and so every build it starts, off the first of the CPUs it may run on, when it may
- * run on several, and under SCHED_IDLE there (README, "Batch models"; see keepOn). The lowest priority
+ * run on several, and under SCHED_IDLE there (docs/batch-models.md; see keepOn). The lowest priority
  * gives serving the CPU time it asks for, but not the caches a build flushes between its requests: on 2
  * cores at 1,000 recommendations a second, requests over 5 ms went from 14 a second before the build to
  * 41 while co-occurrence and EASE built on both cores; with the builds on one, 16 against 17 before

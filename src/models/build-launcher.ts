@@ -18,8 +18,7 @@ const LAUNCHER_SCRIPT = new URL('./build-launcher-process.js', import.meta.url);
 export const SPARE_CPU = 'spare-cpu';
 
 /**
- * The niceness of the build processes, and of the daemon's model loading thread (README, "Batch
- * models"): the lowest CPU priority, so that on a busy machine a build or a load takes only the CPU that
+ * The niceness of the build processes, and of the daemon's model loading thread (docs/batch-models.md): the lowest CPU priority, so that on a busy machine a build or a load takes only the CPU that
  * serving leaves. On 2 cores, builds at the daemon's own
  * priority made a 500-event batch wait 3 times as long at the median (bench/ingest-latency).
  */
@@ -47,7 +46,7 @@ export class BuildLauncher {
   private next = 0;
 
   /**
-   * @param spareCpu the builds keep off one CPU, when there are several (README, "Batch models"; default:
+   * @param spareCpu the builds keep off one CPU, when there are several (docs/batch-models.md; default:
    *   when there are several)
    */
   constructor(
@@ -101,7 +100,7 @@ export class BuildLauncher {
 
   /**
    * Puts a thread of this process (its Linux thread id) on the CPUs the builds run on, when they keep off
-   * one (README, "Batch models"): the model loading thread, whose loads disturb serving as builds do.
+   * one (docs/batch-models.md): the model loading thread, whose loads disturb serving as builds do.
    */
   keepWithBuilds(tid: number): void {
     if (!this.spareCpu) return;

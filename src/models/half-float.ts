@@ -1,7 +1,7 @@
 /**
  * IEEE 754 half precision (binary16) for model weights that serving only sums: two bytes a weight
  * instead of four, with 11 significant bits (a relative error below 0.05%), decoded by a table lookup
- * (README, "Memory").
+ * (docs/memory.md).
  */
 
 const floatView = new Float32Array(1);

@@ -1,5 +1,5 @@
 /**
- * The thread where the daemon's loader opens, checks and maps model versions (README, "Batch models"), so
+ * The thread where the daemon's loader opens, checks and maps model versions (docs/batch-models.md), so
  * that a swap costs the event-loop thread and the ranking thread an assignment, not the seconds of
  * reading, hashing and mapping millions of entries. This module sets the thread up as a build is set up,
  * and only then imports the loading code (model-load-handler.ts), whose compiling is the thread's first

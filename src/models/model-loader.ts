@@ -65,7 +65,7 @@ const LOAD_WORKER = new URL('./model-load-worker.js', import.meta.url);
 /**
  * How long the loading thread waits for another version before it ends. An idle thread never collects
  * what its last load left in its heap (the files it read, the catalog's ids): ending it gives that back
- * (README, "Memory").
+ * (docs/memory.md).
  */
 const IDLE_MS = 2_000;
 
@@ -155,8 +155,7 @@ export class ThreadPreparer implements ModelPreparer {
 }
 
 /**
- * Versions up to this size (their files together) are prepared in the loader's own thread (README, "Batch
- * models"): a small tenant's co-occurrence maps in about a millisecond, where the loading thread, at the
+ * Versions up to this size (their files together) are prepared in the loader's own thread (docs/batch-models.md): a small tenant's co-occurrence maps in about a millisecond, where the loading thread, at the
  * builds' priority and ended when idle, may first have to start, or wait for a CPU a busy machine never
  * leaves it, past the 5 s within which a small tenant's model effects show.
  */
@@ -172,7 +171,7 @@ function versionBytes(dir: string): number {
 }
 
 /**
- * Hot swap (README, "Batch models"): every `intervalMs` it reads each tenant's CURRENT pointers and loads
+ * Hot swap (docs/batch-models.md): every `intervalMs` it reads each tenant's CURRENT pointers and loads
  * a version newer than the one serving. A version that fails to load is logged and not tried again; the
  * model serving keeps serving.
  */

@@ -181,7 +181,7 @@ class Lane {
   /**
    * Interactions of the tenant were committed. When that makes one of the lane's models due, its build
    * waits until the tenant's writes pause (`debounceMs`). A small tenant's, or a model due at once, waits
-   * at most `maxDebounceMs` (its new interactions show within 5 s: README, "Batch models"); a larger
+   * at most `maxDebounceMs` (its new interactions show within 5 s: docs/batch-models.md); a larger
    * tenant's at most the lane's spacing, and until the spacing since its last build is over. A tenant that
    * grows out of the small lane's size while it waits there is left to the large lane: the wait ends in
    * no build.
@@ -368,7 +368,7 @@ export class ModelScheduler {
       else {
         this.log.error({ tenantId, models, reason: (error as Error).message }, 'model build failed');
         this.buildListener(models, (Date.now() - started) / 1000, 'failed');
-        // A full disk frees up (README, "Health and metrics"): the build is tried again.
+        // A full disk frees up (docs/configuration.md, "Health and metrics"): the build is tried again.
         if (isDiskFull(error)) setTimeout(() => lane.enqueue(tenantId), DISK_FULL_RETRY_MS).unref();
       }
     }

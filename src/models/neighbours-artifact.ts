@@ -10,7 +10,7 @@ import type { CatalogIds } from './prepared-model.js';
  * since the build) are left out as sources and as neighbours; a model none of whose items the catalog
  * knows belongs to no catalog of this tenant and is refused. The lists are written straight into shared
  * memory, weights in half precision, as the serving state keeps them: a loader hands them on to the
- * threads as they are, without a copy of millions of entries (README, "Batch models").
+ * threads as they are, without a copy of millions of entries (docs/batch-models.md).
  */
 export function servingNeighbours(
   lists: NeighbourLists,

@@ -52,7 +52,7 @@ export function prepareModel(
     };
   }
   if (model === 'vectors') {
-    // Rows searched through HNSW stay in their file (README, "Memory").
+    // Rows searched through HNSW stay in their file (docs/memory.md).
     const vectors = decodeItemVectors(artifact, 'file');
     const base: VectorBase = {
       version,

@@ -20,7 +20,7 @@ interface Waiting {
  * first build and again after it ended (idle for IDLE_MS, or failed). An abort of a build's signal (the
  * daemon stops) ends the process, and the build with it.
  *
- * The process runs at the daemon's own priority, on any CPU (README, "Batch models"): a small tenant's
+ * The process runs at the daemon's own priority, on any CPU (docs/batch-models.md): a small tenant's
  * new interactions show in its co-occurrence within 5 s (CONTRACT, "Freshness of effects"), which the
  * larger builds' idle priority cannot promise on a machine busy with anything else, and its build takes
  * under a tenth of a CPU second.

@@ -2,7 +2,7 @@ import { ensureCapacity, growTo, sharedArray } from '../state/growable.js';
 
 /**
  * The counts a thread reads, in memory shared between threads: the event-loop thread counts, the
- * ranking thread reads the same arrays (README, "Memory"). An array that must grow is replaced, and the
+ * ranking thread reads the same arrays (docs/memory.md). An array that must grow is replaced, and the
  * reader is handed the new set.
  */
 export interface SharedCounts {

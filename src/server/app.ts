@@ -69,7 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const server = options.server ?? serverOptions();
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
-    // A client has this long to send its request; processing is not limited (README, "Configuration").
+    // A client has this long to send its request; processing is not limited (docs/configuration.md).
     ...serverTimeouts(server),
     // Requests Node's HTTP parser or the router refuses get the contract's error body too.
     clientErrorHandler: answerClientError,
@@ -111,14 +111,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metricsPlugin, { port: server.metricsPort, host: options.host });
   await app.register(readinessPlugin);
   app.decorate('repeatedBodies', new RepeatedBodies());
-  // Both caches drop what outlived its TTL on this timer rather than when evicted (README, "Memory").
+  // Both caches drop what outlived its TTL on this timer rather than when evicted (docs/memory.md).
   const purging = setInterval(() => {
     app.recommender.purgeStale();
     app.repeatedBodies.purgeStale();
   }, PURGE_INTERVAL_MS).unref();
   app.addHook('onClose', async () => clearInterval(purging));
   await app.register(jsonBodyPlugin, { bodies: app.repeatedBodies });
-  // Counting only: the auth plugin applies each tenant's budgets (README, "Rate limits").
+  // Counting only: the auth plugin applies each tenant's budgets (docs/guide.md, "Rate limits").
   await app.register(rateLimit, { global: false });
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);

@@ -6,7 +6,7 @@ import { releasingCollection } from '../state/memory.js';
 /**
  * V8 collects garbage when a thread allocates: once a load ends (a backfill through the ingestion
  * routes, a catalog sync), nothing allocates, and the heap keeps the size the load grew it to with the
- * load's garbage in it, hundreds of MB at a million events (README, "Memory"). The collector runs a
+ * load's garbage in it, hundreds of MB at a million events (docs/memory.md). The collector runs a
  * full collection once the daemon received no request for a while after its heap grew.
  *
  * What a collection cannot free because something still referenced it (an old model version a thread

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** What the metrics read when they are scraped (README, "Health and metrics"). */
+/** What the metrics read when they are scraped (docs/configuration.md, "Health and metrics"). */
 export interface MetricSources {
   /**
    * Records of bounded writes, and writes of any kind, queued or being committed; the records limit;
@@ -22,7 +22,7 @@ export interface MetricSources {
     version?: number;
     rowsBehind?: number;
   }>;
-  /** Whether the data dir's disk is full (README, "Health and metrics"). */
+  /** Whether the data dir's disk is full (docs/configuration.md, "Health and metrics"). */
   diskFull(): boolean;
 }
 

@@ -1,4 +1,4 @@
-/** How the daemon's HTTP server protects itself and reports (README, "Configuration"). */
+/** How the daemon's HTTP server protects itself and reports (docs/configuration.md). */
 export interface ServerOptions {
   /** Seconds a client has to send a whole request, headers and body; 0: no limit. */
   readonly requestTimeoutS: number;

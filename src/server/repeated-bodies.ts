@@ -70,7 +70,7 @@ export class RepeatedBodies {
 
   /**
    * At most `maxBytes`, and a body not sent again for `ttlMs` is forgotten at the next `purgeStale`: the
-   * answers such a body asks for are cached no longer than that either (README, "Memory").
+   * answers such a body asks for are cached no longer than that either (docs/memory.md).
    */
   constructor(maxBytes = 32 * 1024 * 1024, ttlMs = 60_000) {
     this.bodies = new LRUCache<string, RememberedBody>({

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Recommender } from '../engine/recommender.js';
 
 /**
- * The message of a request the daemon sends itself before it is ready (README, "Health and metrics"):
+ * The message of a request the daemon sends itself before it is ready (docs/configuration.md, "Health and metrics"):
  * only the warm-up's own server (warm-up.ts), behind a socket file in a directory of the daemon's
  * alone, makes its requests of this class. A request to the daemon's port never is one, so nothing a
  * client sends can pass for the warm-up.

@@ -10,7 +10,7 @@ import { releasingCollection } from '../state/memory.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { WarmUpMessage, dropWarmUpRecommender } from './warm-up-request.js';
 
-/** How much warming up a daemon does before it reports ready (README, "Health and metrics"). */
+/** How much warming up a daemon does before it reports ready (docs/configuration.md, "Health and metrics"). */
 export interface WarmUpLimits {
   /** The tenants warmed up: the largest, by items. */
   tenants: number;
@@ -70,7 +70,7 @@ interface Seeds {
 }
 
 /**
- * Readies serving before the daemon reports ready (README, "Health and metrics"). First the ranking
+ * Readies serving before the daemon reports ready (docs/configuration.md, "Health and metrics"). First the ranking
  * thread, when there is one, applies what the daemon loaded (its replica of the state, the models), and
  * the vector indexer looks at every item for a text changed while the daemon was stopped (for at most
  * the budget of the requests: embedding many items may take longer, and goes on meanwhile). Then

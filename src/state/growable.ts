@@ -5,7 +5,7 @@ type TypedArrayConstructor<T extends TypedArray> = {
   readonly BYTES_PER_ELEMENT: number;
 };
 
-/** An array of `length` zeros in memory other threads can be handed (README, "Memory"). */
+/** An array of `length` zeros in memory other threads can be handed (docs/memory.md). */
 export function sharedArray<T extends TypedArray>(Ctor: TypedArrayConstructor<T>, length: number): T {
   return new Ctor(new SharedArrayBuffer(length * Ctor.BYTES_PER_ELEMENT));
 }

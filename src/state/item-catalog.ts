@@ -14,7 +14,7 @@ export function categoryCodeOf(rankingCode: number): number {
 
 /**
  * An item as the catalog holds it: the stored item with its attributes as JSON text. A text costs less
- * than half of the object it encodes (README, "Memory"), and crosses to the ranking thread as one string
+ * than half of the object it encodes (docs/memory.md), and crosses to the ranking thread as one string
  * rather than key by key.
  */
 export type CatalogItem = Omit<StoredItem, 'attributes'> & { attributes: string };
@@ -87,7 +87,7 @@ export class ItemCatalog {
   }
 
   /**
-   * What it keeps besides the stored items (README, "Memory"): items rendered and their characters,
+   * What it keeps besides the stored items (docs/memory.md): items rendered and their characters,
    * attribute columns built.
    */
   get cached(): { rendered: number; renderedCharacters: number; attributeColumns: number } {

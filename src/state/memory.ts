@@ -14,7 +14,7 @@ export interface HeapFigures {
   /** By space (old, new, code, large objects, ...): used, and resident. */
   spaces: Record<string, { used: number; physical: number }>;
   /**
-   * The ranking thread's: what its catalogs keep besides the items, by tenant (README, "Memory"). The
+   * The ranking thread's: what its catalogs keep besides the items, by tenant (docs/memory.md). The
    * tenants' own `cached` figures are the event-loop thread's, which renders nothing while it has one.
    */
   cached?: Record<string, TenantFootprint['cached']>;
@@ -59,7 +59,7 @@ export function releasingCollection(): () => void {
 }
 
 /**
- * V8's settings for serving (README, "Memory"), set once before the daemon starts its threads.
+ * V8's settings for serving (docs/memory.md), set once before the daemon starts its threads.
  *
  * No pretenuring: the allocation sites of every request (its headers, its response) were found to
  * outlive young collections in the first seconds of traffic after a load, when requests queue, and V8
@@ -83,7 +83,7 @@ export function tuneV8ForServing(): void {
 }
 
 /**
- * The V8 flags `nextrec` is started with (the first line of bin/run.js, `npm start`; README, "Memory"):
+ * The V8 flags `nextrec` is started with (the first line of bin/run.js, `npm start`; docs/memory.md):
  * the event-loop thread's heap is set up before any code runs, so only there can its marking helpers be
  * limited as SERVING_V8_FLAGS limits the other threads'. With V8's four, on two cores one of its major
  * collections left the event loop and the ranking thread without a CPU for about 70 ms.
@@ -108,7 +108,7 @@ function exposeCollection(): () => void {
 }
 
 /**
- * What a tenant's serving state holds (README, "Memory"): counts, and the bytes of its typed arrays.
+ * What a tenant's serving state holds (docs/memory.md): counts, and the bytes of its typed arrays.
  * `perThread` is held by the event-loop thread and again by the ranking thread's replica; `shared` (the
  * loaded models) once, in memory both threads read. Objects (item attributes, ids) are not counted here:
  * they are in the threads' heaps.

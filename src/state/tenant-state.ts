@@ -66,13 +66,13 @@ export class TenantState {
       };
   /** Every interaction stored for the tenant, to tell when the neighbour model is stale. */
   interactionTotal = 0;
-  /** Requests per minute per credential kind (README, "Rate limits"); empty: unlimited. */
+  /** Requests per minute per credential kind (docs/guide.md, "Rate limits"); empty: unlimited. */
   rateLimits: RateLimitSettings = {};
   /** The merge ledger: user id → the session ids merged into it. */
   readonly mergedSessions = new Map<string, Set<string>>();
-  /** Item vectors for similar-products, multi-seed-hybrid and search (README, "Vectors and search"). */
+  /** Item vectors for similar-products, multi-seed-hybrid and search (docs/guide.md, "Vectors and search"). */
   readonly vectors = new TenantVectors();
-  /** Catalog feeds by id (README, "Catalog feeds"); ranking never reads them. */
+  /** Catalog feeds by id (docs/guide.md, "Catalog feeds"); ranking never reads them. */
   readonly feeds = new Map<string, Feed>();
   private currentSettings: TenantSettings = defaultTenantSettings();
   private currentFactors: ServingFactors | undefined;
@@ -107,7 +107,7 @@ export class TenantState {
 
   /**
    * Shares the histories and counts with a replica, through the change log: now, and whenever their
-   * arrays are replaced (README, "Memory").
+   * arrays are replaced (docs/memory.md).
    */
   shareWithReplica(): void {
     const { changes, parts, tenantId } = this;

@@ -161,7 +161,7 @@ export class UserHistory extends HistoryView {
 
   constructor(
     private readonly owner: UserHistories,
-    /** Where its place is in the meta words (README, "Memory"). */
+    /** Where its place is in the meta words (docs/memory.md). */
     readonly index: number,
   ) {
     super();

@@ -53,7 +53,7 @@ export class StoreInUseError extends Error {
 
 export class Store {
   readonly writes: WriteQueue;
-  /** Whether the data dir's disk is full (README, "Health and metrics"). */
+  /** Whether the data dir's disk is full (docs/configuration.md, "Health and metrics"). */
   readonly disk: DiskState;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
@@ -67,7 +67,7 @@ export class Store {
 
   private constructor(
     readonly file: string,
-    /** The DuckDB limits it was opened with (README, "Memory"). */
+    /** The DuckDB limits it was opened with (docs/memory.md). */
     readonly settings: DuckDbSettings,
     private instance: DuckDBInstance,
     private writer: DuckDBConnection,
@@ -226,7 +226,7 @@ export class Store {
   }
 
   /**
-   * Gives back the store's pages DuckDB keeps cached (README, "Memory"): a checkpoint first, so that the
+   * Gives back the store's pages DuckDB keeps cached (docs/memory.md): a checkpoint first, so that the
    * rows written since the last one are pages of the file too, then DuckDB's memory limit lowered for a
    * moment, which evicts every page no query holds. The daemon calls it when idle; reads afterwards load
    * the pages they need again. It runs alone, like a scrub, but never waits for reads: while one runs (a

@@ -1,7 +1,7 @@
 import { statfs } from 'node:fs/promises';
 
 /**
- * A full disk under the data dir (README, "Errors", 507 INSUFFICIENT_STORAGE): the interactions log,
+ * A full disk under the data dir (docs/errors.md, 507 INSUFFICIENT_STORAGE): the interactions log,
  * DuckDB, the lake and model artifacts all write there, and each says so in its own words.
  */
 
@@ -33,7 +33,7 @@ export const DISK_FULL_RETRY_MS = 30_000;
 
 /**
  * Bytes the data dir's file system must have free for `GET /health/ready` to report the disk as no longer
- * full before a write has succeeded again (README, "Health and metrics").
+ * full before a write has succeeded again (docs/configuration.md, "Health and metrics").
  */
 export const DISK_RECOVERED_BYTES = 16 * 1024 * 1024;
 

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 
 /**
- * How much of the machine the store's DuckDB may take (README, "Memory"). Without a limit, DuckDB lets
+ * How much of the machine the store's DuckDB may take (docs/memory.md). Without a limit, DuckDB lets
  * its buffer pool grow to 80% of the machine's memory and keeps what it grew to; the daemon's serving
  * state lives beside it, in the same process.
  */

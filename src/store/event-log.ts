@@ -8,7 +8,7 @@ import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
 import { SegmentLog, segmentsLeft } from './segment-log.js';
 
 /**
- * The interactions log (README, "The HTTP API", ingestion rules): batches of interactions only are made
+ * The interactions log (docs/guide.md, "Ingestion"): batches of interactions only are made
  * durable by appending them to a file and syncing it, and moved into the store's `interactions` table in
  * the background, many batches at a time, by DuckDB's own CSV reader, off the event loop. Appending rows
  * to DuckDB and committing them per batch took about half of the event loop's time (bench/ingest).

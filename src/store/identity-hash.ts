@@ -1,7 +1,7 @@
 /**
  * A 64-bit hash of the identity that acted (the user id, else the session id), stored with each
  * interaction (`identity_hash`): analytics count distinct identities over these integers, several times
- * faster than over the ids' text (README, "Analytics"). Two 32-bit lanes over the id's UTF-16 code units,
+ * faster than over the ids' text (docs/guide.md, "Analytics and experiments"). Two 32-bit lanes over the id's UTF-16 code units,
  * each a multiply-xor step per unit finished by an avalanche of its own, make the high and low words;
  * two ids are counted as one only if both lanes collide.
  */

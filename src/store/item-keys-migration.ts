@@ -6,7 +6,7 @@ import { identityHash } from './identity-hash.js';
  * order, and both event tables are copied, in their stored order, into tables that hold each event's item
  * keys beside its ids, and each interaction's identity hash. A copy rather than ALTER and UPDATE: DuckDB holds a whole-table UPDATE in memory, and rewrites
  * the rows of a list column it updates at the table's end, in no particular order. The copy goes a range
- * of sequence numbers at a time, so that its memory stays within the store's limit (README, "Memory").
+ * of sequence numbers at a time, so that its memory stays within the store's limit (docs/memory.md).
  */
 
 /** Events copied at a time. */

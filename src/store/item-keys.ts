@@ -20,7 +20,7 @@ interface TenantKeys {
  * Each tenant's item ids under integer keys (0, 1, 2, ... per tenant, in the order events first named
  * them), which interactions (`item_key`) and impressions (`item_keys`) store beside the ids: analytics
  * group and join events by item, and DuckDB does that several times faster on integers than on text
- * (README, "Analytics").
+ * (docs/guide.md, "Analytics and experiments").
  * The write queue gives the keys as it commits events and writes the new ones to `item_keys` in the same
  * transaction, so a key is durable exactly when the first event that uses it is.
  */

@@ -66,7 +66,7 @@ async function scalarRow(db: DuckDBConnection, sql: string): Promise<number[]> {
 /**
  * Writes a query's rows to `file` as Parquet, under a partial name first so readers never see half. The
  * export runs in the daemon while it serves: its renames and removals go through Node's thread pool, as
- * one waits for the disk behind whatever else the machine writes (README, "Batch models").
+ * one waits for the disk behind whatever else the machine writes (docs/batch-models.md).
  */
 async function copyToParquet(db: DuckDBConnection, query: string, file: string): Promise<void> {
   const partial = partialName(file);
@@ -311,8 +311,7 @@ export async function storedTenants(store: Store): Promise<string[]> {
 
 /**
  * Keeps the lake a few seconds behind the store: a tenant is exported once its commits pause for
- * `delayMs`, and at least every `maxDelayMs` while they go on, one export of a tenant at a time (README,
- * "Batch models"): an export `delayMs` after the first commit ran again and again through a bulk load, in
+ * `delayMs`, and at least every `maxDelayMs` while they go on, one export of a tenant at a time (docs/batch-models.md): an export `delayMs` after the first commit ran again and again through a bulk load, in
  * small segments, on the CPU the load needed. Tenants export beside each other, so that a small tenant's
  * export, which its model build waits for, never waits for a large one's. `flush` exports a tenant now
  * (model builds and batch jobs ask for it before reading).
@@ -344,7 +343,7 @@ export class LakeExporter {
 
   /**
    * An export that followed commits failed: logged, and one that found the disk full comes due again
-   * DISK_FULL_RETRY_MS later, until space returns (README, "Health and metrics").
+   * DISK_FULL_RETRY_MS later, until space returns (docs/configuration.md, "Health and metrics").
    */
   private failed(error: unknown, tenantId: string): void {
     this.onError(error, tenantId);
@@ -373,7 +372,7 @@ export class LakeExporter {
 
   /**
    * Holds the tenant's exports that come due until the returned function is called; an export that came
-   * due meanwhile runs then. A feed sync holds them (README, "Catalog feeds"): its own first write would
+   * due meanwhile runs then. A feed sync holds them (docs/guide.md, "Catalog feeds"): its own first write would
    * otherwise start one in the middle of it, which waits for the sync's apply, then reads its items from
    * the store while the sync takes them into memory. `flush` is not held.
    */

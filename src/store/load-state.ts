@@ -71,7 +71,7 @@ export async function loadState(
     if (tenant) restoreFeed(tenant, JSON.parse(String(doc)));
   }
   // Streamed, as the larger tables below: a whole result at once would leave the heap as large as it
-  // was, long after its rows are garbage (README, "Memory").
+  // was, long after its rows are garbage (docs/memory.md).
   await eachRow(
     db,
     `SELECT tenant_id, ${ITEM_COLUMNS} FROM items ORDER BY tenant_id, created_at, external_id`,
@@ -109,7 +109,7 @@ const IN_WINDOW = `(ts >= $1 OR (type = 'purchase' AND ts >= $2))`;
 /**
  * The histories, in time order, a run of days at a time: one sort of every event would leave the
  * process holding what DuckDB allocated for it (hundreds of MB at millions of events) long after the
- * sort freed it (README, "Memory").
+ * sort freed it (docs/memory.md).
  */
 async function loadHistories(
   db: DuckDBConnection,

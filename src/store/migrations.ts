@@ -96,8 +96,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
     description: 'sequence numbers of events, for the lake export',
-    // Each table's events are numbered in commit order; the lake exports ranges of them (README, "Batch
-    // models"). Rows of an older file are numbered in their stored order.
+    // Each table's events are numbered in commit order; the lake exports ranges of them (docs/batch-models.md). Rows of an older file are numbered in their stored order.
     statements: [
       'ALTER TABLE interactions ADD COLUMN seq BIGINT',
       'UPDATE interactions SET seq = rowid + 1',
@@ -108,14 +107,14 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     description: 'copies of session events made by identity merges',
-    // A copy counts in its user's history but not again in item counters (README, "Identity").
+    // A copy counts in its user's history but not again in item counters (docs/guide.md, "Identity").
     statements: ['ALTER TABLE interactions ADD COLUMN merged BOOLEAN DEFAULT false'],
   },
   {
     version: 4,
     description: 'a record of the answers recommendations gave',
     // What each answer returned, for catalog coverage and for joining impressions and clicks that carry a
-    // recommId to the answer that caused them (README, "Analytics"). Item ids as a JSON array.
+    // recommId to the answer that caused them (docs/guide.md, "Analytics and experiments"). Item ids as a JSON array.
     statements: [
       `CREATE TABLE answers (
         tenant_id VARCHAR NOT NULL,
@@ -132,7 +131,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     description: 'the answer an interaction followed',
-    // Joins a click or a purchase to the answer record by the recommId it carries (README, "Analytics").
+    // Joins a click or a purchase to the answer record by the recommId it carries (docs/guide.md, "Analytics and experiments").
     statements: ['ALTER TABLE interactions ADD COLUMN recomm_id VARCHAR'],
   },
   {
@@ -140,7 +139,7 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'the answer record as daily rollups',
     // Per UTC day: answers by scenario, algorithm and experiment, the items answers returned, and the
     // users each experiment variant served, so the record grows with days and the catalog, not with
-    // traffic (README, "Analytics"). '' stands for no scenario or experiment in answer_days' key.
+    // traffic (docs/guide.md, "Analytics and experiments"). '' stands for no scenario or experiment in answer_days' key.
     statements: [
       `CREATE TABLE answer_days (
         tenant_id VARCHAR NOT NULL,
@@ -175,8 +174,8 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 7,
     description: 'integer keys of items, and hashes of identities, in events',
-    // Analytics group events by item keys rather than ids, and count identities by their hashes (README,
-    // "Analytics"); see item-keys.ts and identity-hash.ts.
+    // Analytics group events by item keys rather than ids, and count identities by their hashes (docs/guide.md,
+    // "Analytics and experiments"); see item-keys.ts and identity-hash.ts.
     statements: [keyItemsOfEvents],
   },
   {

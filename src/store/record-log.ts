@@ -6,7 +6,7 @@ import { SegmentLog, segmentsLeft } from './segment-log.js';
 import { sqlString } from './sql.js';
 
 /**
- * The records log (README, "The HTTP API", ingestion rules): batches that upsert items or users and
+ * The records log (docs/guide.md, "Ingestion"): batches that upsert items or users and
  * nothing else are made durable by appending them to a file (one JSON object a line) and syncing it,
  * and moved into the store's `items` and `users` tables in the background by DuckDB's JSON reader. A
  * commit of one item took DuckDB 6 ms on an idle store and about 20 ms beside live traffic, and every

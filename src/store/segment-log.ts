@@ -13,8 +13,8 @@ import path from 'node:path';
 import { fsyncPathAsync } from '../durable-files.js';
 
 /**
- * A log of files that rows are appended to and synced, then moved into the store and removed (README,
- * "The HTTP API", ingestion rules): the interactions log (event-log.ts) and the records log
+ * A log of files that rows are appended to and synced, then moved into the store and removed (docs/guide.md,
+ * "Ingestion"): the interactions log (event-log.ts) and the records log
  * (record-log.ts) are two of it. Its files are segments, each named by the sequence number of its first
  * row; a segment is appended to until it is sealed, and the sealed ones are moved oldest first.
  */

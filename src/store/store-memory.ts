@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import type { Store } from './database.js';
 import { duckDbMemory } from './duckdb-memory.js';
 
-/** What the store's DuckDB holds (README, "Memory"), in bytes. */
+/** What the store's DuckDB holds (docs/memory.md), in bytes. */
 export interface StoreMemory {
   memoryLimit: string;
   threads: number;

@@ -44,7 +44,7 @@ interface Pending {
 
 /**
  * A bounded write refused because taking it would put the queue over its limit of records: nothing of it
- * was queued, so it can be sent again (README, "The HTTP API", backpressure).
+ * was queued, so it can be sent again (docs/guide.md, "Ingestion", backpressure).
  */
 export class WriteQueueFullError extends Error {
   constructor(
@@ -119,7 +119,7 @@ export class WriteQueue {
    * Appenders by table, kept from one commit to the next (creating one costs about as much as appending a
    * few hundred rows); closed before an exclusive task, after a failed commit and when the store closes.
    * Each holds about 180 KB of DuckDB's memory that only a full garbage collection of its JS object gives
-   * back: an appender per flush made resident memory swing by 200 MB under steady writes (README, "Memory").
+   * back: an appender per flush made resident memory swing by 200 MB under steady writes (docs/memory.md).
    */
   private readonly appenders = new Map<string, DuckDBAppender>();
   /**

@@ -6,7 +6,7 @@ import { saveConfigDocument } from '../store/config-statements.js';
 /** The configuration document that holds a tenant's rate limits. */
 export const RATE_LIMITS_KIND = 'rate-limits';
 
-/** Replaces a tenant's rate limits (README, "Rate limits"); the new budgets apply from the next request. */
+/** Replaces a tenant's rate limits (docs/guide.md, "Rate limits"); the new budgets apply from the next request. */
 export function setRateLimits(
   runtime: Runtime,
   tenantId: string,

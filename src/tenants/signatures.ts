@@ -2,7 +2,7 @@ import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'no
 import { ApiError } from '../contract/errors.js';
 import { SIGN_PARAM, TIMESTAMP_PARAM, PUBLIC_TOKEN_PARAM, isQuerySigned } from '../client/signing.js';
 
-/** A signature is valid this many seconds either side of the server's clock (README, "Signed requests"). */
+/** A signature is valid this many seconds either side of the server's clock (docs/guide.md, "Signed requests"). */
 export const SIGNATURE_WINDOW_S = 300;
 
 /** Query keys that shape the response: on a signed POST they belong in the (signed) body. */

@@ -1,5 +1,5 @@
 /**
- * Embedders turn item and query texts into vectors (README, "Vectors and search"): one interface for the
+ * Embedders turn item and query texts into vectors (docs/guide.md, "Vectors and search"): one interface for the
  * built-in hashing embedder and for a transformers model read from a local directory.
  */
 

@@ -25,7 +25,7 @@ export interface IndexerEvents {
 }
 
 /**
- * Embeds items in the background (README, "Vectors and search"): upserts and template changes name the
+ * Embeds items in the background (docs/guide.md, "Vectors and search"): upserts and template changes name the
  * items to look at, and the indexer renders each one's text, embeds those whose text changed, in
  * batches, and sets their vectors in the serving state. Ingestion never waits for it; an item's vector
  * follows its upsert within seconds.
@@ -195,8 +195,7 @@ export class VectorIndexer {
   }
 
   /**
-   * Looks at a change's items, a batch per turn, and embeds those whose text changed (README, "Vectors
-   * and search"). When they are more than the delta has room for, as in a bulk load, none is embedded
+   * Looks at a change's items, a batch per turn, and embeds those whose text changed (docs/guide.md, "Vectors and search"). When they are more than the delta has room for, as in a bulk load, none is embedded
    * here: all of them wait for the vectors build, which embeds each once, rather than some of them twice
    * (here, then again in the build, which reuses only its previous version's vectors). When embedding
    * fails, the change's items wait for the build too. Whether any vector was set, or an item was left

@@ -1,7 +1,7 @@
 import type { EmbeddingTemplate } from '../contract/vectors.js';
 
 /**
- * The template of a tenant that has none (README, "Vectors and search"): search and similar-products work
+ * The template of a tenant that has none (docs/guide.md, "Vectors and search"): search and similar-products work
  * before any template is written.
  */
 const BUILT_IN_TEMPLATE = '{name} {category} {description}';

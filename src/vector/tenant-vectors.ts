@@ -25,7 +25,7 @@ export interface VectorBase {
   /**
    * Where the rows are, when they are not in `matrix`: a base searched through HNSW reads the few rows a
    * request needs (its seeds', the candidates it rescores) from the artifact's file, rather than holding
-   * rows × 1.5 KB in memory (README, "Memory"). Each thread opens it for itself.
+   * rows × 1.5 KB in memory (docs/memory.md). Each thread opens it for itself.
    */
   matrixFile?: string;
   /** HNSW index files over the rows, keyed by row, per quantization; none: searched exactly. */
@@ -66,7 +66,7 @@ export interface VectorMatches {
 const D = VECTOR_DIMENSIONS;
 
 /**
- * The most rows a tenant's delta takes (README, "Vectors and search"): 30 MB in each thread that holds
+ * The most rows a tenant's delta takes (docs/guide.md, "Vectors and search"): 30 MB in each thread that holds
  * it. Items that find it full wait for the vectors build, so a bulk load (a first feed sync of 100,000
  * items) does not hold 1.5 KB per item twice over until that build.
  */
@@ -90,7 +90,7 @@ function ranked(found: { id: number; score: number }[], want: number): VectorMat
 }
 
 /**
- * A tenant's item vectors, by dense item id (README, "Vectors and search"): the base, built by the
+ * A tenant's item vectors, by dense item id (docs/guide.md, "Vectors and search"): the base, built by the
  * vectors job and loaded from its artifact (searched with its HNSW index when it has one, else exactly),
  * and the delta, the items embedded by the daemon since, searched exactly. An item has at most one live
  * row; a row it no longer owns (its text changed, it left the index) is skipped by searches until the next

@@ -140,7 +140,7 @@ describe('batch models through the daemon', () => {
     try {
       const headers = tenantHeaders(await createTenant(daemon.url, 'loadshop'));
       // Ten users who each view 500 of 1,000 items: models larger than those the daemon maps on its
-      // event loop (README, "Batch models"), so that the loading thread loads them.
+      // event loop (docs/batch-models.md), so that the loading thread loads them.
       const interactions = Array.from({ length: 5_000 }, (_, i) => ({
         userId: `u${i % 10}`,
         itemId: `i${((i % 10) * 100 + Math.floor(i / 10)) % 1_000}`,

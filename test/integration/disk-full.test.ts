@@ -17,7 +17,7 @@ import {
 } from '../support/daemon-process.js';
 
 /**
- * A full disk under the data dir (README, "Errors", "Health and metrics"): the daemon's data dir is a
+ * A full disk under the data dir (docs/errors.md; docs/configuration.md, "Health and metrics"): the daemon's data dir is a
  * small tmpfs of its own, filled with a file the test removes again. Writes refused meanwhile answer 507
  * INSUFFICIENT_STORAGE and store nothing; readiness and the metrics say so; once space returns, writes
  * succeed again without a restart, and every acknowledged event is there, before and after a restart.

@@ -11,12 +11,13 @@ import {
 } from '../support/daemon-process.js';
 
 /**
- * docs/guide.md runs as written. Every ```sh block of the guide runs, in order, in one bash session
+ * docs/guide.md and the README's tour run as written. Every ```sh block of the guide (of the README: of
+ * its section "A ten-minute tour") runs, in order, in one bash session
  * (`set -euo pipefail`, so exports carry over and the first failing command stops the run), from the
  * repository's directory (where `npm start` runs and `nextrec/client` resolves to this package), against
  * a daemon started as `npm start` starts it: `serve --demo`, with no NEXTREC_ADMIN_KEY, so that it
- * writes admin.key as a first start does. Two things differ, and the script substitutes them in the
- * guide's text and nowhere else:
+ * writes admin.key as a first start does; each document has a daemon of its own. Two things differ, and
+ * the script substitutes them in the document's text and nowhere else:
  *
  * - the daemon listens on a free port (`--port 0`): `http://127.0.0.1:8080` becomes its URL;
  * - its data dir is a temporary one: `./data` becomes that directory's path.
@@ -24,12 +25,22 @@ import {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const GUIDE = path.join(ROOT, 'docs/guide.md');
+const README = path.join(ROOT, 'README.md');
+const TOUR = '## A ten-minute tour';
 const GUIDE_URL = 'http://127.0.0.1:8080';
 const MARKER = '@@guide-block';
 
 /** The text of every ```sh block, in order. */
 function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]);
+}
+
+/** The ```sh blocks of the README's tour: those of its section, up to the next section. */
+function tourBlocks(readme: string): string[] {
+  const start = readme.indexOf(`\n${TOUR}\n`);
+  expect(start, `README.md has a section "${TOUR.slice(3)}"`).toBeGreaterThan(0);
+  const end = readme.indexOf('\n## ', start + 1);
+  return shellBlocks(readme.slice(start, end < 0 ? undefined : end));
 }
 
 /** The JSON values a block printed one after another (curl adds no newline between answers). */
@@ -68,6 +79,39 @@ function runBash(
   });
 }
 
+/**
+ * Runs `blocks` in one bash session against `daemon`, from the repository's directory, and answers what
+ * each block printed on stdout; throws with the failing block and its output when one fails.
+ */
+async function runBlocks(blocks: string[], daemon: DaemonProcess, scratch: string): Promise<string[]> {
+  const script = [
+    'set -euo pipefail',
+    ...blocks.map((block, i) => {
+      const text = block.replaceAll(GUIDE_URL, daemon.url).replace(/\.\/data\b/g, daemon.dataDir);
+      return `printf '\\n${MARKER} %d@@\\n' ${i}\n${text}`;
+    }),
+  ].join('\n');
+  const file = path.join(scratch, 'blocks.sh');
+  writeFileSync(file, `${script}\n`);
+  const { code, stdout, stderr } = await runBash(file, ROOT);
+  const parts = stdout.split(new RegExp(`\\n${MARKER} (\\d+)@@\\n`));
+  const last = parts.length > 1 ? Number(parts[parts.length - 2]) : -1;
+  if (code !== 0) {
+    throw new Error(
+      `block ${last} failed (exit code ${code}):\n${blocks[last]}\nstdout:\n${parts.at(-1)}\nstderr:\n${stderr}`,
+    );
+  }
+  expect(last).toBe(blocks.length - 1);
+  return blocks.map((_, i) => parts[2 * i + 2] ?? '');
+}
+
+/** The JSON answers of the one block of `blocks` that contains `text`. */
+function answersIn(blocks: string[], printed: string[], text: string): unknown[] {
+  const matching = blocks.flatMap((block, i) => (block.includes(text) ? [i] : []));
+  expect(matching, `blocks containing ${text}`).toHaveLength(1);
+  return jsonValues(printed[matching[0]]);
+}
+
 // Any item of a list may be the whole document, a projection or `{ itemId, score }`.
 type Item = { itemId: string; score?: number; category?: string; attributes?: Record<string, unknown> };
 type Answer = { items: Item[]; count: number; algorithm: string; scenario?: string; [key: string]: unknown };
@@ -97,33 +141,10 @@ describe('docs/guide.md', () => {
   });
 
   it('runs every shell block in one session, each curl answered with a 2xx', async () => {
-    const script = [
-      'set -euo pipefail',
-      ...blocks.map((block, i) => {
-        const text = block.replaceAll(GUIDE_URL, daemon.url).replace(/\.\/data\b/g, daemon.dataDir);
-        return `printf '\\n${MARKER} %d@@\\n' ${i}\n${text}`;
-      }),
-    ].join('\n');
-    const file = path.join(scratch, 'guide.sh');
-    writeFileSync(file, `${script}\n`);
-    const { code, stdout, stderr } = await runBash(file, ROOT);
-    const parts = stdout.split(new RegExp(`\\n${MARKER} (\\d+)@@\\n`));
-    const last = parts.length > 1 ? Number(parts[parts.length - 2]) : -1;
-    if (code !== 0) {
-      throw new Error(
-        `block ${last} failed (exit code ${code}):\n${blocks[last]}\nstdout:\n${parts.at(-1)}\nstderr:\n${stderr}`,
-      );
-    }
-    expect(last).toBe(blocks.length - 1);
-    printed = blocks.map((_, i) => parts[2 * i + 2] ?? '');
+    printed = await runBlocks(blocks, daemon, scratch);
   });
 
-  /** The JSON answers of the one block that contains `text`. */
-  function answersOf(text: string): unknown[] {
-    const matching = blocks.flatMap((block, i) => (block.includes(text) ? [i] : []));
-    expect(matching, `blocks containing ${text}`).toHaveLength(1);
-    return jsonValues(printed[matching[0]]);
-  }
+  const answersOf = (text: string) => answersIn(blocks, printed, text);
   const answerOf = (text: string) => answersOf(text).at(-1) as Answer;
 
   it('answers what the guide says', () => {
@@ -231,5 +252,72 @@ describe('docs/guide.md', () => {
     expect(answerOf('/experiments/home-test/results')).toMatchObject({
       variants: [{ scenario: 'home' }, { scenario: 'home-b' }],
     });
+  });
+});
+
+describe('README.md, "A ten-minute tour"', () => {
+  const blocks = tourBlocks(readFileSync(README, 'utf8'));
+  let daemon: DaemonProcess;
+  let scratch: string;
+  let printed: string[] = [];
+
+  beforeAll(async () => {
+    daemon = await startDaemonProcess({ args: ['--demo'], env: { NEXTREC_ADMIN_KEY: '' } });
+    scratch = tempDataDir();
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    if (daemon) removeDataDir(daemon.dataDir);
+    if (scratch) removeDataDir(scratch);
+  });
+
+  it('says to fail on an error answer in every curl', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    const curls = blocks.flatMap((block) => block.split('\n')).filter((line) => /\bcurl\s/.test(line));
+    expect(curls.length).toBeGreaterThanOrEqual(8);
+    for (const line of curls) expect(line).toContain('curl -s --fail-with-body');
+  });
+
+  it('runs every shell block of the tour in one session, each curl answered with a 2xx', async () => {
+    printed = await runBlocks(blocks, daemon, scratch);
+  });
+
+  it('answers what the tour says: ingestion, three lists, a scenario, the analytics', () => {
+    expect(printed).toHaveLength(blocks.length);
+    const answersOf = (text: string) => answersIn(blocks, printed, text);
+    expect(answersOf('/health/ready')).toEqual([expect.objectContaining({ status: 'ready' })]);
+    expect(answersOf('/ingestion/items')).toEqual([{ upserted: 1 }, { accepted: 3 }]);
+
+    const [userToItem, itemToItem, recent] = answersOf('"logicType":"user-to-item"') as Answer[];
+    expect(userToItem).toMatchObject({ algorithm: 'weighted-history', count: 5 });
+    for (const item of userToItem.items) {
+      expect(item).toEqual({
+        itemId: expect.any(String),
+        score: expect.any(Number),
+        category: expect.any(String),
+        attributes: { name: expect.any(String) },
+      });
+    }
+    expect(itemToItem).toMatchObject({ algorithm: 'co-occurrence', count: 5 });
+    for (const item of itemToItem.items) {
+      expect(item.attributes).toEqual({ name: expect.any(String), price: expect.any(Number) });
+    }
+    // What the shopper just viewed (both views arrived in one batch, at one time).
+    expect(recent).toMatchObject({ algorithm: 'recently-viewed' });
+    expect(recent.items.map((item) => item.itemId).sort()).toEqual(['sku-002871', 'sku-tour-01']);
+
+    const [scenario, list] = answersOf('"slug": "tour-home"') as [Record<string, unknown>, Answer];
+    expect(scenario).toMatchObject({ slug: 'tour-home', logicType: 'user-to-item' });
+    expect(list).toMatchObject({ scenario: 'tour-home', count: 6 });
+    const perCategory = new Map<string, number>();
+    for (const item of list.items) {
+      expect(item.attributes!.stock).toBeGreaterThan(0);
+      expect(item.attributes!.price).toBeLessThan(150);
+      perCategory.set(item.category!, (perCategory.get(item.category!) ?? 0) + 1);
+    }
+    expect(Math.max(...perCategory.values())).toBeLessThanOrEqual(2);
+
+    // The demo's 3,000 items and the tour's.
+    expect(answersOf('/analytics/summary')).toEqual([expect.objectContaining({ items: 3001 })]);
   });
 });

@@ -13,7 +13,7 @@ import {
 } from '../support/daemon-process.js';
 
 /**
- * A campaign of malformed requests against the real daemon (README, "Errors"): JSON bodies with lone
+ * A campaign of malformed requests against the real daemon (docs/errors.md): JSON bodies with lone
  * surrogates, odd escapes, odd JSONPath and wrong types on every route that takes a body, and ids with
  * percent-encoded surrogates in paths and queries. No answer is a 5xx, every string that is not valid
  * Unicode is 400 INVALID_BODY, and what was stored before is intact.

@@ -9,7 +9,7 @@ import {
 } from '../support/daemon-process.js';
 
 /**
- * Many small tenants writing at once (README, "Batch models"): each one's model effects show within the
+ * Many small tenants writing at once (docs/batch-models.md): each one's model effects show within the
  * contract's 5 s of its last write, however many others wait for builds.
  */
 const TENANTS = 100;

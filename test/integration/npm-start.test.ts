@@ -35,7 +35,7 @@ function descendants(pid: number): number[] {
 
 const alive = (pid: number) => existsSync(`/proc/${pid}`);
 
-/** `npm start` (README, "Quick start") in its own process group, on a temporary data dir and a free port. */
+/** `npm start` (README.md, "Quick start") in its own process group, on a temporary data dir and a free port. */
 async function npmStart() {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
@@ -83,7 +83,7 @@ describe('npm start', () => {
       const deadline = Date.now() + PATIENCE_MS;
       while (processes.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(started.output()).toContain('"msg":"shutting down"');
-      // daemon.json names "the running daemon" (README, "Configuration"): a daemon that stopped removes it.
+      // daemon.json names "the running daemon" (docs/configuration.md): a daemon that stopped removes it.
       expect(existsSync(started.daemonFile)).toBe(false);
       expect(processes.filter(alive)).toEqual([]);
     } finally {

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../../src/server/openapi/operations.js';
+import { OPERATIONS } from '../../src/server/openapi/document.js';
 import { removeDataDir, startDaemonProcess, type DaemonProcess } from '../support/daemon-process.js';
 import { mismatch } from '../support/openapi-check.js';
 

@@ -20,7 +20,7 @@ async function logOf(launch: 'bin' | 'plain node'): Promise<string> {
   return daemon.output();
 }
 
-describe('nextrec\'s V8 flags (README, "Memory")', () => {
+describe("nextrec's V8 flags (docs/memory.md)", () => {
   it('are the ones bin/run.js starts node with, and npm start too', () => {
     const [firstLine] = readFileSync(BIN, 'utf8').split('\n');
     expect(firstLine).toBe(`#!/usr/bin/env -S node ${PROCESS_V8_FLAGS.join(' ')}`);

@@ -1,7 +1,7 @@
 /**
  * How long one wait for something the contract gives no bound to (a daemon's start, a model build, an
  * answer recorded for analytics) lasts before the test fails. Builds and model loads run at the lowest
- * CPU priority (README, "Batch models"): beside two CPU-bound programs on 2 cores, a daemon's first
+ * CPU priority (docs/batch-models.md): beside two CPU-bound programs on 2 cores, a daemon's first
  * build of 200 interactions took 6 to 7 minutes to serve, against 2 to 3 seconds on a quiet machine.
  */
 export const PATIENCE_MS = 10 * 60_000;

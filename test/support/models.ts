@@ -15,8 +15,7 @@ export async function metricSamples(url: string, name: string): Promise<Map<stri
 }
 
 /**
- * The version of the tenant's model that serves, and the rows it was not built from (README, "Health and
- * metrics"); each undefined when the daemon has none.
+ * The version of the tenant's model that serves, and the rows it was not built from (docs/configuration.md, "Health and metrics"); each undefined when the daemon has none.
  */
 export async function modelProgress(
   url: string,
@@ -51,8 +50,7 @@ export async function modelCaughtUp(url: string, tenantId: string, model = 'cooc
 
 /**
  * Waits until every tenant's `model` serving was built from every interaction the tenant has: no build of
- * it is due for any tenant (the builds of a model wait in one line, a tenant at a time: README, "Batch
- * models").
+ * it is due for any tenant (the builds of a model wait in one line, a tenant at a time: docs/batch-models.md).
  */
 export async function everyModelCaughtUp(url: string, model = 'cooccurrence'): Promise<void> {
   await eventually(async () => {

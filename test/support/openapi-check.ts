@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 
 /**
- * Checks a real answer of a daemon against the OpenAPI document it serves (README, "The HTTP API"): the
+ * Checks a real answer of a daemon against the OpenAPI document it serves (docs/guide.md, "The HTTP API"): the
  * status must be one the document lists for the operation, and the body must match its schema. Every
  * integration test's `call` goes through it, so the document cannot drift from what the daemon does.
  */

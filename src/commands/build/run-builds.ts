@@ -26,7 +26,7 @@ export async function exportLake(dataDir: string, tenantId?: string): Promise<st
 }
 
 /**
- * `nextrec build …` (README, "Batch models"): exports the lake, builds the models of each tenant and
+ * `nextrec build …` (docs/batch-models.md): exports the lake, builds the models of each tenant and
  * publishes them; a daemon on the same data dir swaps them in. Exit code 0 when every tenant's models
  * were built, else 1 with a line per failed tenant.
  */

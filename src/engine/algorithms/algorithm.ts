@@ -7,7 +7,7 @@ export interface Algorithm {
   readonly name: string;
   readonly description: string;
   readonly logicTypes: readonly LogicType[];
-  /** The batch models it ranks from (README, "Batch models"). */
+  /** The batch models it ranks from (docs/batch-models.md). */
   readonly models: readonly ModelName[];
   /** Whether stage 4 multiplies the algorithm's own candidates by the geo lift. */
   readonly geoLift: boolean;

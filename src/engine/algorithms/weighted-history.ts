@@ -9,7 +9,7 @@ import { scoreNeighbours } from './neighbour-scores.js';
 /**
  * A history event counts half as much this long after it happened: late events lead a little, and the
  * whole 30-day window counts (an event 30 days old keeps 79% of its weight). Shorter half-lives cost
- * NDCG@10 on both shared datasets (README, "Evaluation").
+ * NDCG@10 on both shared datasets (docs/batch-models.md, "Evaluation").
  */
 export const HALF_LIFE_MS = 90 * DAY_MS;
 
@@ -53,7 +53,7 @@ export function weighHistory(context: PipelineContext): { seeds: number[]; seedW
 /**
  * The user's 30-day history, each item weighted by its events' type weights and recency, through the
  * tenant's item-item model: EASE weights where an EASE model is built (it covers the most used items;
- * README, "Batch models"), co-occurrence neighbours otherwise; popularity fills the rest.
+ * docs/batch-models.md), co-occurrence neighbours otherwise; popularity fills the rest.
  */
 export const weightedHistory: Algorithm = {
   name: 'weighted-history',

@@ -196,7 +196,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     scenario = tenant.config.scenarios.get(request.scenario);
     if (!scenario) throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${request.scenario}' does not exist`);
   }
-  // A running experiment on the scenario serves the user's variant instead (README, "Experiments").
+  // A running experiment on the scenario serves the user's variant instead (docs/guide.md, "Analytics and experiments").
   let assignment: Assignment | undefined;
   if (scenario && !request.search)
     ({ scenario, assignment } = assignScenario(tenant.config, scenario, request.userId));

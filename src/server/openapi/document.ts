@@ -4,15 +4,68 @@ import { z } from 'zod';
 import { ERROR_STATUS, reasonPhrase, type ErrorCode } from '../../contract/errors.js';
 import { VERSION } from '../../version.js';
 import { SCOPE, type CallerKind, type RouteAccess } from '../plugins/auth.js';
-import { OPERATIONS, TAGS, type OperationDoc } from './operations.js';
+import { TAGS, type OperationDoc, type Operations } from './operation.js';
+import { openapi as metrics } from '../plugins/metrics.openapi.js';
+import { openapi as analytics } from '../routes/analytics.openapi.js';
+import { openapi as auth } from '../routes/auth.openapi.js';
+import { openapi as catalog } from '../routes/catalog.openapi.js';
+import { openapi as experiments } from '../routes/experiments.openapi.js';
+import { openapi as feeds } from '../routes/feeds.openapi.js';
+import { openapi as health } from '../routes/health.openapi.js';
+import { openapi as identity } from '../routes/identity.openapi.js';
+import { openapi as ingestion } from '../routes/ingestion.openapi.js';
+import { openapi as lake } from '../routes/lake.openapi.js';
+import { openapi as memory } from '../routes/memory.openapi.js';
+import { openapi as recommendations } from '../routes/recommendations.openapi.js';
+import { openapi as rules } from '../routes/rules.openapi.js';
+import { openapi as scenarios } from '../routes/scenarios.openapi.js';
+import { openapi as segmentations } from '../routes/segmentations.openapi.js';
+import { openapi as tenants } from '../routes/tenants.openapi.js';
+import { openapi as vectors } from '../routes/vectors.openapi.js';
 
 /**
- * The OpenAPI document the daemon serves at `/openapi.json` and `/docs` (README, "The HTTP API"): each
- * route's schemas, what OPERATIONS says of it, the credentials it takes (from its access and kinds, as
- * the auth plugin applies them) and every error status it may answer, with the contract's error body.
+ * The OpenAPI document the daemon serves at `/openapi.json` and `/docs` (docs/guide.md, "The HTTP API"): each
+ * route's schemas, what its entry in OPERATIONS says of it, the credentials it takes (from its access and
+ * kinds, as the auth plugin applies them) and every error status it may answer, with the contract's
+ * error body.
  */
 
-/** The security schemes, one per way of sending a credential (README, "Credentials"). */
+/**
+ * Every documented operation, by `METHOD /path`: the entries each module of routes keeps beside it (its
+ * `openapi` export, in `<module>.openapi.ts`), gathered here. An operation documented twice is a mistake.
+ */
+export const OPERATIONS: Operations = gather([
+  health,
+  metrics,
+  memory,
+  lake,
+  tenants,
+  ingestion,
+  catalog,
+  feeds,
+  recommendations,
+  vectors,
+  scenarios,
+  rules,
+  segmentations,
+  experiments,
+  identity,
+  analytics,
+  auth,
+]);
+
+function gather(modules: Operations[]): Operations {
+  const all: Operations = {};
+  for (const operations of modules) {
+    for (const [key, doc] of Object.entries(operations)) {
+      if (key in all) throw new Error(`the OpenAPI document has two entries for ${key}`);
+      all[key] = doc;
+    }
+  }
+  return all;
+}
+
+/** The security schemes, one per way of sending a credential (docs/guide.md, "Credentials"). */
 const SECURITY_SCHEMES = {
   operatorKey: {
     type: 'apiKey',
@@ -39,7 +92,7 @@ const SECURITY_SCHEMES = {
     in: 'header',
     name: 'X-Hmac-Sign',
     description:
-      'A request signed with the private token: the lowercase hex HMAC-SHA256 of the request, with its signing time in unix seconds. A GET carries both in its query string, `hmac_timestamp` and `hmac_sign` (headers are refused there); other methods send them as the headers X-Hmac-Timestamp and X-Hmac-Sign, or as the same two query parameters. See the README, "Signed requests".',
+      'A request signed with the private token: the lowercase hex HMAC-SHA256 of the request, with its signing time in unix seconds. A GET carries both in its query string, `hmac_timestamp` and `hmac_sign` (headers are refused there); other methods send them as the headers X-Hmac-Timestamp and X-Hmac-Sign, or as the same two query parameters. See docs/guide.md, "Signed requests".',
   },
   publicToken: {
     type: 'apiKey',
@@ -124,7 +177,9 @@ function transform(input: TransformInput): ReturnType<typeof jsonSchemaTransform
   const schema = (input.schema ?? {}) as Record<string, unknown> & { response?: Record<string, unknown> };
   if (!doc) {
     if (schema.hide || method === 'HEAD') return jsonSchemaTransform(input);
-    throw new Error(`the OpenAPI document has no entry for ${key} (src/server/openapi/operations.ts)`);
+    throw new Error(
+      `the OpenAPI document has no entry for ${key} (an \`openapi\` export beside its route, in <module>.openapi.ts)`,
+    );
   }
   const access = input.route.config?.access ?? 'tenant';
   const facts: RouteFacts = {

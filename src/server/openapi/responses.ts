@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The bodies routes answer, for the OpenAPI document only (README, "The HTTP API"): the routes serialize
+ * The bodies routes answer, for the OpenAPI document only (docs/guide.md, "The HTTP API"): the routes serialize
  * their answers themselves. Objects are loose (an answer may carry more than is listed here); the
  * integration tests check every real answer against them, so they cannot drift.
  */

@@ -34,7 +34,7 @@ export type RouteAccess = 'public' | 'operator' | 'tenant';
 /** How a caller proved who it is: a stored credential kind, or a bearer token (JWT). */
 export type CallerKind = CredentialKind | 'jwt';
 
-/** Which credential kinds may call a tenant route (README, "Credentials and scopes"). */
+/** Which credential kinds may call a tenant route (docs/guide.md, "Credentials"). */
 export const SCOPE = {
   /** Every tenant route by default: all but the public token. */
   tenant: ['api', 'private', 'jwt'],

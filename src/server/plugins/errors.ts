@@ -106,7 +106,7 @@ export function toApiError(error: unknown): ApiError | undefined {
 }
 
 /**
- * A full disk under the data dir (README, "Errors"): 507 INSUFFICIENT_STORAGE. A write that fails on it
+ * A full disk under the data dir (docs/errors.md): 507 INSUFFICIENT_STORAGE. A write that fails on it
  * was rolled back (the store's transaction, the interactions log's append), so nothing of it is stored.
  * `diskFull`: the daemon knows the disk is full, so DuckDB's refusal after a checkpoint that could not
  * write (until the store is opened again, which the store does by itself; `storeDown` meanwhile) is the

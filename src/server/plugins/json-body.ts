@@ -7,7 +7,7 @@ import type { RepeatedBodies } from '../repeated-bodies.js';
 import { deferParseError, holdSignedBody } from './auth.js';
 
 /**
- * How deeply objects and arrays of a JSON body may nest, the body itself being level 1 (README, "Errors":
+ * How deeply objects and arrays of a JSON body may nest, the body itself being level 1 (docs/errors.md:
  * the limits of a request).
  */
 export const JSON_DEPTH_LIMIT = 64;

@@ -56,7 +56,7 @@ export interface MetricsPluginOptions {
 }
 
 /**
- * Prometheus metrics (README, "Health and metrics"): every answered request is observed by its route
+ * Prometheus metrics (docs/configuration.md, "Health and metrics"): every answered request is observed by its route
  * pattern, method and status class; `GET /metrics` takes the operator key, and with a metrics port the
  * same text is also served there without credentials (bound to the daemon's host, opened and closed with
  * the app).

@@ -6,7 +6,7 @@ const WINDOW_MS = 60_000;
 
 /**
  * Per-credential request budgets (requests per minute) that a tenant's operator may set, off by default
- * (README, "Rate limits"). One budget per tenant and credential kind: every JWT of a tenant shares one.
+ * (docs/guide.md, "Rate limits"). One budget per tenant and credential kind: every JWT of a tenant shares one.
  * Counting is @fastify/rate-limit's (registered by the app with `global: false`); it runs only for
  * callers whose tenant set a budget for their kind, so unlimited tenants pay nothing for it.
  */

@@ -5,7 +5,7 @@ import { isWarmUp } from '../warm-up-request.js';
 
 /**
  * What must be done before the daemon serves: its state loaded from the store, its built models loaded,
- * and ranking warmed up (README, "Health and metrics").
+ * and ranking warmed up (docs/configuration.md, "Health and metrics").
  */
 export type ReadinessCheck = 'state' | 'models' | 'warmup';
 

@@ -5,7 +5,7 @@ import { issueToken } from '../../tenants/jwt.js';
 import { SCOPE } from '../plugins/auth.js';
 
 export async function authRoutes(app: FastifyInstance): Promise<void> {
-  // A token is issued for the API key's tenant; a token cannot issue another (README, "Bearer tokens").
+  // A token is issued for the API key's tenant; a token cannot issue another (docs/guide.md, "API key and JWT").
   app.post(
     '/auth/token',
     { config: { kinds: SCOPE.apiKey }, schema: { body: TOKEN_BODY, response: { 200: TOKEN_RESULT } } },

@@ -4,7 +4,7 @@ import type { ConfigDocument } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { SCOPE } from '../plugins/auth.js';
 
-// Every tenant credential but the public token may manage configuration (README, "Credentials and scopes").
+// Every tenant credential but the public token may manage configuration (docs/guide.md, "Credentials").
 export const CONFIG_ROUTE = { kinds: SCOPE.tenant };
 
 /** The path parameter naming one resource: the resource's key, as its URL shows it. */

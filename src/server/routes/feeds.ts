@@ -23,7 +23,7 @@ function checkPathId(body: unknown, id: string): void {
   ]);
 }
 
-/** Catalog feeds (README, "Catalog feeds"). */
+/** Catalog feeds (docs/guide.md, "Catalog feeds"). */
 export async function feedRoutes(app: FastifyInstance): Promise<void> {
   const feeds = app.runtime.feeds;
   const config = CONFIG_ROUTE;

@@ -6,10 +6,10 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
     status: 'ok',
     version: VERSION,
     uptimeS: Math.floor((Date.now() - app.startedAt) / 1000),
-    // Which embedder vector search uses (README, "Vectors and search").
+    // Which embedder vector search uses (docs/guide.md, "Vectors and search").
     embedder: { kind: app.runtime.vectors.embedder.kind, model: app.runtime.vectors.embedder.model },
   }));
-  // Readiness (README, "Health and metrics"): 200 once the state and the built models are loaded and
+  // Readiness (docs/configuration.md, "Health and metrics"): 200 once the state and the built models are loaded and
   // ranking is warmed up, 503
   // NOT_READY saying what is not, until then and again while the daemon stops. A full disk is reported
   // (`disk: "full"`) but keeps the daemon ready: it still serves every read, and its writes resume by

@@ -9,7 +9,7 @@ export interface MemoryRouteOptions {
 }
 
 /**
- * `GET /debug/memory` (operator key; README, "Memory"): where the daemon's memory is, for sizing and
+ * `GET /debug/memory` (operator key; docs/memory.md): where the daemon's memory is, for sizing and
  * for bench/memory. Its fields beyond the documented ones follow the implementation.
  */
 export async function memoryRoutes(app: FastifyInstance, options: MemoryRouteOptions): Promise<void> {

@@ -72,7 +72,7 @@ describe('renderList', () => {
     expect([...body.matchAll(/"score":([^}]*)\}/g)].map((match) => match[1])).toEqual(scores.map(String));
   });
 
-  it('scores, each seen once, leave nothing behind in the old generation (README, "Memory")', () => {
+  it('scores, each seen once, leave nothing behind in the old generation (docs/memory.md)', () => {
     const catalog = catalogOf();
     const oldSpace = () =>
       getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')!.space_used_size;

@@ -8,7 +8,7 @@ import { Store } from '../../../src/store/database.js';
 import { storedEventIds, storedInteraction } from '../../support/temp-store.js';
 
 /**
- * The store on a full disk (README, "Health and metrics"): a checkpoint that cannot write the store file
+ * The store on a full disk (docs/configuration.md, "Health and metrics"): a checkpoint that cannot write the store file
  * makes DuckDB refuse every statement until the file is opened again. The store opens it again by itself,
  * keeps what was committed, and takes writes again once space returns. The data dir is a small tmpfs
  * (CI runs as root); a filler file takes its room.

@@ -1,0 +1,69 @@
+import { AT, USER_EXAMPLE } from '../openapi/examples.js';
+import * as R from '../openapi/responses.js';
+import type { Operations } from '../openapi/operation.js';
+
+const ITEM_EXAMPLE = {
+  externalId: 'sku-1',
+  category: 'shoes',
+  attributes: { name: 'Trail runner', price: 89 },
+  expiresAt: null,
+  available: true,
+  feedManaged: false,
+  createdAt: AT,
+  updatedAt: AT,
+};
+
+const SETTINGS_EXAMPLE = {
+  fieldMapper: {},
+  dimensions: [],
+  freshness: { keyPath: null, type: 'date', fallbackToCreatedAt: true },
+  userProvisioningModes: ['on_first_known_interaction'],
+};
+
+/**
+ * What the OpenAPI document says of the routes of catalog.ts beyond their schemas (docs/guide.md,
+ * "The HTTP API"); src/server/openapi/document.ts gathers the entries of every module into the document.
+ */
+export const openapi: Operations = {
+  'GET /catalog/items': {
+    id: 'listItems',
+    tag: 'Catalog',
+    summary: 'List the items',
+    description: 'The stored items a page at a time (`page`, `limit` up to 1,000), with the total.',
+    body: R.ITEM_PAGE,
+    answer: { data: [ITEM_EXAMPLE], page: 1, limit: 50, total: 1 },
+  },
+  'GET /catalog/items/:externalId': {
+    id: 'getItem',
+    tag: 'Catalog',
+    summary: 'Get an item',
+    description: 'One stored item; 404 when the catalog does not hold it.',
+    body: R.ITEM,
+    answer: ITEM_EXAMPLE,
+  },
+  'GET /catalog/users': {
+    id: 'listUsers',
+    tag: 'Catalog',
+    summary: 'List the users',
+    description: 'The stored users a page at a time (`page`, `limit`), with the total.',
+    body: R.USER_PAGE,
+    answer: { data: [USER_EXAMPLE], page: 1, limit: 50, total: 1 },
+  },
+  'GET /catalog/tenant-settings': {
+    id: 'getTenantSettings',
+    tag: 'Catalog',
+    summary: 'Get the tenant settings',
+    description: 'Every setting: fieldMapper, dimensions, freshness, userProvisioningModes and the rest.',
+    body: R.SETTINGS,
+    answer: SETTINGS_EXAMPLE,
+  },
+  'PUT /catalog/tenant-settings': {
+    id: 'updateTenantSettings',
+    tag: 'Catalog',
+    summary: 'Update the tenant settings',
+    description: 'Partial: the fields sent replace those fields. API key or JWT only.',
+    body: R.SETTINGS,
+    example: { userProvisioningModes: ['on_first_known_interaction'] },
+    answer: SETTINGS_EXAMPLE,
+  },
+};
