@@ -141,12 +141,29 @@ export class AnswerLog {
     return this.counts.size + this.items.length + this.users.length;
   }
 
-  record(tenantId: string, userId: string | undefined, body: string, ts = Date.now()): void {
-    let summary: AnswerSummary;
+  /**
+   * What the record keeps of an answer, or undefined for one it cannot read: read once per rendered
+   * answer, which the answer cache keeps beside it, so that an answer given again from the cache is
+   * not read again.
+   */
+  summarize(body: string): AnswerSummary | undefined {
     try {
-      summary = summarizeAnswer(body);
+      return summarizeAnswer(body);
     } catch {
-      // Never on the request path: an answer that cannot be read goes unrecorded, and is counted.
+      return undefined;
+    }
+  }
+
+  /** Records an answer given: its text, or what `summarize` read of it. */
+  record(
+    tenantId: string,
+    userId: string | undefined,
+    answer: string | AnswerSummary,
+    ts = Date.now(),
+  ): void {
+    const summary = typeof answer === 'string' ? this.summarize(answer) : answer;
+    // Never on the request path: an answer that cannot be read goes unrecorded, and is counted.
+    if (summary === undefined) {
       this.dropped++;
       return;
     }

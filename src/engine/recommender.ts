@@ -1,3 +1,4 @@
+import type { AnswerSummary } from '../analytics/answer-summary.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
 import { algorithmOfAnswer, newRecommId } from './recomm-id.js';
@@ -12,7 +13,10 @@ const UNRECORDED_CACHE: ResultCacheOptions = { maxBytes: 4 * 1024 * 1024, ttlMs:
 
 /** Where the answers given are recorded (analytics' AnswerLog). */
 export interface AnswerRecorder {
-  record(tenantId: string, userId: string | undefined, body: string): void;
+  /** What the record keeps of a rendered answer (undefined: it cannot read it), kept by the cache too. */
+  summarize(body: string): AnswerSummary | undefined;
+  /** The answer's text, or what `summarize` read of it. */
+  record(tenantId: string, userId: string | undefined, answer: string | AnswerSummary): void;
 }
 
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
@@ -63,26 +67,36 @@ export class Recommender {
     const projection = resolveProjection(request.projection);
     if (request.noCache) {
       this.ranker.rank(tenant, request, projection, now, (outcome) =>
-        done(outcome instanceof Error ? outcome : this.answered(tenant, request, outcome)),
+        done(
+          outcome instanceof Error
+            ? outcome
+            : this.answered(tenant, request, outcome, this.answers?.summarize(outcome)),
+        ),
       );
       return;
     }
     const key = this.cache.key(tenant, request, projection.key);
-    const cached = this.cache.get(key, tenant, now);
-    if (cached !== undefined) return done(this.answered(tenant, request, cached));
+    const cached = this.cache.lookup(key, tenant, now);
+    if (cached !== undefined) return done(this.answered(tenant, request, cached.body, cached.summary));
     // The state as the ranker sees it: it may change before the list comes back.
     const stamp = this.cache.stamp(tenant, request.userId, now);
     this.ranker.rank(tenant, request, projection, now, (outcome) => {
       if (outcome instanceof Error) return done(outcome);
-      this.cache.set(key, stamp, outcome);
-      done(this.answered(tenant, request, outcome));
+      const summary = this.answers?.summarize(outcome);
+      this.cache.set(key, stamp, outcome, summary);
+      done(this.answered(tenant, request, outcome, summary));
     });
   }
 
   /** The answer with a recommId of its own (naming its algorithm), recorded. */
-  private answered(tenant: TenantState, request: RecommendationRequest, body: string): string {
+  private answered(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    body: string,
+    summary?: AnswerSummary,
+  ): string {
     const recommId = newRecommId(algorithmOfAnswer(body));
-    this.answers?.record(tenant.tenantId, request.userId, body);
+    this.answers?.record(tenant.tenantId, request.userId, summary ?? body);
     return withRecommId(body, recommId);
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { normalizeCountry } from '../geo/countries.js';
+import type { AnswerSummary } from '../analytics/answer-summary.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { MAX_STALENESS_MS } from './counts-derived.js';
 import type { RecommendationRequest } from './request.js';
@@ -18,14 +19,26 @@ export interface CacheStamp {
   historyVersion: number;
 }
 
-interface Entry extends CacheStamp {
+export interface CachedAnswer {
   /** The rendered answer, without its recommId. */
   body: string;
+  /** What the record of answers keeps of it (AnswerRecorder), read once. */
+  summary?: AnswerSummary;
 }
+
+type Entry = CacheStamp & CachedAnswer;
 
 export interface ResultCacheOptions {
   maxBytes: number;
   ttlMs: number;
+}
+
+/** What a summary adds to an entry: its object, and its item ids (two bytes a character at most). */
+function summarySize(summary: AnswerSummary | undefined): number {
+  if (!summary) return 0;
+  let size = 128;
+  for (const id of summary.itemIds) size += 32 + id.length * 2;
+  return size;
 }
 
 /** Numbers given to objects, each once (see `identityNumber`). */
@@ -61,8 +74,9 @@ export class ResultCache {
     this.lru = new LRUCache<string, Entry>({
       maxSize: options.maxBytes,
       ttl: options.ttlMs,
-      // Two bytes per character: the most a string takes.
-      sizeCalculation: (entry, key) => 256 + (key.length + entry.body.length) * 2,
+      // Two bytes per character: the most a string takes; a summary's item ids besides the answer.
+      sizeCalculation: (entry, key) =>
+        256 + (key.length + entry.body.length) * 2 + summarySize(entry.summary),
     });
   }
 
@@ -100,6 +114,11 @@ export class ResultCache {
   }
 
   get(key: string, tenant: TenantState, now: number): string | undefined {
+    return this.lookup(key, tenant, now)?.body;
+  }
+
+  /** The fresh entry of `key`, the answer's summary with it. */
+  lookup(key: string, tenant: TenantState, now: number): CachedAnswer | undefined {
     // Events leave the geo window with time alone; ranking drops them as it reads the counters, but
     // ranking may run elsewhere (WorkerRanker), and a stream of cache hits ranks nothing. Before the
     // lookup, so that the stamp of a miss (taken next) is as current as the check of a hit.
@@ -120,7 +139,7 @@ export class ResultCache {
       (entry.geoVersion === tenant.geoCounts.version || now - entry.createdAt < MAX_STALENESS_MS);
     if (fresh) {
       this.hits++;
-      return entry.body;
+      return entry;
     }
     this.misses++;
     this.lru.delete(key);
@@ -153,7 +172,7 @@ export class ResultCache {
     }
   }
 
-  set(key: string, stamp: CacheStamp, body: string): void {
-    this.lru.set(key, Object.assign({}, stamp, { body } satisfies Pick<Entry, 'body'>));
+  set(key: string, stamp: CacheStamp, body: string, summary?: AnswerSummary): void {
+    this.lru.set(key, Object.assign({}, stamp, { body, summary } satisfies CachedAnswer));
   }
 }

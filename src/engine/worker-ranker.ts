@@ -4,6 +4,7 @@ import type { HeapFigures } from '../state/memory.js';
 import { StateChangeLog, type StateChange } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { ResolvedProjection } from './projection.js';
+import { TurnQueue } from './turn-queue.js';
 import { LocalRanker, type Rank, type Ranker, type RankingOutcome } from './ranker.js';
 import type { RecommendationRequest } from './request.js';
 
@@ -15,6 +16,12 @@ import type { RecommendationRequest } from './request.js';
  */
 const REQUESTS_PER_MESSAGE = 8;
 export const ANSWERS_PER_MESSAGE = 4;
+/**
+ * Requests waiting for the ranking thread beyond which the event-loop thread ranks new ones itself, at
+ * the end of its turn: under load the ranking thread is the one that waits longest, while the event-loop
+ * thread has time to spare (docs/benchmarks.md).
+ */
+export const ASSIST_BACKLOG = 16;
 
 export interface RankingRequest {
   tenantId: string;
@@ -98,6 +105,8 @@ export class WorkerRanker implements Ranker {
   private scheduled = false;
   private closing = false;
   private fallback?: LocalRanker;
+  /** Ranks in this thread the requests that come while the ranking thread is backed up. */
+  private readonly assist = new LocalRanker(new TurnQueue());
   private failure?: Error;
   private failureListener?: (error: Error) => void;
   /** Callers waiting for the thread's heap figures. */
@@ -125,6 +134,9 @@ export class WorkerRanker implements Ranker {
     // The replica reads the counts this thread keeps, and expires nothing of them itself.
     tenant.recentCounts.advance(now);
     tenant.geoCounts.advance(now);
+    // This thread's state is the original, with every change the replica has and more.
+    if (this.sent.length + this.queued.length >= ASSIST_BACKLOG)
+      return this.assist.rank(tenant, request, projection, now, done);
     this.queued.push({ tenant, request, projection, now, done });
     if (this.queued.length >= REQUESTS_PER_MESSAGE) this.flush();
     else this.schedule();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LocalRanker, type Rank, type Ranker } from '../../../src/engine/ranker.js';
-import { Recommender } from '../../../src/engine/recommender.js';
+import { summarizeAnswer, type AnswerSummary } from '../../../src/analytics/answer-summary.js';
+import { Recommender, type AnswerRecorder } from '../../../src/engine/recommender.js';
 import { answerNow, buildTenant, request } from '../../support/tenant-fixture.js';
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
@@ -102,5 +103,30 @@ describe('Recommender', () => {
         request({ logicType: 'item-to-item', itemId: 'a', includedProperties: ['attributes.__proto__'] }),
       ),
     ).toThrow(expect.objectContaining({ code: 'UNSAFE_PATH' }));
+  });
+
+  it('reads an answer for its record once: an answer given again from the cache is recorded as read then', () => {
+    const read: string[] = [];
+    const recorded: (string | AnswerSummary)[] = [];
+    const recorder: AnswerRecorder = {
+      summarize: (body) => {
+        read.push(body);
+        return summarizeAnswer(body);
+      },
+      record: (_tenantId, _userId, answer) => recorded.push(answer),
+    };
+    const tenant = tenantOf();
+    const recommender = new Recommender(new LocalRanker(), OPTIONS, recorder);
+    const pdp = request({ logicType: 'item-to-item', itemId: 'a' });
+    const first = parse(answerNow(recommender, tenant, pdp));
+    const again = parse(answerNow(recommender, tenant, pdp));
+    expect(again.items).toEqual(first.items);
+    expect(read).toHaveLength(1);
+    const summary = { itemIds: first.items.map((entry) => entry.itemId), algorithm: 'co-occurrence' };
+    expect(recorded).toEqual([expect.objectContaining(summary), expect.objectContaining(summary)]);
+    // A noCache answer is read each time, and never cached.
+    answerNow(recommender, tenant, request({ logicType: 'item-to-item', itemId: 'a', noCache: true }));
+    expect(read).toHaveLength(2);
+    expect(recorded).toHaveLength(3);
   });
 });

@@ -7,7 +7,7 @@ import { ApiError } from '../../../src/contract/errors.js';
 import { SCENARIO } from '../../../src/contract/scenarios.js';
 import { resolveProjection } from '../../../src/engine/projection.js';
 import { rankingOutcome, type RankingOutcome } from '../../../src/engine/ranker.js';
-import { WorkerRanker } from '../../../src/engine/worker-ranker.js';
+import { ASSIST_BACKLOG, WorkerRanker } from '../../../src/engine/worker-ranker.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
 import {
   addEvents,
@@ -190,5 +190,30 @@ describe('WorkerRanker', () => {
     await ranker.close();
     expect(await waiting).toEqual(rankedHere(tenant, BODIES[0]));
     expect(await rankedBy(ranker, tenant, BODIES[3])).toEqual(rankedHere(tenant, BODIES[3]));
+  });
+
+  it('ranks in this thread what comes while its thread is backed up, and sends it the rest', async () => {
+    // Answers nothing until an item named 'release' is written, then every request it holds.
+    const ranker = started(
+      scriptOf(`const held = [];
+        parentPort.on('message', ({ changes, requests }) => {
+          held.push(...requests);
+          if (!JSON.stringify(changes).includes('"release"')) return;
+          const bodies = held.splice(0).map(() => '{"thread":true');
+          parentPort.postMessage({ bodies, failures: bodies.map(() => null) });
+        });`),
+    );
+    const release = () => tenant.upsertItem(item('release', { category: 'shoes', attributes: { price: 9 } }));
+    const tenant = shopFor(ranker);
+    const body = BODIES[1];
+    const backedUp = Array.from({ length: ASSIST_BACKLOG }, () => rankedBy(ranker, tenant, body));
+    const assisted = await Promise.all([rankedBy(ranker, tenant, body), rankedBy(ranker, tenant, BODIES[2])]);
+    expect(assisted).toEqual([rankedHere(tenant, body), rankedHere(tenant, BODIES[2])]);
+    release();
+    expect(await Promise.all(backedUp)).toEqual(backedUp.map(() => '{"thread":true'));
+    // Answered, the thread is sent requests again.
+    const next = rankedBy(ranker, tenant, body);
+    release();
+    expect(await next).toBe('{"thread":true');
   });
 });
