@@ -116,32 +116,38 @@ function answersIn(blocks: string[], printed: string[], text: string): unknown[]
 type Item = { itemId: string; score?: number; category?: string; attributes?: Record<string, unknown> };
 type Answer = { items: Item[]; count: number; algorithm: string; scenario?: string; [key: string]: unknown };
 
+/**
+ * A demo daemon and a scratch dir for the blocks of one document, started before its tests and removed
+ * after them; and a test that every curl of the blocks fails on an error answer.
+ */
+function documentRun(blocks: string[], least: { blocks: number; curls: number }) {
+  const run = { daemon: undefined as unknown as DaemonProcess, scratch: '' };
+  beforeAll(async () => {
+    run.daemon = await startDaemonProcess({ args: ['--demo'], env: { NEXTREC_ADMIN_KEY: '' } });
+    run.scratch = tempDataDir();
+  });
+  afterAll(async () => {
+    await run.daemon?.stop();
+    if (run.daemon) removeDataDir(run.daemon.dataDir);
+    if (run.scratch) removeDataDir(run.scratch);
+  });
+  it('says to fail on an error answer in every curl', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(least.blocks);
+    const curls = blocks.flatMap((block) => block.split('\n')).filter((line) => /\bcurl\s/.test(line));
+    expect(curls.length).toBeGreaterThanOrEqual(least.curls);
+    for (const line of curls) expect(line).toContain('curl -s --fail-with-body');
+  });
+  return run;
+}
+
 describe('docs/guide.md', () => {
   const blocks = shellBlocks(readFileSync(GUIDE, 'utf8'));
-  let daemon: DaemonProcess;
-  let scratch: string;
+  const run = documentRun(blocks, { blocks: 21, curls: 31 });
   /** What each block printed on stdout, by block. */
   let printed: string[] = [];
 
-  beforeAll(async () => {
-    daemon = await startDaemonProcess({ args: ['--demo'], env: { NEXTREC_ADMIN_KEY: '' } });
-    scratch = tempDataDir();
-  });
-  afterAll(async () => {
-    await daemon?.stop();
-    if (daemon) removeDataDir(daemon.dataDir);
-    if (scratch) removeDataDir(scratch);
-  });
-
-  it('says to fail on an error answer in every curl', () => {
-    expect(blocks.length).toBeGreaterThan(20);
-    const curls = blocks.flatMap((block) => block.split('\n')).filter((line) => /\bcurl\s/.test(line));
-    expect(curls.length).toBeGreaterThan(30);
-    for (const line of curls) expect(line).toContain('curl -s --fail-with-body');
-  });
-
   it('runs every shell block in one session, each curl answered with a 2xx', async () => {
-    printed = await runBlocks(blocks, daemon, scratch);
+    printed = await runBlocks(blocks, run.daemon, run.scratch);
   });
 
   const answersOf = (text: string) => answersIn(blocks, printed, text);
@@ -257,29 +263,11 @@ describe('docs/guide.md', () => {
 
 describe('README.md, "A ten-minute tour"', () => {
   const blocks = tourBlocks(readFileSync(README, 'utf8'));
-  let daemon: DaemonProcess;
-  let scratch: string;
+  const run = documentRun(blocks, { blocks: 5, curls: 8 });
   let printed: string[] = [];
 
-  beforeAll(async () => {
-    daemon = await startDaemonProcess({ args: ['--demo'], env: { NEXTREC_ADMIN_KEY: '' } });
-    scratch = tempDataDir();
-  });
-  afterAll(async () => {
-    await daemon?.stop();
-    if (daemon) removeDataDir(daemon.dataDir);
-    if (scratch) removeDataDir(scratch);
-  });
-
-  it('says to fail on an error answer in every curl', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(5);
-    const curls = blocks.flatMap((block) => block.split('\n')).filter((line) => /\bcurl\s/.test(line));
-    expect(curls.length).toBeGreaterThanOrEqual(8);
-    for (const line of curls) expect(line).toContain('curl -s --fail-with-body');
-  });
-
   it('runs every shell block of the tour in one session, each curl answered with a 2xx', async () => {
-    printed = await runBlocks(blocks, daemon, scratch);
+    printed = await runBlocks(blocks, run.daemon, run.scratch);
   });
 
   it('answers what the tour says: ingestion, three lists, a scenario, the analytics', () => {

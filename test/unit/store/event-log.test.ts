@@ -1,33 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Store, eventLogDirOf } from '../../../src/store/database.js';
+import { COMPILED_DATABASE, storeDirs } from '../../support/store-dirs.js';
 import { storedInteraction } from '../../support/temp-store.js';
 
-/** Built by `npm test` before vitest runs: a child process opens the store the way the daemon does. */
-const DATABASE = new URL('../../../dist/src/store/database.js', import.meta.url).href;
-
-const dirs: string[] = [];
-const stores: Store[] = [];
-
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-log-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function open(dir: string): Promise<Store> {
-  const store = await Store.open(dir);
-  stores.push(store);
-  return store;
-}
+const { dataDir, open, close } = storeDirs('nextrec-log-');
 
 function segments(dir: string): string[] {
   return readdirSync(eventLogDirOf(path.join(dir, 'nextrec.duckdb'))).sort();
@@ -51,7 +30,7 @@ async function stored(store: Store): Promise<unknown[][]> {
  */
 function writeAndDie(dir: string, prefix: string, batches: number, perBatch: number): void {
   const script = `
-    const { Store } = await import(${JSON.stringify(DATABASE)});
+    const { Store } = await import(${JSON.stringify(COMPILED_DATABASE)});
     const store = await Store.open(${JSON.stringify(dir)});
     for (let b = 0; b < ${batches}; b++)
       await store.writes.submit((rows) => {
@@ -179,8 +158,7 @@ describe('the interactions log', () => {
     expect((await stored(store)).map((row) => row[0])).toEqual(
       Array.from({ length: 10 }, (_, n) => `kept-0-${n}`),
     );
-    await store.close();
-    stores.length = 0;
+    await close(store);
     // The same segment again (as if the process died between the move's commit and the removal).
     writeFileSync(file, whole);
     const reopened = await open(dir);

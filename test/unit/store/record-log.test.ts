@@ -1,40 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Store, eventLogDirOf, recordLogDirOf } from '../../../src/store/database.js';
 import type { StoredItem } from '../../../src/store/rows.js';
+import { COMPILED_DATABASE, storeDirs } from '../../support/store-dirs.js';
 import { storedEventIds, storedInteraction } from '../../support/temp-store.js';
 
-/** Built by `npm test` before vitest runs: a child process opens the store the way the daemon does. */
-const DATABASE = new URL('../../../dist/src/store/database.js', import.meta.url).href;
-
-const dirs: string[] = [];
-const stores: Store[] = [];
-
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function dataDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-records-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function open(dir: string): Promise<Store> {
-  const store = await Store.open(dir);
-  stores.push(store);
-  return store;
-}
-
-/** Closes the store as a stop does; the next `open` of its dir starts a fresh one. */
-async function close(store: Store): Promise<void> {
-  await store.close();
-  stores.splice(stores.indexOf(store), 1);
-}
+const { dataDir, open, close } = storeDirs('nextrec-records-');
 
 function segments(dir: string): string[] {
   return readdirSync(recordLogDirOf(path.join(dir, 'nextrec.duckdb'))).sort();
@@ -78,7 +51,7 @@ async function storedItems(store: Store): Promise<unknown[][]> {
 /** Runs a child process that upserts items `<prefix>-<n>` one write each and dies with SIGKILL right after. */
 function upsertAndDie(dir: string, prefix: string, count: number): void {
   const script = `
-    const { Store } = await import(${JSON.stringify(DATABASE)});
+    const { Store } = await import(${JSON.stringify(COMPILED_DATABASE)});
     const store = await Store.open(${JSON.stringify(dir)});
     for (let n = 0; n < ${count}; n++)
       await store.writes.submit((rows) => {
