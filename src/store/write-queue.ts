@@ -296,21 +296,12 @@ export class WriteQueue {
 
   /** Moves both logs into the store; only on the connection's turn. */
   private async moveLogs(): Promise<void> {
-    await this.moveRecords();
-    await this.moveLog();
+    await this.move(this.recordLog);
+    await this.move(this.log);
   }
 
-  /** Moves the interactions log into the store; only on the connection's turn. */
-  private moveLog(): Promise<void> {
-    return this.moving(this.log);
-  }
-
-  /** Moves the records log into the store; only on the connection's turn. */
-  private moveRecords(): Promise<void> {
-    return this.moving(this.recordLog);
-  }
-
-  private async moving(log: EventLog | RecordLog): Promise<void> {
+  /** Moves one log into the store; only on the connection's turn. */
+  private async move(log: EventLog | RecordLog): Promise<void> {
     if (log.unmoved === 0) return;
     let tenants: Set<string>;
     try {
@@ -442,31 +433,31 @@ export class WriteQueue {
   /**
    * Commits a batch to the store: one that may touch items or users after what the records log holds,
    * and one with events after what the interactions log holds (the store holds a prefix of each log,
-   * record-log.ts and event-log.ts). Only on the connection's turn. A batch without events gives no item
-   * keys.
+   * record-log.ts and event-log.ts). Only on the connection's turn; nothing gives item keys meanwhile, so
+   * the fresh ones are this batch's events' (none without events).
    */
   private async commitToStore(rows: RowBuffer, writes: number): Promise<void> {
-    const events = !eventsFree(rows);
-    if (rows.items.size > 0 || rows.users.size > 0 || rows.statements.length > 0) await this.moveRecords();
-    if (events) await this.moveLog();
+    if (rows.items.size > 0 || rows.users.size > 0 || rows.statements.length > 0)
+      await this.move(this.recordLog);
+    if (!eventsFree(rows)) await this.move(this.log);
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
     try {
-      await this.writeRows(rows, events);
+      await this.writeRows(rows);
       await this.connection.run('COMMIT');
     } catch (error) {
       // Rows an appender still holds belong to the failed transaction: dropped, never flushed on their own.
       this.closeAppenders(true);
       await this.connection.run('ROLLBACK').catch(() => undefined);
-      if (events) this.itemKeys.rolledBack();
+      this.itemKeys.rolledBack();
       throw error;
     }
-    if (events) this.itemKeys.committed();
+    this.itemKeys.committed();
     this.observer?.committed((performance.now() - started) / 1000, writes);
     this.committedListener(tenantsOf(rows));
   }
 
-  private async writeRows(rows: RowBuffer, events: boolean): Promise<void> {
+  private async writeRows(rows: RowBuffer): Promise<void> {
     if (rows.items.size) {
       await this.append('items_stage', rows.items.values(), appendItem, 'temp');
       await this.connection.run('INSERT OR REPLACE INTO items SELECT * FROM temp.items_stage');
@@ -494,7 +485,7 @@ export class WriteQueue {
         a.appendList(keys, INTEGER_LIST);
       });
     // The keys these events were the first to name, durable with them.
-    const fresh = events ? this.itemKeys.uncommitted.map((key) => [key[0], key] as const) : [];
+    const fresh = this.itemKeys.uncommitted.map((key) => [key[0], key] as const);
     if (fresh.length) await this.append('item_keys', fresh, (a, _tenantId, key) => appendItemKey(a, key));
     for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
   }
