@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { LocalRanker, type Ranker } from './engine/ranker.js';
 import { TurnQueue } from './engine/turn-queue.js';
 import { WorkerRanker } from './engine/worker-ranker.js';
-import { ThreadPreparer } from './models/model-loader.js';
+import { loadingThreads } from './models/model-loader.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
@@ -124,7 +124,7 @@ async function startServing(
   rankingThread: WorkerRanker | undefined,
 ): Promise<Daemon> {
   const embedder = await openEmbedder(options.modelDir);
-  const runtime = await openRuntime(options.dataDir, ranker.changes, new ThreadPreparer(), {
+  const runtime = await openRuntime(options.dataDir, ranker.changes, loadingThreads(), {
     embedder,
     modelDir: options.modelDir,
     feedNetwork: feedNetwork(options.feedPrivateNetworks ?? false),

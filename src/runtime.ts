@@ -3,7 +3,7 @@ import { modelsInUse } from './engine/algorithms/registry.js';
 import { FeedService } from './feeds/service.js';
 import { feedNetwork, type FeedNetwork } from './feeds/network.js';
 import { MODEL_NAMES } from './artifacts/layout.js';
-import { ModelLoader, type ModelPreparer } from './models/model-loader.js';
+import { ModelLoader, type ModelPreparers } from './models/model-loader.js';
 import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js';
 import { quickBuildRunner } from './models/quick-builds.js';
 import { LakeExporter } from './store/lake-export.js';
@@ -56,13 +56,13 @@ export interface RuntimeOptions {
 
 /**
  * The store, the serving state loaded from it, and what keeps the models current. `changes` records the
- * state's changes for a ranking thread's replica; `preparer` is where model versions are opened and
- * checked (the daemon: a thread of their own).
+ * state's changes for a ranking thread's replica; `preparers` are where model versions are opened and
+ * checked (the daemon: loading threads of their own).
  */
 export async function openRuntime(
   dataDir: string,
   changes?: StateChangeLog,
-  preparer?: ModelPreparer,
+  preparers?: ModelPreparers,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const vectors = { embedder: options.embedder ?? new HashingEmbedder(), modelDir: options.modelDir };
@@ -76,10 +76,11 @@ export async function openRuntime(
     throw error;
   }
   const lake = new LakeExporter(store, dataDir);
-  const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparer);
+  const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparers);
   const launcher = new BuildLauncher(options.spareCpu);
-  // Loads disturb serving as builds do: the loading thread runs where they do (docs/batch-models.md).
-  preparer?.onThreadStarted?.((tid) => launcher.keepWithBuilds(tid));
+  // Large loads disturb serving as builds do: their loading thread runs where builds do
+  // (docs/batch-models.md, "Hot swap").
+  preparers?.large.onThreadStarted?.((tid) => launcher.keepWithBuilds(tid));
   const builds = processBuildRunner(dataDir, vectors.modelDir, undefined, launcher);
   const quickBuilds = quickBuildRunner(dataDir, vectors.modelDir);
   const models = new ModelScheduler(state, lake, loader, builds, modelsInUse, undefined, quickBuilds);

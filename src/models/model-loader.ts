@@ -63,11 +63,19 @@ export const inThisThread: ModelPreparer = {
 const LOAD_WORKER = new URL('./model-load-worker.js', import.meta.url);
 
 /**
- * How long the loading thread waits for another version before it ends. An idle thread never collects
+ * How long a loading thread waits for another version before it ends. An idle thread never collects
  * what its last load left in its heap (the files it read, the catalog's ids): ending it gives that back
- * (docs/memory.md).
+ * (docs/memory.md). The thread for small versions waits longer: their loads leave little, and a thread
+ * started anew for each of a small tenant's frequent versions would compile its modules each time.
  */
 const IDLE_MS = 2_000;
+const SMALL_IDLE_MS = 60_000;
+
+/** What a loading thread is told at its start. */
+export interface LoadingThreadOptions {
+  /** At the builds' priority (docs/batch-models.md, "Hot swap"), and placed where builds run. */
+  niced: boolean;
+}
 
 /** Prepares in a thread of its own (model-load-worker.ts), started when a version is to load. */
 export class ThreadPreparer implements ModelPreparer {
@@ -83,7 +91,13 @@ export class ThreadPreparer implements ModelPreparer {
   constructor(
     private readonly script: URL = LOAD_WORKER,
     private readonly idleMs = IDLE_MS,
+    private readonly options: LoadingThreadOptions = { niced: true },
   ) {}
+
+  /** The thread for small versions: at the daemon's priority, kept for a minute between loads. */
+  static forSmallVersions(script: URL = LOAD_WORKER): ThreadPreparer {
+    return new ThreadPreparer(script, SMALL_IDLE_MS, { niced: false });
+  }
 
   onThreadStarted(listener: (tid: number) => void): void {
     this.threadStarted = listener;
@@ -112,7 +126,7 @@ export class ThreadPreparer implements ModelPreparer {
   }
 
   private start(): Worker {
-    const worker = new Worker(this.script);
+    const worker = new Worker(this.script, { workerData: this.options });
     worker.unref();
     worker.on('message', (answer: LoadAnswer | LoadingThreadStarted) => {
       if ('tid' in answer) return this.threadStarted(answer.tid);
@@ -155,11 +169,27 @@ export class ThreadPreparer implements ModelPreparer {
 }
 
 /**
- * Versions up to this size (their files together) are prepared in the loader's own thread (docs/batch-models.md): a small tenant's co-occurrence maps in about a millisecond, where the loading thread, at the
- * builds' priority and ended when idle, may first have to start, or wait for a CPU a busy machine never
- * leaves it, past the 5 s within which a small tenant's model effects show.
+ * Versions up to this size (their files together) go to the loader's preparer for small versions
+ * (docs/batch-models.md, "Hot swap"): the daemon's is a loading thread at its own priority, so that a
+ * small tenant's frequent versions neither wait for a CPU that a busy machine never leaves the builds'
+ * priority, past the 5 s within which model effects show, nor take the event loop's time (mapping a
+ * 640 KiB co-occurrence version took it 3 ms on a quiet machine, far more on a busy one).
  */
-export const IN_THREAD_BYTES = 512 * 1024;
+export const SMALL_VERSION_BYTES = 4 * 1024 * 1024;
+
+/** Where versions are prepared, by size (see SMALL_VERSION_BYTES). */
+export interface ModelPreparers {
+  small: ModelPreparer;
+  large: ModelPreparer;
+}
+
+/** Both in this thread (the CLI, tests). */
+export const IN_THIS_THREAD: ModelPreparers = { small: inThisThread, large: inThisThread };
+
+/** The daemon's: two loading threads, one at its priority for small versions, one niced for large ones. */
+export function loadingThreads(script?: URL): ModelPreparers {
+  return { small: ThreadPreparer.forSmallVersions(script), large: new ThreadPreparer(script) };
+}
 
 /** The size of a version's files together, or Infinity when they cannot be listed. */
 function versionBytes(dir: string): number {
@@ -187,9 +217,9 @@ export class ModelLoader {
     private readonly dataDir: string,
     private readonly state: ServingState,
     private readonly models: readonly ModelName[] = MODEL_NAMES,
-    private readonly preparer: ModelPreparer = inThisThread,
-    /** Versions up to this size are prepared in this thread, whatever the preparer. */
-    private readonly inThreadBytes = IN_THREAD_BYTES,
+    private readonly preparers: ModelPreparers = IN_THIS_THREAD,
+    /** Versions up to this size go to the preparer for small versions. */
+    private readonly smallBytes = SMALL_VERSION_BYTES,
   ) {}
 
   /** Told of each version swapped in, once it serves. */
@@ -209,7 +239,7 @@ export class ModelLoader {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.polling;
-    await this.preparer.close();
+    await Promise.all([this.preparers.small.close(), this.preparers.large.close()]);
   }
 
   /** The version of a tenant's model that serves, if any. */
@@ -258,7 +288,7 @@ export class ModelLoader {
     const started = performance.now();
     try {
       const bytes = versionBytes(path.join(modelDir(this.dataDir, tenantId, model), versionName(version)));
-      const preparer = bytes <= this.inThreadBytes ? inThisThread : this.preparer;
+      const preparer = bytes <= this.smallBytes ? this.preparers.small : this.preparers.large;
       const prepared = await preparer.prepare(this.dataDir, tenant, model, version);
       installModel(tenant, model, prepared);
       this.serving.set(key, version);

@@ -11,7 +11,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HALF_VALUES } from '../../../src/models/half-float.js';
@@ -39,6 +39,8 @@ import {
   inThisThread,
   type ModelPreparer,
 } from '../../../src/models/model-loader.js';
+
+const LOAD_WORKER = new URL('../../../dist/src/models/model-load-worker.js', import.meta.url);
 import { prepareModel } from '../../../src/models/prepared-model.js';
 import { ServingState } from '../../../src/state/tenant-state.js';
 
@@ -315,10 +317,10 @@ describe('a factors version prepared for serving', () => {
 const PREPARERS: { where: string; preparer: () => ModelPreparer }[] = [
   { where: 'in this thread', preparer: () => inThisThread },
   // The daemon's: the compiled module (npm test builds first).
+  { where: 'in a loading thread', preparer: () => new ThreadPreparer(LOAD_WORKER) },
   {
-    where: 'in a loading thread',
-    preparer: () =>
-      new ThreadPreparer(new URL('../../../dist/src/models/model-load-worker.js', import.meta.url)),
+    where: 'in the loading thread for small versions',
+    preparer: () => ThreadPreparer.forSmallVersions(LOAD_WORKER),
   },
 ];
 
@@ -341,8 +343,14 @@ describe.each(PREPARERS)('ModelLoader (hot swap), versions prepared $where', ({ 
         updatedAt: 0,
       });
     const errors: string[] = [];
-    // Every version goes to the preparer, however small.
-    loader = new ModelLoader(dataDir, state, ['cooccurrence'], preparer(), -1);
+    // Every version goes to the preparer for large ones, however small.
+    loader = new ModelLoader(
+      dataDir,
+      state,
+      ['cooccurrence'],
+      { small: inThisThread, large: preparer() },
+      -1,
+    );
     // Nothing published yet: the first poll swaps nothing in.
     expect(
       await loader.start(
@@ -432,19 +440,20 @@ describe('ModelLoader, where it prepares', () => {
     return state;
   }
 
-  it('prepares a small version in its own thread, and a larger one with its preparer', async () => {
-    const state = servingState('shop');
-    const { asked, preparer } = counting();
-    const small = new ModelLoader(dataDir, state, ['cooccurrence'], preparer);
+  it('prepares a small version with the preparer for small ones, and a larger one with the other', async () => {
+    const small = counting();
+    const large = counting();
+    const preparers = { small: small.preparer, large: large.preparer };
     publish('cooccurrence', lists(0.5));
-    expect(await small.poll()).toBe(1);
-    expect(asked).toEqual([]);
-    expect(state.get('shop')!.neighbours.neighbours.length).toBe(3);
+    expect(await new ModelLoader(dataDir, servingState('shop'), ['cooccurrence'], preparers).poll()).toBe(0);
+    expect(small.asked).toEqual(['shop/cooccurrence']);
+    expect(large.asked).toEqual([]);
 
-    // Under a limit below its size, the next version goes to the preparer.
-    const larger = new ModelLoader(dataDir, servingState('shop'), ['cooccurrence'], preparer, 100);
-    expect(await larger.poll()).toBe(0);
-    expect(asked).toEqual(['shop/cooccurrence']);
+    // Under a limit below its size, the version goes to the other preparer.
+    const loader = new ModelLoader(dataDir, servingState('shop'), ['cooccurrence'], preparers, 100);
+    expect(await loader.poll()).toBe(0);
+    expect(large.asked).toEqual(['shop/cooccurrence']);
+    expect(small.asked).toHaveLength(1);
   });
 
   it('looks at one tenant alone when asked to poll again for it', async () => {
@@ -465,9 +474,7 @@ describe('ThreadPreparer', () => {
     const state = new ServingState();
     const tenant = state.add('shop');
     for (const externalId of ['c', 'b', 'a']) tenant.catalog.ensureId(externalId);
-    const preparer = new ThreadPreparer(
-      new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
-    );
+    const preparer = new ThreadPreparer(LOAD_WORKER);
     try {
       const prepared = await preparer.prepare(dataDir, tenant, 'ease', publish('ease', lists(0.5)));
       if (!('neighbours' in prepared)) throw new Error('expected neighbour lists');
@@ -481,47 +488,57 @@ describe('ThreadPreparer', () => {
       await preparer.close();
     }
   });
-  it('loads at the lowest priority in its own thread, whose id it tells, leaving the threads that serve at theirs', async () => {
-    /** Each thread of this process by its niceness (Linux: the 19th field of /proc's stat). */
-    const niceness = () =>
-      readdirSync('/proc/self/task').map((task) => {
-        const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-        return { task: Number(task), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
-      });
-    const state = new ServingState();
-    const tenant = state.add('shop');
-    tenant.catalog.ensureId('a');
-    const before = niceness();
-    const preparer = new ThreadPreparer(
-      new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
-    );
-    const told: number[] = [];
-    preparer.onThreadStarted((tid) => told.push(tid));
-    try {
-      await preparer.prepare(dataDir, tenant, 'ease', publish('ease', lists(0.5)));
-      const during = niceness();
-      // The loading thread is new, at the lowest priority, and the one it told of (for its CPUs, in the
-      // daemon); every thread there before is as it was.
-      const started = during.filter(({ task }) => !before.some((thread) => thread.task === task));
-      const loading = started.filter(({ nice }) => nice === BUILD_NICENESS);
-      expect(loading).toHaveLength(1);
-      expect(told).toEqual([loading[0].task]);
-      for (const { task, nice } of before) {
-        const now = during.find((thread) => thread.task === task);
-        if (now) expect(now.nice).toBe(nice);
+  /** Each thread of this process by its niceness (Linux: the 19th field of /proc's stat). */
+  const niceness = () =>
+    readdirSync('/proc/self/task').map((task) => {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      return { task: Number(task), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+    });
+
+  it.each([
+    {
+      what: 'large versions at the lowest priority',
+      preparer: () => new ThreadPreparer(LOAD_WORKER),
+      nice: BUILD_NICENESS,
+    },
+    {
+      what: "small versions at the daemon's priority",
+      preparer: () => ThreadPreparer.forSmallVersions(LOAD_WORKER),
+      nice: getPriority(), // this thread's
+    },
+  ])(
+    'loads $what in its own thread, whose id it tells, leaving the threads that serve at theirs',
+    async ({ preparer: make, nice: expected }) => {
+      const state = new ServingState();
+      const tenant = state.add('shop');
+      tenant.catalog.ensureId('a');
+      const before = niceness();
+      const preparer = make();
+      const told: number[] = [];
+      preparer.onThreadStarted((tid) => told.push(tid));
+      try {
+        await preparer.prepare(dataDir, tenant, 'ease', publish('ease', lists(0.5)));
+        const during = niceness();
+        // The loading thread is new, at its priority, and the one it told of (for its CPUs, in the
+        // daemon); every thread there before is as it was.
+        expect(told).toHaveLength(1);
+        const loading = during.find(({ task }) => task === told[0]);
+        expect(before.some(({ task }) => task === told[0])).toBe(false);
+        expect(loading?.nice).toBe(expected);
+        for (const { task, nice } of before) {
+          const now = during.find((thread) => thread.task === task);
+          if (now) expect(now.nice).toBe(nice);
+        }
+      } finally {
+        await preparer.close();
       }
-    } finally {
-      await preparer.close();
-    }
-  });
+    },
+  );
   it('ends its thread once idle, and starts another for the next version', async () => {
     const state = new ServingState();
     const tenant = state.add('shop');
     for (const externalId of ['c', 'b', 'a']) tenant.catalog.ensureId(externalId);
-    const preparer = new ThreadPreparer(
-      new URL('../../../dist/src/models/model-load-worker.js', import.meta.url),
-      50,
-    );
+    const preparer = new ThreadPreparer(LOAD_WORKER, 50);
     try {
       expect(preparer.running).toBe(false);
       const version = publish('ease', lists(0.5));
