@@ -2,7 +2,7 @@
  * The ranking thread of WorkerRanker: a replica of the serving state, kept equal to the original by its
  * changes, ranks the requests it is sent.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { ApiError } from '../contract/errors.js';
 import { heapFigures, releasingCollection, type TenantFootprint } from '../state/memory.js';
 import { applyStateChange } from '../state/state-changes.js';
@@ -16,10 +16,14 @@ import {
   type RankingFailure,
   type HeapReport,
   type RankingRequest,
+  type RankingThreadData,
   type SettledReport,
 } from './worker-ranker.js';
 
 const state = new ServingState(undefined, true);
+/** Requests ranked (RankingThreadData); absent when started without it. */
+const rankedCount = (workerData as RankingThreadData | undefined)?.ranked;
+const ranked = rankedCount ? new Int32Array(rankedCount) : undefined;
 
 function failureOf(error: Error): RankingFailure {
   if (error instanceof ApiError) return { code: error.code, message: error.message, details: error.details };
@@ -28,9 +32,12 @@ function failureOf(error: Error): RankingFailure {
 
 function outcomeOf({ tenantId, request, now }: RankingRequest): RankingOutcome {
   const tenant = state.get(tenantId);
-  if (!tenant) return new Error(`no tenant '${tenantId}' to rank for`);
   // Projection errors were answered before the request was sent here.
-  return rankingOutcome(tenant, request, resolveProjection(request.projection), now);
+  const outcome = tenant
+    ? rankingOutcome(tenant, request, resolveProjection(request.projection), now)
+    : new Error(`no tenant '${tenantId}' to rank for`);
+  if (ranked) Atomics.add(ranked, 0, 1);
+  return outcome;
 }
 
 /** What the replica's catalogs keep besides their items, by tenant. */

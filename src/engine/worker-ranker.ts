@@ -17,11 +17,19 @@ import type { RecommendationRequest } from './request.js';
 const REQUESTS_PER_MESSAGE = 8;
 export const ANSWERS_PER_MESSAGE = 4;
 /**
- * Requests waiting for the ranking thread beyond which the event-loop thread ranks new ones itself, at
- * the end of its turn: under load the ranking thread is the one that waits longest, while the event-loop
- * thread has time to spare (docs/benchmarks.md).
+ * Requests the ranking thread has not ranked yet beyond which the event-loop thread ranks new ones
+ * itself, at the end of its turn: under load the ranking thread is the one that waits longest, while the
+ * event-loop thread has time to spare (docs/benchmarks.md).
  */
 export const ASSIST_BACKLOG = 16;
+
+/**
+ * What the ranking thread is started with: a counter, in shared memory, of the requests it has ranked
+ * (an Int32Array's one element, wrapping), which it adds to as it ranks each.
+ */
+export interface RankingThreadData {
+  ranked: SharedArrayBuffer;
+}
 
 export interface RankingRequest {
   tenantId: string;
@@ -102,6 +110,9 @@ export class WorkerRanker implements Ranker {
   private queued: Waiting[] = [];
   /** Requests sent, oldest first; the thread answers them in order. */
   private sent: Waiting[] = [];
+  /** Requests sent in all, and ranked by the thread in all (RankingThreadData), both wrapping at 2³¹. */
+  private sentCount = 0;
+  private readonly rankedCount = new Int32Array(new SharedArrayBuffer(4));
   private scheduled = false;
   private closing = false;
   private fallback?: LocalRanker;
@@ -117,7 +128,9 @@ export class WorkerRanker implements Ranker {
   /** @param script the thread's module (tests start the compiled one) */
   constructor(script: URL = WORKER_SCRIPT) {
     this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
-    this.worker = new Worker(script);
+    this.worker = new Worker(script, {
+      workerData: { ranked: this.rankedCount.buffer as SharedArrayBuffer } satisfies RankingThreadData,
+    });
     this.worker.on('message', (message: RankedBatch | HeapReport | SettledReport) => {
       if ('heap' in message) this.heapReported(message.heap);
       else if ('settled' in message) this.settledWaiters.shift()?.();
@@ -135,12 +148,21 @@ export class WorkerRanker implements Ranker {
     tenant.recentCounts.advance(now);
     tenant.geoCounts.advance(now);
     // This thread's state is the original, with every change the replica has and more.
-    if (this.sent.length + this.queued.length >= ASSIST_BACKLOG)
+    if (this.unranked() + this.queued.length >= ASSIST_BACKLOG)
       return this.assist.rank(tenant, request, projection, now, done);
     this.queued.push({ tenant, request, projection, now, done });
     if (this.queued.length >= REQUESTS_PER_MESSAGE) this.flush();
     else this.schedule();
   };
+
+  /**
+   * Requests sent that the thread has not ranked yet. Not those whose answers merely wait for this thread
+   * to read them: counting those, a busy event loop took its own backlog of answers for the thread's and
+   * ranked ever more itself, while the ranking thread idled (a third busy under bench/serve's load).
+   */
+  private unranked(): number {
+    return Math.min(this.sent.length, (this.sentCount - Atomics.load(this.rankedCount, 0)) | 0);
+  }
 
   /** `listener` is told once, should the thread fail (at once, if it has). */
   whenFailed(listener: (error: Error) => void): void {
@@ -228,6 +250,7 @@ export class WorkerRanker implements Ranker {
     if (!this.post(batch)) return;
     this.queued = [];
     for (const request of requests) this.sent.push(request);
+    this.sentCount = (this.sentCount + requests.length) | 0;
   }
 
   private answered({ bodies, failures }: RankedBatch): void {

@@ -192,6 +192,34 @@ describe('WorkerRanker', () => {
     expect(await rankedBy(ranker, tenant, BODIES[3])).toEqual(rankedHere(tenant, BODIES[3]));
   });
 
+  it("leaves to its thread what comes while only the thread's answers wait to be read", async () => {
+    // Counts every request as ranked at once, as the ranking thread does, but holds the answers until
+    // an item named 'release' is written: to this thread, that is the backlog of a busy event loop.
+    const ranker = started(
+      scriptOf(`import { workerData } from 'node:worker_threads';
+        const ranked = new Int32Array(workerData.ranked);
+        const held = [];
+        parentPort.on('message', ({ changes, requests, settled }) => {
+          held.push(...requests);
+          Atomics.add(ranked, 0, requests.length);
+          if (JSON.stringify(changes).includes('"release"')) {
+            const bodies = held.splice(0).map(() => '{"thread":true');
+            parentPort.postMessage({ bodies, failures: bodies.map(() => null) });
+          }
+          if (settled) parentPort.postMessage({ settled: true });
+        });`),
+    );
+    const tenant = shopFor(ranker);
+    const all: Promise<RankingOutcome>[] = [];
+    // Twice the backlog, in turns as HTTP requests come, each turn's after the thread took the last.
+    for (let turn = 0; turn < 4; turn++) {
+      for (let i = 0; i < ASSIST_BACKLOG / 2; i++) all.push(rankedBy(ranker, tenant, BODIES[turn % 3]));
+      await ranker.settled();
+    }
+    tenant.upsertItem(item('release', { category: 'shoes', attributes: { price: 9 } }));
+    expect(await Promise.all(all)).toEqual(all.map(() => '{"thread":true'));
+  });
+
   it('ranks in this thread what comes while its thread is backed up, and sends it the rest', async () => {
     // Answers nothing until an item named 'release' is written, then every request it holds.
     const ranker = started(
