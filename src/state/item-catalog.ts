@@ -1,7 +1,7 @@
 import type { TopLevelField } from '../nextql/index.js';
 import { itemDocument } from '../contract/catalog.js';
 import type { StoredItem } from '../store/rows.js';
-import { ensureCapacity } from './growable.js';
+import { ensureCapacity } from '../linalg/growable.js';
 import { NameTable } from './name-table.js';
 
 /** Bit 0 of `ItemCatalog.rankingCodes`: the item is in the catalog and available. */
