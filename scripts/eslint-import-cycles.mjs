@@ -6,8 +6,12 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
-/** A file's relative imports, resolved (a `.js` specifier names the `.ts` file beside it), by modification time. */
+/**
+ * A file's relative imports, resolved (a `.js` specifier names the `.ts` file beside it), with the
+ * modification time they were read at, checked again once a second at most (an editor lints for long).
+ */
 const cache = new Map();
+const RECHECK_MS = 1000;
 
 function resolve(from, specifier) {
   if (!specifier.startsWith('.')) return undefined;
@@ -28,16 +32,21 @@ function importsOfText(file, text) {
 }
 
 function importsOf(file) {
+  const known = cache.get(file);
+  const now = Date.now();
+  if (known && now - known.checked < RECHECK_MS) return known.imports;
   let mtime;
   try {
     mtime = statSync(file).mtimeMs;
   } catch {
     return [];
   }
-  const known = cache.get(file);
-  if (known?.mtime === mtime) return known.imports;
+  if (known?.mtime === mtime) {
+    known.checked = now;
+    return known.imports;
+  }
   const imports = /\.[cm]?[jt]s$/.test(file) ? importsOfText(file, readFileSync(file, 'utf8')) : [];
-  cache.set(file, { mtime, imports });
+  cache.set(file, { mtime, checked: now, imports });
   return imports;
 }
 
