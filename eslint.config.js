@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
@@ -20,6 +21,15 @@ const LAYERS = [
   ['ingestion', 'identity'],
   ['server', 'commands', 'daemon.ts', 'demo.ts'],
 ];
+// A folder or file new in src/ takes its place in a layer (and a line in docs/architecture.md) first.
+const unplaced = readdirSync(new URL('./src', import.meta.url)).filter(
+  (name) => !LAYERS.flat().includes(name),
+);
+if (unplaced.length > 0) {
+  throw new Error(
+    `place src/${unplaced.join(', src/')} in a layer of eslint.config.js (docs/architecture.md)`,
+  );
+}
 const inSrc = (names) => names.map((name) => `./src/${name}`);
 const LAYER_ZONES = [
   ...LAYERS.slice(0, -1).map((layer, i) => ({
