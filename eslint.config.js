@@ -1,6 +1,48 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import importCycles from './scripts/eslint-import-cycles.mjs';
+
+// The layers of src/, bottom first (docs/architecture.md): a file imports from its own layer and the
+// layers below, type imports included; jobs/ stands beside them and imports only the first two. Inside a
+// layer, folders import each other without a circle (the import-cycles rule below).
+const LAYERS = [
+  ['contract', 'nextql', 'client', 'durable-files.ts', 'one-at-a-time.ts', 'quiet-timers.ts', 'version.ts'],
+  ['linalg', 'geo', 'lake', 'artifacts', 'vector'],
+  ['store'],
+  ['state'],
+  ['models'],
+  ['engine'],
+  ['analytics', 'config', 'feeds', 'tenants', 'evaluation'],
+  ['runtime.ts'],
+  ['ingestion', 'identity'],
+  ['server', 'commands', 'daemon.ts', 'demo.ts'],
+];
+// A folder or file new in src/ takes its place in a layer (and a line in docs/architecture.md) first.
+const unplaced = readdirSync(new URL('./src', import.meta.url)).filter(
+  (name) => !LAYERS.flat().includes(name),
+);
+if (unplaced.length > 0) {
+  throw new Error(
+    `place src/${unplaced.join(', src/')} in a layer of eslint.config.js (docs/architecture.md)`,
+  );
+}
+const inSrc = (names) => names.map((name) => `./src/${name}`);
+const LAYER_ZONES = [
+  ...LAYERS.slice(0, -1).map((layer, i) => ({
+    target: inSrc(layer),
+    from: inSrc(LAYERS.slice(i + 1).flat()),
+    message: 'imports point down the layers (docs/architecture.md)',
+  })),
+  {
+    target: './jobs',
+    from: inSrc(LAYERS.slice(2).flat()),
+    message: 'batch jobs import only the shared code of the first two layers (docs/architecture.md)',
+  },
+];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.scratch/'] },
@@ -12,6 +54,16 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  // No import cycles anywhere, type imports included; the layers only point down.
+  {
+    files: ['**/*.ts', '**/*.mjs'],
+    plugins: { 'import-x': importX, local: { rules: { 'import-cycles': importCycles } } },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver()] },
+    rules: {
+      'local/import-cycles': 'error',
+      'import-x/no-restricted-paths': ['error', { zones: LAYER_ZONES }],
     },
   },
   // The batch half and the serving half meet only through artifacts, the lake and shared pure code

@@ -10,14 +10,32 @@ import { LakeExporter } from './store/lake-export.js';
 import { BuildLauncher } from './models/build-launcher.js';
 import { Store } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
-import { loadState } from './store/load-state.js';
+import { loadState, type StoredDocumentKind } from './state/load-state.js';
 import type { StateChangeLog } from './state/state-changes.js';
 import { ServingState } from './state/tenant-state.js';
 import { CredentialRegistry } from './tenants/credentials.js';
 import { jwtSecret, serverSecret } from './tenants/secrets.js';
 import type { Embedder } from './vector/embedder.js';
 import { HashingEmbedder } from './vector/hashing-embedder.js';
-import { VectorIndexer } from './vector/indexer.js';
+import { VectorIndexer } from './models/vector-indexer.js';
+import { CONFIG_RESOURCES } from './config/resources.js';
+import { vectorDefaultsDocuments } from './config/vector-defaults.js';
+import { feedDocuments } from './feeds/feeds.js';
+import { loadCredentials } from './tenants/load-credentials.js';
+import { rateLimitDocuments } from './tenants/rate-limit-service.js';
+import { tenantSettingsDocuments } from './tenants/settings-service.js';
+
+/**
+ * Every kind of configuration document, from their owners: the state and the store know none of them.
+ * Loading config/ here also registers the kinds the lake export writes for the vectors job.
+ */
+const DOCUMENT_KINDS: readonly StoredDocumentKind[] = [
+  tenantSettingsDocuments,
+  vectorDefaultsDocuments,
+  rateLimitDocuments,
+  ...CONFIG_RESOURCES,
+  feedDocuments,
+];
 
 /** What the daemon and the store-opening CLI commands share: the store, the serving state, credentials. */
 export interface Runtime {
@@ -70,7 +88,10 @@ export async function openRuntime(
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
   try {
-    await store.read((db) => loadState(db, state, credentials));
+    await store.read(async (db) => {
+      await loadCredentials(db, credentials);
+      await loadState(db, state, DOCUMENT_KINDS);
+    });
   } catch (error) {
     await store.close();
     throw error;

@@ -1,11 +1,6 @@
-/** What the record of answers keeps of one (see AnswerLog): its items, algorithm, scenario and experiment. */
-export interface AnswerSummary {
-  itemIds: string[];
-  algorithm: string;
-  scenario: string;
-  /** The experiment's slug; '' for none. */
-  experiment: string;
-}
+import type { AnswerSummary } from '../engine/answer-summary.js';
+
+export type { AnswerSummary };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

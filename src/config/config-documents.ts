@@ -1,10 +1,15 @@
 import type { z } from 'zod';
 import { ApiError, type ErrorCode } from '../contract/errors.js';
-import type { Runtime } from '../runtime.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
+import type { Store } from '../store/database.js';
 import type { RowBuffer } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
+
+/** What a write of configuration documents needs of the runtime (src/runtime.ts): its store. */
+export interface ConfigWrites {
+  readonly store: Store;
+}
 
 export interface ConfigDocumentsOptions<K extends string, T extends ConfigDocument & Record<K, string>> {
   /** The `config_documents.kind` of the rows, also the resource's name in messages. */
@@ -54,7 +59,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     return document;
   }
 
-  create(runtime: Runtime, tenant: TenantState, document: T): Promise<T> {
+  create(runtime: ConfigWrites, tenant: TenantState, document: T): Promise<T> {
     this.check(document);
     const key = document[this.keyField];
     return runtime.store.writes.submit((rows, scratch) => {
@@ -66,7 +71,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
   }
 
   /** Whole replacement: `document` is a full parsed body, so omitted fields already hold their defaults. */
-  replace(runtime: Runtime, tenant: TenantState, document: T): Promise<T> {
+  replace(runtime: ConfigWrites, tenant: TenantState, document: T): Promise<T> {
     this.check(document);
     const key = document[this.keyField];
     return runtime.store.writes.submit((rows, scratch) => {
@@ -75,7 +80,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     });
   }
 
-  remove(runtime: Runtime, tenant: TenantState, key: string): Promise<void> {
+  remove(runtime: ConfigWrites, tenant: TenantState, key: string): Promise<void> {
     return runtime.store.writes.submit((rows, scratch) => {
       if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
       scratch.set(this.claim(tenant, key), null);

@@ -2,6 +2,7 @@ import { ApiError } from '../contract/errors.js';
 import { EXPERIMENT, RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
 import { EMBEDDING_TEMPLATE, SEARCH_SYNONYM } from '../contract/vectors.js';
 import { algorithmProblem } from '../engine/algorithms/registry.js';
+import { exportToVectorConfig } from '../store/vector-config-kinds.js';
 import { ConfigDocuments } from './config-documents.js';
 
 export const scenarios = new ConfigDocuments({
@@ -65,3 +66,7 @@ export const CONFIG_RESOURCES = [
   experiments,
   searchSynonyms,
 ] as const;
+
+// The vectors job reads templates and scenarios' vector settings from the lake (docs/batch-models.md).
+exportToVectorConfig(embeddingTemplates.kind, 'templates');
+exportToVectorConfig(scenarios.kind, 'scenarios');

@@ -1,6 +1,6 @@
 import type { Segmentation } from '../contract/scenarios.js';
 import type { ItemCatalog } from '../state/item-catalog.js';
-import { segmentsOfItem } from './segments.js';
+import { segmentsOfItem } from '../engine/item-segments.js';
 
 export interface SegmentCount {
   name: string;

@@ -1,4 +1,22 @@
-import type { StoredItem, StoredUser } from '../store/rows.js';
+/** An item as the store keeps it (times in ms since the epoch). */
+export interface StoredItem {
+  externalId: string;
+  category: string | null;
+  attributes: Record<string, unknown>;
+  expiresAt: string | null;
+  available: boolean;
+  feedManaged: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A user as the store keeps it (times in ms since the epoch). */
+export interface StoredUser {
+  externalId: string;
+  attributes: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+}
 
 /** The raw stored item as the catalog routes show it (and as projection paths address it). */
 export function itemDocument(item: StoredItem): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { pathProblem } from '../feeds/json-path.js';
+import { pathProblem } from './json-path.js';
 import { SLUG } from './common.js';
 
 /** Catalog feeds (CONTRACT.md, "Feeds"; docs/guide.md, "Catalog feeds"). */

@@ -3,7 +3,8 @@ import type { GeoLift } from '../models/geo-lift.js';
 import type { CompiledBooster, CompiledFilter } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { HistoryView } from '../state/user-histories.js';
-import type { Algorithm } from './algorithms/algorithm.js';
+import type { ModelName } from '../artifacts/layout.js';
+import type { CandidatePool } from './candidate-pool.js';
 import type { Assignment } from './experiments.js';
 import type { RecommendationRequest } from './request.js';
 
@@ -51,4 +52,30 @@ export interface PipelineContext {
   readonly geo?: GeoLift;
   /** The stages work on at least this many candidates (CONTRACT: max(3 × count, 100)). */
   readonly poolSize: number;
+}
+
+export interface Algorithm {
+  readonly name: string;
+  readonly description: string;
+  readonly logicTypes: readonly LogicType[];
+  /** The batch models it ranks from (docs/batch-models.md). */
+  readonly models: readonly ModelName[];
+  /** Whether stage 4 multiplies the algorithm's own candidates by the geo lift. */
+  readonly geoLift: boolean;
+  /** Whether popularity fills the pool after the algorithm's own candidates. */
+  readonly popularityFill: boolean;
+  /** Whether the response carries scores (and so whether score-changing stages apply). */
+  readonly scored: boolean;
+  /** The algorithm's own candidates, best first, scores > 0; seeds excluded. */
+  candidates(context: PipelineContext): CandidatePool;
+}
+
+export interface RankedList {
+  ids: number[];
+  /** Absent for algorithms without scores (recently-viewed). */
+  scores?: number[];
+  algorithm: string;
+  scenario?: string;
+  experiment?: Assignment;
+  filterRelaxation?: FilterRelaxation;
 }

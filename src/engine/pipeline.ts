@@ -1,7 +1,6 @@
 import type { CompiledFilter } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { requestPools, type CandidatePool } from './candidate-pool.js';
-import type { FilterRelaxation } from './context.js';
 import type { RecommendationRequest } from './request.js';
 import { availability } from './stages/availability.js';
 import { boosters } from './stages/boosters.js';
@@ -13,18 +12,9 @@ import { minMax } from './stages/min-max.js';
 import { applyPurchaseCap } from './stages/purchase-cap.js';
 import { resolve } from './stages/resolve.js';
 import { segments } from './stages/segments.js';
-import type { PipelineContext } from './context.js';
-import type { Assignment } from './experiments.js';
+import type { PipelineContext, RankedList } from './context.js';
 
-export interface RankedList {
-  ids: number[];
-  /** Absent for algorithms without scores (recently-viewed). */
-  scores?: number[];
-  algorithm: string;
-  scenario?: string;
-  experiment?: Assignment;
-  filterRelaxation?: FilterRelaxation;
-}
+export type { RankedList } from './context.js';
 
 /**
  * Stages 3-6 over the candidate sequence until the pool holds poolSize survivors (or the sequence ends):

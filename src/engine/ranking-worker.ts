@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ApiError } from '../contract/errors.js';
 import { heapFigures, releasingCollection, type TenantFootprint } from '../state/memory.js';
-import { applyStateChange } from '../state/state-changes.js';
+import { applyStateChange } from '../state/apply-state-change.js';
 import { ServingState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
 import { rankingOutcome, type RankingOutcome } from './ranker.js';

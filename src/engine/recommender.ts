@@ -1,4 +1,4 @@
-import type { AnswerSummary } from '../analytics/answer-summary.js';
+import type { AnswerSummary } from './answer-summary.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
 import { algorithmOfAnswer, newRecommId } from './recomm-id.js';

@@ -1,7 +1,16 @@
 import type { ItemsToItemsBody, LegacyQuery, RecommendationBody } from '../contract/recommendations.js';
 import { OVERRIDE_FIELDS } from '../contract/recommendations.js';
 import type { LogicType } from '../contract/scenarios.js';
-import type { SearchPart } from './search.js';
+
+/** What hybrid search adds to a request: the text, its two parts, and the semantic part's vector. */
+export interface SearchPart {
+  query: string;
+  semanticText: string;
+  /** The nextQL filter extracted from the text, or null. */
+  filter: string | null;
+  /** The semantic text's vector; absent when the text has nothing semantic (then popularity ranks). */
+  vector?: Float32Array;
+}
 
 /** Request-time overrides; `undefined` means "keep the scenario's". */
 export interface Overrides {

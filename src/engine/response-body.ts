@@ -1,5 +1,5 @@
 import type { ItemCatalog } from '../state/item-catalog.js';
-import type { RankedList } from './pipeline.js';
+import type { RankedList } from './context.js';
 import { projectItem, type ResolvedProjection } from './projection.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { normalizeCountry } from '../geo/countries.js';
-import type { AnswerSummary } from '../analytics/answer-summary.js';
+import type { AnswerSummary } from './answer-summary.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { MAX_STALENESS_MS } from './counts-derived.js';
 import type { RecommendationRequest } from './request.js';

@@ -6,20 +6,11 @@ import { nearestItems, vectorSettingsOf } from './algorithms/vector-similarity.j
 import { requestPools } from './candidate-pool.js';
 import type { PipelineContext } from './context.js';
 import { forEachKept } from './match-bits.js';
-import type { RankedList } from './pipeline.js';
+import type { RankedList } from './context.js';
 import { popularityRanking } from './popularity.js';
 import { renderList } from './response-body.js';
 import type { ResolvedProjection } from './projection.js';
-
-/** What hybrid search adds to a request: the text, its two parts, and the semantic part's vector. */
-export interface SearchPart {
-  query: string;
-  semanticText: string;
-  /** The nextQL filter extracted from the text, or null. */
-  filter: string | null;
-  /** The semantic text's vector; absent when the text has nothing semantic (then popularity ranks). */
-  vector?: Float32Array;
-}
+import type { SearchPart } from './request.js';
 
 /** Facets count the matches among this many semantic candidates (CONTRACT.md, "Search"). */
 const FACET_CANDIDATES = 1000;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { FEED_BODY, FEED_STATES, type Feed, type FeedBody, type FeedState } from '../contract/feeds.js';
 import { ApiError } from '../contract/errors.js';
+import type { StoredDocumentKind } from '../state/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
 import type { Store } from '../store/database.js';
@@ -135,3 +136,5 @@ export function restoreFeed(tenant: TenantState, stored: unknown): void {
     }),
   );
 }
+
+export const feedDocuments: StoredDocumentKind = { kind: FEED_KIND, restore: restoreFeed };

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { DEFAULT_PAGE_SIZE, type FeedConfig } from '../contract/feeds.js';
-import { compilePath, type CompiledPath } from './json-path.js';
+import { compilePath, type CompiledPath } from '../contract/json-path.js';
 import { refusal, type FeedNetwork } from './network.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   type RecordError,
 } from '../contract/feeds.js';
 import { LONE_SURROGATE } from '../contract/common.js';
-import { compilePath, type CompiledPath } from './json-path.js';
+import { compilePath, type CompiledPath } from '../contract/json-path.js';
 
 /** What mapping one source record gives: an item, or an error (with the id, when it could be read). */
 export type MappingOutcome =

@@ -4,7 +4,7 @@ import type { ServingState, TenantState } from '../state/tenant-state.js';
 import type { Store } from '../store/database.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from '../store/disk-full.js';
 import type { LakeExporter } from '../store/lake-export.js';
-import type { VectorIndexer } from '../vector/indexer.js';
+import type { VectorIndexer } from '../models/vector-indexer.js';
 import {
   activeFeed,
   changeFeeds,

@@ -1,9 +1,9 @@
 import { ArtifactError } from '../artifacts/errors.js';
 import type { NeighbourLists } from '../artifacts/formats.js';
-import { sharedArray } from '../state/growable.js';
-import { toHalf } from './half-float.js';
-import { ItemNeighbours } from './item-neighbours.js';
-import type { CatalogIds } from './prepared-model.js';
+import { sharedArray } from '../linalg/growable.js';
+import { toHalf } from '../state/half-float.js';
+import { ItemNeighbours } from '../state/item-neighbours.js';
+import type { CatalogIds } from '../state/factor-model.js';
 
 /**
  * An item-neighbour artifact in the serving state's dense ids. Items the catalog does not know (removed

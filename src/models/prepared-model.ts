@@ -11,15 +11,9 @@ import {
   type NeighbourArrays,
 } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { servingFactors } from './factor-model.js';
+import { servingFactors, type CatalogIds } from '../state/factor-model.js';
 import { servingNeighbours } from './neighbours-artifact.js';
 import type { VectorBase } from '../vector/tenant-vectors.js';
-
-/** How a catalog names its items by dense id: all that mapping a model into serving arrays needs. */
-export interface CatalogIds {
-  readonly size: number;
-  idOf(externalId: string): number;
-}
 
 /** A version checked and mapped into the serving state's dense ids, as plain data a thread can send. */
 export type PreparedModel =

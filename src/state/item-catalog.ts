@@ -1,7 +1,8 @@
 import type { TopLevelField } from '../nextql/index.js';
 import { itemDocument } from '../contract/catalog.js';
+import type { CatalogItem } from '../store/row-mapping.js';
 import type { StoredItem } from '../store/rows.js';
-import { ensureCapacity } from './growable.js';
+import { ensureCapacity } from '../linalg/growable.js';
 import { NameTable } from './name-table.js';
 
 /** Bit 0 of `ItemCatalog.rankingCodes`: the item is in the catalog and available. */
@@ -12,12 +13,7 @@ export function categoryCodeOf(rankingCode: number): number {
   return rankingCode >>> 1;
 }
 
-/**
- * An item as the catalog holds it: the stored item with its attributes as JSON text. A text costs less
- * than half of the object it encodes (docs/memory.md), and crosses to the ranking thread as one string
- * rather than key by key.
- */
-export type CatalogItem = Omit<StoredItem, 'attributes'> & { attributes: string };
+export type { CatalogItem };
 
 /** The catalog form of a stored item. */
 export function catalogItem(item: StoredItem): CatalogItem {

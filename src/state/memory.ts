@@ -1,6 +1,6 @@
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { ItemNeighbours } from '../models/item-neighbours.js';
+import type { ItemNeighbours } from './item-neighbours.js';
 import type { ServingState, TenantState } from './tenant-state.js';
 
 /** One thread's V8 heap, in bytes. */

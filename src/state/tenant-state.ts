@@ -3,17 +3,23 @@ import { defaultTenantSettings, type TenantSettings } from '../contract/tenant-s
 import type { RateLimitSettings } from '../contract/tenants.js';
 import type { StoredInteraction, StoredItem, StoredUser } from '../store/rows.js';
 import { NameTable } from './name-table.js';
-import { factorArrays, neighbourArrays, type StateChangeLog } from './state-changes.js';
+import {
+  factorArrays,
+  neighbourArrays,
+  type CountsName,
+  type NeighbourModel,
+  type StateChangeLog,
+} from './state-changes.js';
 import { TenantConfig, type ConfigCollection, type ConfigDocument } from './tenant-config.js';
 import { ItemCatalog, catalogItem, type CatalogItem } from './item-catalog.js';
-import { ItemNeighbours } from '../models/item-neighbours.js';
-import type { ServingFactors } from '../models/factor-model.js';
+import { ItemNeighbours } from './item-neighbours.js';
+import type { ServingFactors } from './factor-model.js';
 import {
   SharedCountsReader,
   WindowedCounts,
   type CountsReader,
   type SharedCounts,
-} from '../models/windowed-counts.js';
+} from './windowed-counts.js';
 import {
   DAY_MS,
   HISTORY_WINDOW_MS,
@@ -28,11 +34,7 @@ import { TenantVectors, type VectorBase } from '../vector/tenant-vectors.js';
 
 export const GEO_WINDOW_MS = 7 * DAY_MS;
 
-/** The models served as item neighbour lists. */
-export type NeighbourModel = 'cooccurrence' | 'ease';
-
-/** The windowed counts of a tenant: 7-day per item and country, 30-day per item. */
-export type CountsName = 'geo' | 'recent';
+export type { CountsName, NeighbourModel } from './state-changes.js';
 
 /**
  * Everything the daemon serves a tenant from, in memory; rebuilt from the store at start. What ranking

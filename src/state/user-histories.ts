@@ -1,4 +1,4 @@
-import { sharedArray } from './growable.js';
+import { sharedArray } from '../linalg/growable.js';
 import type { InteractionType } from '../store/rows.js';
 
 export const DAY_MS = 86_400_000;

@@ -21,11 +21,10 @@ import {
   vectorConfigFile,
 } from '../lake/layout.js';
 import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
-import { embeddingTemplates, scenarios } from '../config/resources.js';
-import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { Store } from './database.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
 import { sqlString } from './sql.js';
+import { vectorConfigKinds, type VectorConfigField } from './vector-config-kinds.js';
 
 /** The columns each table exports (the tenant is the folder). */
 const COLUMNS: Record<EventTable | SnapshotTable, string> = {
@@ -133,30 +132,25 @@ async function exportSnapshot(
   return rows;
 }
 
-/** The configuration kinds the vectors job reads (see VECTOR_CONFIG_FILE), by the field they fill. */
-const VECTOR_CONFIG_KINDS = {
-  [embeddingTemplates.kind]: 'templates',
-  [VECTOR_DEFAULTS_KIND]: 'defaults',
-  [scenarios.kind]: 'scenarios',
-} as const satisfies Record<string, 'templates' | 'defaults' | 'scenarios'>;
-
 /** The vector configuration last written, by file: an export with nothing new reads no file. */
 const writtenVectorConfigs = new Map<string, string>();
 
 /** Writes the tenant's vector configuration to the lake when it changed. */
 async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantId: string): Promise<void> {
-  const reader = await db.runAndReadAll(
-    `SELECT kind, doc::VARCHAR FROM config_documents
-      WHERE tenant_id = ${sqlString(tenantId)} AND kind IN (${Object.keys(VECTOR_CONFIG_KINDS).map(sqlString).join(', ')})
-      ORDER BY kind, key`,
-  );
-  const config: Record<'templates' | 'defaults' | 'scenarios', unknown[]> = {
+  const kinds = vectorConfigKinds();
+  const config: Record<VectorConfigField, unknown[]> = {
     templates: [],
     defaults: [],
     scenarios: [],
   };
-  for (const [kind, doc] of reader.getRows()) {
-    config[VECTOR_CONFIG_KINDS[String(kind)]].push(JSON.parse(String(doc)));
+  if (kinds.size > 0) {
+    const reader = await db.runAndReadAll(
+      `SELECT kind, doc::VARCHAR FROM config_documents
+        WHERE tenant_id = ${sqlString(tenantId)} AND kind IN (${[...kinds.keys()].map(sqlString).join(', ')})
+        ORDER BY kind, key`,
+    );
+    for (const [kind, doc] of reader.getRows())
+      config[kinds.get(String(kind))!].push(JSON.parse(String(doc)));
   }
   const text = JSON.stringify(config);
   const file = vectorConfigFile(dataDir, tenantId);

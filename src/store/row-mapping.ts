@@ -1,5 +1,11 @@
-import type { CatalogItem } from '../state/item-catalog.js';
 import type { StoredItem, StoredUser } from './rows.js';
+
+/**
+ * An item as the catalog (state/item-catalog.ts) holds it: the stored item with its attributes as JSON
+ * text. A text costs less than half of the object it encodes (docs/memory.md), and crosses to the ranking
+ * thread as one string rather than key by key.
+ */
+export type CatalogItem = Omit<StoredItem, 'attributes'> & { attributes: string };
 
 /** The item columns, in the order `itemFromRow` reads them. */
 export const ITEM_COLUMNS =

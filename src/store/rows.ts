@@ -1,23 +1,10 @@
 import type { DuckDBListValue } from '@duckdb/node-api';
 
-/** Rows as they are stored; times are epoch milliseconds. */
-export interface StoredItem {
-  externalId: string;
-  category: string | null;
-  attributes: Record<string, unknown>;
-  expiresAt: string | null;
-  available: boolean;
-  feedManaged: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
+// Rows as they are stored; times are epoch milliseconds. Items and users are defined beside the documents
+// the catalog routes show of them, in contract/catalog.ts.
+import type { StoredItem, StoredUser } from '../contract/catalog.js';
 
-export interface StoredUser {
-  externalId: string;
-  attributes: Record<string, unknown>;
-  createdAt: number;
-  updatedAt: number;
-}
+export type { StoredItem, StoredUser };
 
 export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating';
 

@@ -1,14 +1,24 @@
-import type { RateLimitSettings } from '../contract/tenants.js';
+import { RATE_LIMITS, type RateLimitSettings } from '../contract/tenants.js';
 import { ApiError } from '../contract/errors.js';
-import type { Runtime } from '../runtime.js';
+import type { Store } from '../store/database.js';
 import { saveConfigDocument } from '../store/config-statements.js';
+import type { StoredDocumentKind } from '../state/load-state.js';
+import type { ServingState } from '../state/tenant-state.js';
 
 /** The configuration document that holds a tenant's rate limits. */
 export const RATE_LIMITS_KIND = 'rate-limits';
 
+export const rateLimitDocuments: StoredDocumentKind = {
+  kind: RATE_LIMITS_KIND,
+  restore(tenant, stored) {
+    const parsed = RATE_LIMITS.safeParse(stored);
+    if (parsed.success) tenant.rateLimits = parsed.data;
+  },
+};
+
 /** Replaces a tenant's rate limits (docs/guide.md, "Rate limits"); the new budgets apply from the next request. */
 export function setRateLimits(
-  runtime: Runtime,
+  runtime: { readonly store: Store; readonly state: ServingState },
   tenantId: string,
   limits: RateLimitSettings,
 ): Promise<RateLimitSettings> {

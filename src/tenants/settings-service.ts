@@ -1,12 +1,28 @@
-import type { TenantSettings, TenantSettingsUpdate } from '../contract/tenant-settings.js';
-import type { Runtime } from '../runtime.js';
+import {
+  TENANT_SETTINGS_UPDATE,
+  defaultTenantSettings,
+  type TenantSettings,
+  type TenantSettingsUpdate,
+} from '../contract/tenant-settings.js';
+import type { Store } from '../store/database.js';
 import { saveConfigDocument } from '../store/config-statements.js';
-import { TENANT_SETTINGS_KIND } from '../store/load-state.js';
+import type { StoredDocumentKind } from '../state/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';
+
+export const TENANT_SETTINGS_KIND = 'tenant-settings';
+
+/** A tenant's stored settings, over the defaults of the fields it lacks. */
+export const tenantSettingsDocuments: StoredDocumentKind = {
+  kind: TENANT_SETTINGS_KIND,
+  restore(tenant, stored) {
+    const parsed = TENANT_SETTINGS_UPDATE.safeParse(stored);
+    if (parsed.success) tenant.replaceSettings({ ...defaultTenantSettings(), ...parsed.data });
+  },
+};
 
 /** A partial update: the fields sent replace those fields, the rest stay. */
 export function updateTenantSettings(
-  runtime: Runtime,
+  runtime: { readonly store: Store },
   tenant: TenantState,
   update: TenantSettingsUpdate,
 ): Promise<TenantSettings> {

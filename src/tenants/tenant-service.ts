@@ -1,13 +1,23 @@
 import { ApiError } from '../contract/errors.js';
 import type { TenantCredentials } from '../contract/tenants.js';
-import type { Runtime } from '../runtime.js';
+import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
+import type { ServingState } from '../state/tenant-state.js';
 import {
   CREDENTIAL_KINDS,
   issueCredential,
   type CredentialKind,
   type CredentialRecord,
+  type CredentialRegistry,
 } from './credentials.js';
+
+/** What creating tenants and rotating their credentials needs of the runtime (src/runtime.ts). */
+export interface TenantWrites {
+  readonly store: Store;
+  readonly state: ServingState;
+  readonly credentials: CredentialRegistry;
+  readonly serverSecret: string;
+}
 
 function credentialStatement(record: CredentialRecord, now: number): Statement {
   return {
@@ -23,7 +33,7 @@ const SECRET_FIELD: Record<CredentialKind, 'apiKey' | 'privateToken' | 'publicTo
 };
 
 /** Creates a tenant with its three credentials; the secrets are returned once and only hashes are kept. */
-export function createTenant(runtime: Runtime, tenantId: string): Promise<TenantCredentials> {
+export function createTenant(runtime: TenantWrites, tenantId: string): Promise<TenantCredentials> {
   return runtime.store.writes.submit((rows, scratch) => {
     const claim = `tenant\u0000${tenantId}`;
     if (runtime.state.get(tenantId) || scratch.has(claim)) {
@@ -48,7 +58,7 @@ export function createTenant(runtime: Runtime, tenantId: string): Promise<Tenant
 
 /** Replaces one credential; the old secret stops working when the new one is committed. */
 export function rotateCredential(
-  runtime: Runtime,
+  runtime: TenantWrites,
   tenantId: string,
   kind: CredentialKind,
 ): Promise<Partial<TenantCredentials> & { tenantId: string }> {

@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { dotAt } from '../linalg/vectors.js';
 import { Index, MetricKind, exactSearch, type Matches } from 'usearch';
 import type { Quantization } from '../contract/vectors.js';
-import { ensureCapacity } from '../state/growable.js';
+import { ensureCapacity } from '../linalg/growable.js';
 import { VECTOR_DIMENSIONS } from './embedder.js';
 
 /**

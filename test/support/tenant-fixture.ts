@@ -15,7 +15,7 @@ import { fromBody, type RecommendationRequest } from '../../src/engine/request.j
 import { resolve } from '../../src/engine/stages/resolve.js';
 import { normalizeCountry } from '../../src/geo/countries.js';
 import { DEFAULT_WEIGHTS } from '../../src/ingestion/events.js';
-import { ItemNeighbours } from '../../src/models/item-neighbours.js';
+import { ItemNeighbours } from '../../src/state/item-neighbours.js';
 import { TenantState } from '../../src/state/tenant-state.js';
 import type { InteractionType, StoredItem } from '../../src/store/rows.js';
 

@@ -1,5 +1,5 @@
-import { HALF_VALUES } from '../../models/half-float.js';
-import type { ItemNeighbours } from '../../models/item-neighbours.js';
+import { HALF_VALUES } from '../../state/half-float.js';
+import type { ItemNeighbours } from '../../state/item-neighbours.js';
 import { requestPools, type CandidatePool } from '../candidate-pool.js';
 import { ScoreAccumulator } from '../id-marks.js';
 

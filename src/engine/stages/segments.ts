@@ -1,4 +1,4 @@
-import { segmentsOfItem } from '../../config/segments.js';
+import { segmentsOfItem } from '../item-segments.js';
 import type { CandidatePool } from '../candidate-pool.js';
 import type { PipelineContext } from '../context.js';
 

@@ -14,7 +14,7 @@ import { checkGetPaths, checkRequestTarget } from '../../engine/projection.js';
 import { fromLegacyQuery, type RecommendationRequest } from '../../engine/request.js';
 import { parseSearchQuery } from '../../engine/search-query.js';
 import { expandSynonyms } from '../../engine/search-synonyms.js';
-import { setVectorDefaults } from '../../vector/vector-defaults.js';
+import { setVectorDefaults } from '../../config/vector-defaults.js';
 import { SCOPE } from '../plugins/auth.js';
 import { recommenderFor } from '../warm-up-request.js';
 import { CONFIG_ROUTE, keyOf, registerConfigResource } from './config-resource.js';

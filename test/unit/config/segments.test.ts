@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countSegments } from '../../../src/config/segment-counts.js';
-import { segmentsOfItem } from '../../../src/config/segments.js';
+import { segmentsOfItem } from '../../../src/engine/item-segments.js';
 import type { Segmentation } from '../../../src/contract/scenarios.js';
 import { ItemCatalog } from '../../../src/state/item-catalog.js';
 import type { StoredItem } from '../../../src/store/rows.js';

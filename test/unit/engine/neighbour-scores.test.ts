@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scoreNeighbours } from '../../../src/engine/algorithms/neighbour-scores.js';
 import { requestPools } from '../../../src/engine/candidate-pool.js';
-import { ItemNeighbours } from '../../../src/models/item-neighbours.js';
+import { ItemNeighbours } from '../../../src/state/item-neighbours.js';
 
 /** A model over `items` ids whose lists (`length` entries each) name only ids below `reach`. */
 function model(items: number, reach: number, length: number, seed: number): ItemNeighbours {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ResultCache } from '../../../src/engine/result-cache.js';
-import { ItemNeighbours } from '../../../src/models/item-neighbours.js';
+import { ItemNeighbours } from '../../../src/state/item-neighbours.js';
 import { fullCollection } from '../../../src/state/memory.js';
 import { GEO_WINDOW_MS } from '../../../src/state/tenant-state.js';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FEED_BODY, type MappingRule } from '../../../src/contract/feeds.js';
-import { compilePath } from '../../../src/feeds/json-path.js';
+import { compilePath } from '../../../src/contract/json-path.js';
 import { compileMapping, previewItem } from '../../../src/feeds/mapping.js';
 
 function rule(property: string, path: string, dataType: MappingRule['dataType'], target = 'attributes') {

@@ -2,9 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { factorsJob } from '../../../jobs/factors/factors-job.js';
 import { LakeDb } from '../../../jobs/lake/lake-db.js';
 import { FACTORS, type Factors } from '../../../src/artifacts/formats.js';
-import { applyStateChange, StateChangeLog } from '../../../src/state/state-changes.js';
+import { applyStateChange } from '../../../src/state/apply-state-change.js';
+import { StateChangeLog } from '../../../src/state/state-changes.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
-import { servingFactors } from '../../../src/models/factor-model.js';
+import { servingFactors } from '../../../src/state/factor-model.js';
 import { SCENARIO } from '../../../src/contract/scenarios.js';
 import { addEvents, buildTenant, DAY, item, NOW, rankIds } from '../../support/tenant-fixture.js';
 

@@ -14,7 +14,7 @@ import {
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HALF_VALUES } from '../../../src/models/half-float.js';
+import { HALF_VALUES } from '../../../src/state/half-float.js';
 import {
   arrowToColumns,
   columnsToArrow,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HALF_VALUES, toHalf, toHalves } from '../../../src/models/half-float.js';
+import { HALF_VALUES, toHalf, toHalves } from '../../../src/state/half-float.js';
 
 describe('half precision', () => {
   it('decodes every bit pattern and encodes each value back to its own bits', () => {

@@ -1,6 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { SharedCountsReader, WindowedCounts } from '../../../src/models/windowed-counts.js';
+import { SharedCountsReader, WindowedCounts } from '../../../src/state/windowed-counts.js';
 
 const HOUR = 3_600_000;
 

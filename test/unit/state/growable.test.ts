@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ensureCapacity } from '../../../src/state/growable.js';
+import { ensureCapacity } from '../../../src/linalg/growable.js';
 
 describe('ensureCapacity', () => {
   it('doubles, stops at the ceiling while the need is within it, and doubles again past it', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RULE, SCENARIO } from '../../../src/contract/scenarios.js';
-import { applyStateChange, FULL_ROWS, StateChangeLog } from '../../../src/state/state-changes.js';
+import { applyStateChange } from '../../../src/state/apply-state-change.js';
+import { FULL_ROWS, StateChangeLog } from '../../../src/state/state-changes.js';
 import { catalogItem } from '../../../src/state/item-catalog.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
 import {

@@ -7,8 +7,7 @@ import { upsertItems } from '../../../src/ingestion/items.js';
 import { upsertUsers } from '../../../src/ingestion/users.js';
 import { openRuntime } from '../../../src/runtime.js';
 import { ServingState } from '../../../src/state/tenant-state.js';
-import { loadState } from '../../../src/store/load-state.js';
-import { CredentialRegistry } from '../../../src/tenants/credentials.js';
+import { loadState } from '../../../src/state/load-state.js';
 import { DAY_MS, TYPE_CODES } from '../../../src/state/user-histories.js';
 import { updateTenantSettings } from '../../../src/tenants/settings-service.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
@@ -99,9 +98,7 @@ describe('histories loaded a run of days at a time', () => {
       ]);
       const histories = async (rowsPerQuery: number) => {
         const state = new ServingState();
-        await runtime.store.read((db) =>
-          loadState(db, state, new CredentialRegistry(), Date.now(), rowsPerQuery),
-        );
+        await runtime.store.read((db) => loadState(db, state, [], Date.now(), rowsPerQuery));
         const shop = state.get('shop')!;
         return ['u1', 'u2'].map((user) =>
           shop.histories

@@ -7,7 +7,7 @@ import { VECTOR_DIMENSIONS as D, type Embedder } from '../../../src/vector/embed
 import { openEmbedder } from '../../../src/vector/embedders.js';
 import { ServingState } from '../../../src/state/tenant-state.js';
 import { HashingEmbedder } from '../../../src/vector/hashing-embedder.js';
-import { VectorIndexer } from '../../../src/vector/indexer.js';
+import { VectorIndexer } from '../../../src/models/vector-indexer.js';
 
 function row(vectors: Float32Array, i: number): Float32Array {
   return vectors.subarray(i * D, (i + 1) * D);

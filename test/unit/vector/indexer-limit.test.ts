@@ -11,7 +11,7 @@ import { createTenant } from '../../../src/tenants/tenant-service.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
 import { VECTOR_DIMENSIONS } from '../../../src/vector/embedder.js';
 import { HashingEmbedder } from '../../../src/vector/hashing-embedder.js';
-import { VectorIndexer } from '../../../src/vector/indexer.js';
+import { VectorIndexer } from '../../../src/models/vector-indexer.js';
 import { itemText, sortedTemplates } from '../../../src/vector/templates.js';
 import { DELTA_ROWS_LIMIT, type VectorBase } from '../../../src/vector/tenant-vectors.js';
 import { vectorTextHash } from '../../../src/vector/text-hash.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HALF_VALUES, toHalf } from '../../../../src/models/half-float.js';
+import { HALF_VALUES, toHalf } from '../../../../src/state/half-float.js';
 import { minMax } from '../../../../src/engine/stages/min-max.js';
 import type { RelaxRound } from '../../../../src/engine/stages/constraints.js';
 import {

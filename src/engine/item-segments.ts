@@ -46,7 +46,7 @@ function computeSegments(segmentation: Segmentation, item: StoredItem | undefine
 }
 
 function nextqlItem(item: StoredItem): NextqlItem {
-  return { ...item, createdAt: new Date(item.createdAt).toISOString() };
+  return Object.assign({}, item, { createdAt: new Date(item.createdAt).toISOString() });
 }
 
 /**

@@ -2,9 +2,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LRUCache } from 'lru-cache';
 import type { EmbeddingTemplate } from '../contract/vectors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
-import type { Embedder } from './embedder.js';
-import { itemText, sortedTemplates } from './templates.js';
-import { vectorTextHash } from './text-hash.js';
+import type { Embedder } from '../vector/embedder.js';
+import { itemText, sortedTemplates } from '../vector/templates.js';
+import { vectorTextHash } from '../vector/text-hash.js';
 
 /** Items embedded at a time: large enough for a model's batching, small enough to keep turns short. */
 const BATCH = 128;

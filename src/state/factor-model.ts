@@ -2,8 +2,13 @@ import { sharedMemoryOf } from '../artifacts/columns.js';
 import { ArtifactError } from '../artifacts/errors.js';
 import type { Factors } from '../artifacts/formats.js';
 import { gram } from '../linalg/dense.js';
-import { sharedArray } from '../state/growable.js';
-import type { CatalogIds } from './prepared-model.js';
+import { sharedArray } from '../linalg/growable.js';
+
+/** How a catalog names its items by dense id: all that mapping a model into serving arrays needs. */
+export interface CatalogIds {
+  readonly size: number;
+  idOf(externalId: string): number;
+}
 
 /**
  * Item factors of an ALS model in the serving state's dense ids (row id of `itemFactors`; `known[id]` is 1

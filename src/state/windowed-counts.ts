@@ -1,4 +1,4 @@
-import { ensureCapacity, growTo, sharedArray } from '../state/growable.js';
+import { ensureCapacity, growTo, sharedArray } from '../linalg/growable.js';
 
 /**
  * The counts a thread reads, in memory shared between threads: the event-loop thread counts, the
@@ -141,7 +141,7 @@ export class WindowedCounts extends CountsOver implements CountsReader {
 
   /** The arrays as they are now: later replacements change a snapshot's reader nothing. */
   private snapshot(): SharedCounts {
-    return { ...this.counts, perCountry: new Map(this.counts.perCountry) };
+    return Object.assign({}, this.counts, { perCountry: new Map(this.counts.perCountry) });
   }
 
   add(item: number, country: number, ts: number, now: number): void {

@@ -1,4 +1,4 @@
-import { sharedArray } from '../state/growable.js';
+import { sharedArray } from '../linalg/growable.js';
 import { HALF_VALUES, toHalves } from './half-float.js';
 
 /** Most items a compact numbering covers: their sums (8 bytes each) stay within a core's L2 cache. */

@@ -1,58 +1,30 @@
-import { VECTOR_DEFAULTS } from '../contract/vectors.js';
-import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';
-import { VECTOR_DEFAULTS_KIND } from '../vector/vector-defaults.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { CONFIG_RESOURCES } from '../config/resources.js';
-import { FEED_KIND, restoreFeed } from '../feeds/feeds.js';
-import { TENANT_SETTINGS_UPDATE, defaultTenantSettings } from '../contract/tenant-settings.js';
-import type { ServingState } from '../state/tenant-state.js';
-import { DAY_MS, HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from '../state/user-histories.js';
-import { RATE_LIMITS } from '../contract/tenants.js';
-import type { CredentialKind, CredentialRegistry } from '../tenants/credentials.js';
-import { RATE_LIMITS_KIND } from '../tenants/rate-limit-service.js';
-import { ITEM_COLUMNS, USER_COLUMNS, catalogItemFromRow, userFromRow } from './row-mapping.js';
-import type { InteractionType } from './rows.js';
+import type { ServingState, TenantState } from './tenant-state.js';
+import { DAY_MS, HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from './user-histories.js';
+import { ITEM_COLUMNS, USER_COLUMNS, catalogItemFromRow, userFromRow } from '../store/row-mapping.js';
+import type { InteractionType } from '../store/rows.js';
 
-export const TENANT_SETTINGS_KIND = 'tenant-settings';
+/**
+ * A kind of `config_documents` row and how its documents go back into a tenant's state at start. The
+ * state knows none of the kinds: their owners (config/, tenants/, feeds/) define them, and the runtime
+ * (src/runtime.ts) hands them all to `loadState`.
+ */
+export interface StoredDocumentKind {
+  readonly kind: string;
+  /** Puts one stored document back in memory; one its schema no longer accepts is left out. */
+  restore(tenant: TenantState, stored: unknown): void;
+}
 
-/** Rebuilds the serving state and the credential registry from the store (at start). */
+/** Rebuilds the serving state from the store (at start), with the documents of the `kinds` given. */
 export async function loadState(
   db: DuckDBConnection,
   state: ServingState,
-  credentials: CredentialRegistry,
+  kinds: readonly StoredDocumentKind[],
   now = Date.now(),
   rowsPerHistoryQuery = ROWS_PER_HISTORY_QUERY,
 ): Promise<void> {
   for (const [tenantId] of await rows(db, 'SELECT tenant_id FROM tenants ORDER BY tenant_id')) {
     state.add(String(tenantId));
-  }
-  for (const [tenantId, kind, secretHash, salt] of await rows(
-    db,
-    'SELECT tenant_id, kind, secret_hash, salt FROM credentials',
-  )) {
-    credentials.set({
-      tenantId: String(tenantId),
-      kind: kind as CredentialKind,
-      secretHash: String(secretHash),
-      salt: String(salt),
-    });
-  }
-  const documents = (kind: string) =>
-    rows(db, 'SELECT tenant_id, doc FROM config_documents WHERE kind = $1', [kind]);
-  for (const [tenantId, doc] of await documents(TENANT_SETTINGS_KIND)) {
-    const tenant = state.get(String(tenantId));
-    const parsed = TENANT_SETTINGS_UPDATE.safeParse(JSON.parse(String(doc)));
-    if (tenant && parsed.success) tenant.replaceSettings({ ...defaultTenantSettings(), ...parsed.data });
-  }
-  for (const [tenantId, doc] of await documents(VECTOR_DEFAULTS_KIND)) {
-    const parsed = VECTOR_DEFAULTS.safeParse(JSON.parse(String(doc)));
-    if (parsed.success)
-      state.get(String(tenantId))?.putConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY, parsed.data);
-  }
-  for (const [tenantId, doc] of await documents(RATE_LIMITS_KIND)) {
-    const tenant = state.get(String(tenantId));
-    const parsed = RATE_LIMITS.safeParse(JSON.parse(String(doc)));
-    if (tenant && parsed.success) tenant.rateLimits = parsed.data;
   }
   for (const [tenantId, userId, sessionId] of await rows(
     db,
@@ -60,15 +32,15 @@ export async function loadState(
   )) {
     state.get(String(tenantId))?.recordMerge(String(userId), String(sessionId));
   }
-  for (const resource of CONFIG_RESOURCES) {
-    for (const [tenantId, doc] of await documents(resource.kind)) {
+  for (const documents of kinds) {
+    for (const [tenantId, doc] of await rows(
+      db,
+      'SELECT tenant_id, doc FROM config_documents WHERE kind = $1',
+      [documents.kind],
+    )) {
       const tenant = state.get(String(tenantId));
-      if (tenant) resource.restore(tenant, JSON.parse(String(doc)));
+      if (tenant) documents.restore(tenant, JSON.parse(String(doc)));
     }
-  }
-  for (const [tenantId, doc] of await documents(FEED_KIND)) {
-    const tenant = state.get(String(tenantId));
-    if (tenant) restoreFeed(tenant, JSON.parse(String(doc)));
   }
   // Streamed, as the larger tables below: a whole result at once would leave the heap as large as it
   // was, long after its rows are garbage (docs/memory.md).
