@@ -17,7 +17,8 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 60_000;
+/** A daemon restarted on a large store loads its state first, which takes minutes on a busy machine. */
+const START_TIMEOUT_MS = 10 * 60_000;
 const STOP_TIMEOUT_MS = 60_000;
 /** The unit of CPU times in /proc, fixed by the Linux ABI. */
 const USER_HZ = 100;
