@@ -1,6 +1,7 @@
 import type { ItemsToItemsBody, LegacyQuery, RecommendationBody } from '../contract/recommendations.js';
 import { OVERRIDE_FIELDS } from '../contract/recommendations.js';
 import type { LogicType } from '../contract/scenarios.js';
+import type { RotatedItems } from './rotation.js';
 import type { SearchPart } from './search.js';
 
 /** Request-time overrides; `undefined` means "keep the scenario's". */
@@ -33,6 +34,21 @@ export interface RecommendationRequest {
   projection: Projection;
   /** Set for hybrid search (`GET /recommendations/search`), which has no seed. */
   search?: SearchPart;
+  /** Rotation (docs/guide.md, "Rotation"); undefined: the scenario's, else off. */
+  rotationRate?: number;
+  /** The rotation window in seconds; undefined: the scenario's, else 7200. */
+  rotationTime?: number;
+  /** The items rotation demotes, with their factors, worked out before ranking (engine/rotation.ts). */
+  rotated?: RotatedItems;
+  /** The user's stored document that context_user() reads; null: no user row (engine/expression-context.ts). */
+  userContext?: UserContext | null;
+}
+
+/** A user's stored document as nextQL's context_user() reads it. */
+export interface UserContext {
+  externalId: string;
+  attributes: Record<string, unknown>;
+  createdAt: string;
 }
 
 function overridesOf(source: Overrides): Overrides {
@@ -53,6 +69,8 @@ export function fromBody(body: RecommendationBody): RecommendationRequest {
     count: body.count,
     country: body.country,
     noCache: body.noCache ?? false,
+    rotationRate: body.rotationRate,
+    rotationTime: body.rotationTime,
     overrides: overridesOf(body),
     projection: { returnProperties: body.returnProperties, includedProperties: body.includedProperties },
   };
@@ -80,6 +98,8 @@ export function fromLegacyQuery(
     count: query.count,
     country: query.country,
     noCache: query.noCache ?? false,
+    rotationRate: query.rotationRate,
+    rotationTime: query.rotationTime,
     overrides: overridesOf(query as Overrides),
     projection: {
       returnProperties: query.returnProperties,
