@@ -13,7 +13,7 @@ function legacy(logic: string, seed: string, what: string, algorithm: string): O
     id: `${id}Get`,
     tag: 'Recommendations',
     summary: `${logic} recommendations for a ${seed}`,
-    description: `${what} Query parameters: \`count\`, \`scenario\`, \`filter\`, \`booster\`, \`includedProperties\`, \`returnProperties\` and the rest of POST /recommendations' fields in query form${logic === 'user-to-item' ? ' (\`rotationRate\` and \`rotationTime\` included)' : ''}. Callable by browsers with the public token.`,
+    description: `${what} Query parameters: \`count\`, \`scenario\`, \`filter\`, \`booster\`, \`includedProperties\`, \`returnProperties\` and the rest of POST /recommendations' fields in query form${logic === 'user-to-item' ? ' (`rotationRate` and `rotationTime` included)' : ''}. Callable by browsers with the public token.`,
     body: R.RECOMMENDATIONS,
     answer: recommended(algorithm),
   };
