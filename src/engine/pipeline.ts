@@ -48,11 +48,12 @@ function gather(
     availability(batch, context);
     geoLift(batch, context);
     filters(batch, context, filter);
-    rotated.apply(batch);
-    pool.append(batch);
     // The next step is sized by how many candidates survived this one, so a filter that rejects much
     // reaches further at once and one that keeps most does not overshoot the pool size.
     const survival = Math.max(batch.length / taken, 1 / 64);
+    // After the survival: the items rotation moves aside are few (RotatedItems), not a share to expect.
+    rotated.apply(batch);
+    pool.append(batch);
     step = Math.ceil((context.poolSize - pool.length) / survival) + 8;
   }
   rotated.finish(pool);

@@ -76,7 +76,7 @@ export class Recommender {
     // Each answer of a request with rotation changes what the next one may show: a cached answer could
     // show items rotation now demotes, so such requests are always ranked and their answers never cached.
     if (request.noCache || rotation) {
-      if (rotation) request.rotated = this.rotation.rotated(tenant.tenantId, rotation, now);
+      if (rotation) request.rotated = this.rotation.rotated(tenant, rotation, now);
       this.ranker.rank(tenant, request, projection, now, (outcome) =>
         done(
           outcome instanceof Error
@@ -112,7 +112,7 @@ export class Recommender {
     this.answers?.record(tenant.tenantId, request.userId, summary ?? body);
     if (rotation) {
       const itemIds = (summary ?? summarizeAnswer(body)).itemIds;
-      this.rotation.record(tenant.tenantId, rotation, itemIds, now);
+      this.rotation.record(tenant, rotation, itemIds, now);
     }
     return withRecommId(body, recommId);
   }

@@ -7,8 +7,8 @@ import type { RecommendationRequest } from './request.js';
 export const DEFAULT_ROTATION_TIME_S = 7200;
 /** The most the record keeps, in bytes as `entrySize` counts them (docs/memory.md). */
 export const ROTATION_RECORD_BYTES = 16 * 1024 * 1024;
-/** The returns kept per identity: older ones are dropped first (at 10 a request, 100 requests' worth). */
-export const MAX_RETURNS_PER_IDENTITY = 1000;
+/** The returns kept per identity: older ones are dropped first (at 10 a request, 50 requests' worth). */
+export const MAX_RETURNS_PER_IDENTITY = 500;
 
 /** A request's effective rotation: who it is for, the rate (> 0) and the window. */
 export interface RotationSettings {
@@ -17,20 +17,38 @@ export interface RotationSettings {
   windowMs: number;
 }
 
-/** The items a request's identity was returned within the window, each with its score factor. */
+/**
+ * The items a request's identity was returned within the window, each with its score factor, by dense
+ * id: a replica of the serving state has the same dense ids (state/state-changes.ts), and typed arrays
+ * cost the ranking thread's message little.
+ */
 export interface RotatedItems {
-  itemIds: string[];
+  ids: Int32Array;
   /** `(1 − rate)^k` for an item returned k times; 0 for rate 1. */
-  factors: number[];
+  factors: Float64Array;
 }
 
-/** What the record keeps per identity: the items returned, oldest first, and when. */
+/**
+ * What the record keeps per identity: the items returned (by the catalog's dense ids, so that counting
+ * them is indexing an array rather than hashing their text), oldest first from `head`, and when; entries
+ * before `head` are dropped ones, compacted away once they are half the arrays.
+ */
 interface Returns {
-  itemIds: string[];
+  ids: number[];
   times: number[];
+  head: number;
   /** The longest window asked for this identity: returns older than it are of no use. */
   retentionMs: number;
+  /** What `entrySize` counts, kept up to date so that setting the entry again costs nothing more. */
+  bytes: number;
 }
+
+/** An identity's entry (its key, object and arrays), and each return kept (its id and its time). */
+const IDENTITY_BYTES = 200;
+const RETURN_BYTES = 16;
+
+/** Returns per dense id of the identity being counted; zeroed again through the ids it touched. */
+let counts = new Uint16Array(1024);
 
 /**
  * The request's rotation after its scenario's defaults (the variant's, under a running experiment), or
@@ -52,12 +70,6 @@ export function rotationOf(
   return { identity: request.userId, rate, windowMs: seconds * 1000 };
 }
 
-function entrySize(key: string, returns: Returns): number {
-  let size = 200 + key.length * 2;
-  for (const id of returns.itemIds) size += 24 + id.length * 2;
-  return size;
-}
-
 /**
  * What nextrec returned to each identity of requests with rotation on (docs/guide.md, "Rotation"), in
  * memory only: at most ROTATION_RECORD_BYTES (the least recently served identities go first), an
@@ -70,7 +82,7 @@ export class RotationRecord {
   constructor(maxBytes = ROTATION_RECORD_BYTES) {
     this.byIdentity = new LRUCache<string, Returns>({
       maxSize: maxBytes,
-      sizeCalculation: (returns, key) => entrySize(key, returns),
+      sizeCalculation: (returns, key) => IDENTITY_BYTES + key.length * 2 + returns.bytes,
       ttlAutopurge: false,
     });
   }
@@ -90,42 +102,57 @@ export class RotationRecord {
   }
 
   /** The items returned to the identity within the window, with their factors; undefined for none. */
-  rotated(tenantId: string, settings: RotationSettings, now: number): RotatedItems | undefined {
-    const returns = this.byIdentity.get(keyOf(tenantId, settings.identity));
+  rotated(tenant: TenantState, settings: RotationSettings, now: number): RotatedItems | undefined {
+    const returns = this.byIdentity.get(keyOf(tenant.tenantId, settings.identity));
     if (returns === undefined) return undefined;
+    const { catalog } = tenant;
+    if (counts.length < catalog.size) counts = new Uint16Array(catalog.size * 2);
     const since = now - settings.windowMs;
-    const counts = new Map<string, number>();
-    const { itemIds, times } = returns;
+    const { ids, times, head } = returns;
+    const touched: number[] = [];
     // Oldest first: the returns within the window are a suffix.
-    for (let i = itemIds.length - 1; i >= 0 && times[i] > since; i--) {
-      counts.set(itemIds[i], (counts.get(itemIds[i]) ?? 0) + 1);
+    for (let i = ids.length - 1; i >= head && times[i] > since; i--) {
+      if (counts[ids[i]]++ === 0) touched.push(ids[i]);
     }
-    if (counts.size === 0) return undefined;
-    const rotated: RotatedItems = { itemIds: [], factors: [] };
+    if (touched.length === 0) return undefined;
+    const rotated: RotatedItems = {
+      ids: Int32Array.from(touched),
+      factors: new Float64Array(touched.length),
+    };
     const keep = 1 - settings.rate;
-    for (const [itemId, k] of counts) {
-      rotated.itemIds.push(itemId);
-      rotated.factors.push(keep ** k);
+    for (let i = 0; i < touched.length; i++) {
+      rotated.factors[i] = keep ** counts[touched[i]];
+      counts[touched[i]] = 0;
     }
     return rotated;
   }
 
-  /** Records that the identity was returned these items now. */
-  record(tenantId: string, settings: RotationSettings, itemIds: readonly string[], now: number): void {
+  /** Records that the identity was returned these items now (items the catalog lacks are left out). */
+  record(tenant: TenantState, settings: RotationSettings, itemIds: readonly string[], now: number): void {
     if (itemIds.length === 0) return;
-    const key = keyOf(tenantId, settings.identity);
-    const returns = this.byIdentity.get(key) ?? { itemIds: [], times: [], retentionMs: 0 };
+    const key = keyOf(tenant.tenantId, settings.identity);
+    const returns = this.byIdentity.get(key) ?? { ids: [], times: [], head: 0, retentionMs: 0, bytes: 0 };
     returns.retentionMs = Math.max(returns.retentionMs, settings.windowMs);
     for (const itemId of itemIds) {
-      returns.itemIds.push(itemId);
+      const id = tenant.catalog.idOf(itemId);
+      if (id < 0) continue;
+      returns.ids.push(id);
       returns.times.push(now);
+      returns.bytes += RETURN_BYTES;
     }
-    let drop = Math.max(0, returns.itemIds.length - MAX_RETURNS_PER_IDENTITY);
     const since = now - returns.retentionMs;
-    while (drop < returns.times.length && returns.times[drop] <= since) drop++;
-    if (drop > 0) {
-      returns.itemIds.splice(0, drop);
-      returns.times.splice(0, drop);
+    const { times } = returns;
+    while (
+      returns.head < times.length &&
+      (times.length - returns.head > MAX_RETURNS_PER_IDENTITY || times[returns.head] <= since)
+    ) {
+      returns.bytes -= RETURN_BYTES;
+      returns.head++;
+    }
+    if (returns.head * 2 > times.length) {
+      returns.ids.splice(0, returns.head);
+      times.splice(0, returns.head);
+      returns.head = 0;
     }
     // Set again so that its size and its time to live are those of now.
     this.byIdentity.set(key, returns, { ttl: Math.ceil(returns.retentionMs) });

@@ -20,13 +20,9 @@ const none: Rotation = { apply: () => undefined, finish: () => undefined };
 /** The rotation of a request: nothing to do without rotated items. */
 export function rotation(context: PipelineContext): Rotation {
   const rotated = context.request.rotated;
-  if (rotated === undefined || rotated.itemIds.length === 0) return none;
-  const { catalog } = context.tenant;
+  if (rotated === undefined || rotated.ids.length === 0) return none;
   const factors = new Map<number, number>();
-  rotated.itemIds.forEach((itemId, i) => {
-    const id = catalog.idOf(itemId);
-    if (id >= 0) factors.set(id, rotated.factors[i]);
-  });
+  for (let i = 0; i < rotated.ids.length; i++) factors.set(rotated.ids[i], rotated.factors[i]);
   const hidden = requestPools.take(factors.size);
   return {
     apply(batch) {

@@ -5,9 +5,11 @@ import {
   MAX_RETURNS_PER_IDENTITY,
   RotationRecord,
   rotationOf,
+  type RotatedItems,
   type RotationSettings,
 } from '../../../src/engine/rotation.js';
 import { recommendList } from '../../../src/engine/pipeline.js';
+import type { TenantState } from '../../../src/state/tenant-state.js';
 import { buildTenant, externalIds, NOW, request, type RequestBody } from '../../support/tenant-fixture.js';
 
 const settings = (rate: number, windowMs = 60_000, identity = 'u1'): RotationSettings => ({
@@ -29,58 +31,66 @@ function shop() {
   });
 }
 
+/** A tenant whose catalog holds these items. */
+const catalogOf = (tenantId: string, items: string[]) => buildTenant({ tenantId, items });
+
 describe('RotationRecord', () => {
   it('gives (1 − rate)^k per item returned k times within the window', () => {
     const record = new RotationRecord();
+    const t = catalogOf('t', ['a', 'b', 'c']);
+    const other = catalogOf('other', ['a', 'b', 'c']);
     const half = settings(0.5);
-    expect(record.rotated('t', half, NOW)).toBeUndefined();
-    record.record('t', half, ['a', 'b'], NOW - 30_000);
-    record.record('t', half, ['a', 'c'], NOW - 10_000);
-    const rotated = record.rotated('t', half, NOW)!;
-    const factors = Object.fromEntries(rotated.itemIds.map((id, i) => [id, rotated.factors[i]]));
-    expect(factors).toEqual({ a: 0.25, b: 0.5, c: 0.5 });
+    expect(record.rotated(t, half, NOW)).toBeUndefined();
+    record.record(t, half, ['a', 'b'], NOW - 30_000);
+    record.record(t, half, ['a', 'c', 'not-in-the-catalog'], NOW - 10_000);
+    const factorsOf = (rotated: RotatedItems) =>
+      Object.fromEntries([...rotated.ids].map((id, i) => [t.catalog.externalIds[id], rotated.factors[i]]));
+    expect(factorsOf(record.rotated(t, half, NOW)!)).toEqual({ a: 0.25, b: 0.5, c: 0.5 });
+    // Counting leaves nothing behind for the next count.
+    expect(factorsOf(record.rotated(t, half, NOW)!)).toEqual({ a: 0.25, b: 0.5, c: 0.5 });
     // A shorter window sees only the later answer; rate 1 gives 0.
-    const recent = record.rotated('t', settings(1, 20_000), NOW)!;
-    expect(Object.fromEntries(recent.itemIds.map((id, i) => [id, recent.factors[i]]))).toEqual({
-      a: 0,
-      c: 0,
-    });
+    expect(factorsOf(record.rotated(t, settings(1, 20_000), NOW)!)).toEqual({ a: 0, c: 0 });
     // Other identities and tenants are apart.
-    expect(record.rotated('t', settings(0.5, 60_000, 'u2'), NOW)).toBeUndefined();
-    expect(record.rotated('other', half, NOW)).toBeUndefined();
+    expect(record.rotated(t, settings(0.5, 60_000, 'u2'), NOW)).toBeUndefined();
+    expect(record.rotated(other, half, NOW)).toBeUndefined();
     record.forget('t', ['u1']);
-    expect(record.rotated('t', half, NOW)).toBeUndefined();
+    expect(record.rotated(t, half, NOW)).toBeUndefined();
   });
 
   it('keeps the latest returns of an identity, and forgets those older than its longest window', () => {
     const record = new RotationRecord();
     const ids = Array.from({ length: MAX_RETURNS_PER_IDENTITY + 10 }, (_, i) => `x${i}`);
-    record.record('t', settings(1), ids, NOW);
-    const rotated = record.rotated('t', settings(1), NOW)!;
-    expect(rotated.itemIds).toHaveLength(MAX_RETURNS_PER_IDENTITY);
-    expect(rotated.itemIds).not.toContain('x0');
-    expect(rotated.itemIds).toContain(`x${ids.length - 1}`);
+    const t = catalogOf('t', [...ids, 'old', 'new']);
+    record.record(t, settings(1), ids, NOW);
+    const itemsOf = (rotated: RotatedItems | undefined) =>
+      [...(rotated?.ids ?? [])].map((id) => t.catalog.externalIds[id]);
+    const rotated = itemsOf(record.rotated(t, settings(1), NOW));
+    expect(rotated).toHaveLength(MAX_RETURNS_PER_IDENTITY);
+    expect(rotated).not.toContain('x0');
+    expect(rotated).toContain(`x${ids.length - 1}`);
     const short = settings(1, 1_000, 'u2');
-    record.record('t', short, ['old'], NOW);
-    record.record('t', short, ['new'], NOW + 5_000);
+    record.record(t, short, ['old'], NOW);
+    record.record(t, short, ['new'], NOW + 5_000);
     const window = settings(1, 60_000, 'u2');
-    expect(record.rotated('t', window, NOW + 5_000)!.itemIds).toEqual(['new']);
+    expect(itemsOf(record.rotated(t, window, NOW + 5_000))).toEqual(['new']);
   });
 
   it('stays within its byte bound, the least recently served identities going first', () => {
     const record = new RotationRecord(10_000);
+    const t = catalogOf('t', ['item-a', 'item-b', 'item-c']);
     for (let user = 0; user < 100; user++) {
-      record.record('t', settings(1, 60_000, `user-${user}`), ['item-a', 'item-b', 'item-c'], NOW);
+      record.record(t, settings(1, 60_000, `user-${user}`), ['item-a', 'item-b', 'item-c'], NOW);
     }
     expect(record.size).toBeGreaterThan(0);
     expect(record.size).toBeLessThan(100);
-    expect(record.rotated('t', settings(1, 60_000, 'user-99'), NOW)).toBeDefined();
-    expect(record.rotated('t', settings(1, 60_000, 'user-0'), NOW)).toBeUndefined();
+    expect(record.rotated(t, settings(1, 60_000, 'user-99'), NOW)).toBeDefined();
+    expect(record.rotated(t, settings(1, 60_000, 'user-0'), NOW)).toBeUndefined();
   });
 
   it('drops an identity once its time to live passed', async () => {
     const record = new RotationRecord();
-    record.record('t', settings(1, 5), ['a'], Date.now());
+    record.record(catalogOf('t', ['a']), settings(1, 5), ['a'], Date.now());
+    expect(record.size).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 30));
     record.purgeStale();
     expect(record.size).toBe(0);
@@ -109,6 +119,15 @@ describe('rotationOf', () => {
   });
 });
 
+/** Rotated items as the record gives them, by dense id. */
+function rotatedItems(tenant: TenantState, factors: Record<string, number>): RotatedItems {
+  const entries = Object.entries(factors);
+  return {
+    ids: Int32Array.from(entries, ([itemId]) => tenant.catalog.idOf(itemId)),
+    factors: Float64Array.from(entries, ([, factor]) => factor),
+  };
+}
+
 describe('the rotation stage', () => {
   const tenant = shop();
   const body = { logicType: 'user-to-item', userId: 'cold', count: 4 } as const;
@@ -116,7 +135,7 @@ describe('the rotation stage', () => {
   it('multiplies the scores of rotated items by their factor', () => {
     const plain = recommendList(tenant, request(body), NOW);
     const rotatedRequest = request(body);
-    rotatedRequest.rotated = { itemIds: ['i1', 'i2'], factors: [0.25, 0.5] };
+    rotatedRequest.rotated = rotatedItems(tenant, { i1: 0.25, i2: 0.5 });
     const rotated = recommendList(tenant, rotatedRequest, NOW);
     const scoreOf = (list: typeof plain, id: string) =>
       list.scores![externalIds(tenant, list.ids).indexOf(id)] ?? Number.NaN;
@@ -129,7 +148,7 @@ describe('the rotation stage', () => {
 
   it('puts items with factor 0 after every other candidate, and lists them when nothing else is left', () => {
     const hiding = request({ ...body, count: 8 });
-    hiding.rotated = { itemIds: ['i1', 'i3', 'unknown'], factors: [0, 0, 0] };
+    hiding.rotated = rotatedItems(tenant, { i1: 0, i3: 0 });
     const list = recommendList(tenant, hiding, NOW);
     expect(externalIds(tenant, list.ids)).toEqual(['i2', 'i4', 'i5', 'i6', 'i7', 'i8', 'i1', 'i3']);
     expect(list.scores!.slice(-2)).toEqual([0, 0]);
