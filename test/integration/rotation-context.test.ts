@@ -205,6 +205,15 @@ describe('context_item and context_user', () => {
     });
     // acme: p1, p4, p7, p10; p1 is the seed.
     expect(ids(boosted).slice(0, 3).sort()).toEqual(['p10', 'p4', 'p7']);
+    // similar-products reads its itemId too.
+    const like = await post('/recommendations', {
+      logicType: 'similar-products',
+      itemId: 'p2',
+      count: 12,
+      filter: `'category' = context_item('category')`,
+    });
+    expect(like.status).toBe(200);
+    expect(ids(like).sort()).toEqual(['p10', 'p12', 'p4', 'p6', 'p8']);
   });
 
   it('reads the seed item in scenario and rule filters, and in the legacy GET route', async () => {
@@ -233,6 +242,20 @@ describe('context_item and context_user', () => {
     expect((await post('/scenarios', boosting)).status).toBe(201);
     const boosted = await post('/recommendations', { scenario: 'brand-boost', itemId: 'p4', count: 3 });
     expect(ids(boosted).sort()).toEqual(['p1', 'p10', 'p7']);
+    // A booster rule, linked by the request.
+    const cheaper = {
+      slug: 'cheaper',
+      type: 'booster',
+      expression: `boost by 1000 where 'price' < context_item('price')`,
+    };
+    expect((await post('/rules', cheaper)).status).toBe(201);
+    const byRule = await post('/recommendations', {
+      logicType: 'item-to-item',
+      itemId: 'p4',
+      count: 3,
+      rulesSlugs: ['cheaper'],
+    });
+    expect(ids(byRule).sort()).toEqual(['p1', 'p2', 'p3']);
   });
 
   it('reads the first of itemIds for items-to-items', async () => {
