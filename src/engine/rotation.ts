@@ -5,7 +5,7 @@ import type { RecommendationRequest } from './request.js';
 
 /** docs/guide.md, "Rotation": the window when neither the request nor its scenario sets one. */
 export const DEFAULT_ROTATION_TIME_S = 7200;
-/** The most the record keeps, in bytes as `entrySize` counts them (docs/memory.md). */
+/** The most the record keeps, in bytes as IDENTITY_BYTES and RETURN_BYTES count them (docs/memory.md). */
 export const ROTATION_RECORD_BYTES = 16 * 1024 * 1024;
 /** The returns kept per identity: older ones are dropped first (at 10 a request, 50 requests' worth). */
 export const MAX_RETURNS_PER_IDENTITY = 500;
@@ -39,7 +39,7 @@ interface Returns {
   head: number;
   /** The longest window asked for this identity: returns older than it are of no use. */
   retentionMs: number;
-  /** What `entrySize` counts, kept up to date so that setting the entry again costs nothing more. */
+  /** RETURN_BYTES per return kept, up to date so that setting the entry again costs nothing more. */
   bytes: number;
 }
 
@@ -112,7 +112,8 @@ export class RotationRecord {
     const touched: number[] = [];
     // Oldest first: the returns within the window are a suffix.
     for (let i = ids.length - 1; i >= head && times[i] > since; i--) {
-      if (counts[ids[i]]++ === 0) touched.push(ids[i]);
+      // An id beyond the catalog (a state rebuilt since) counts for nothing.
+      if (ids[i] < catalog.size && counts[ids[i]]++ === 0) touched.push(ids[i]);
     }
     if (touched.length === 0) return undefined;
     const rotated: RotatedItems = {
