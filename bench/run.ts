@@ -8,6 +8,7 @@ const BENCHMARKS = [
   'ingest-latency',
   'feeds',
   'nextql',
+  'rotation',
   'serve',
   'latency',
   'memory',

@@ -1,6 +1,6 @@
 import { listValue } from '@duckdb/node-api';
 import { OneAtATime } from '../one-at-a-time.js';
-import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
+import { summarizeAnswer, type AnswerSummary } from '../engine/answer-summary.js';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';

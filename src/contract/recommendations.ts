@@ -29,6 +29,11 @@ const OVERRIDES = {
 
 export const OVERRIDE_FIELDS = Object.keys(OVERRIDES) as (keyof typeof OVERRIDES)[];
 
+/** Rotation of user-to-item (docs/guide.md, "Rotation"): a rate in 0..1 (0: off), a window in seconds. */
+export const ROTATION_RATE = z.number().min(0).max(1);
+export const ROTATION_TIME = z.number().positive();
+const ROTATION = { rotationRate: ROTATION_RATE.optional(), rotationTime: ROTATION_TIME.optional() };
+
 /** What both POST bodies share: the items seeds, count, country, projection, cache switch and overrides. */
 const LIST_FIELDS = {
   itemIds: z.array(ID).max(1000).optional(),
@@ -46,6 +51,7 @@ export const RECOMMENDATION_BODY = z.strictObject({
   userId: ID.optional(),
   itemId: ID.optional(),
   ...LIST_FIELDS,
+  ...ROTATION,
 });
 export type RecommendationBody = z.infer<typeof RECOMMENDATION_BODY>;
 
@@ -85,6 +91,16 @@ export function splitTopLevelCommas(text: string): string[] {
   return parts.filter((part) => part.length > 0);
 }
 
+/** A number as text: empty text is no number (z.coerce would read it as 0). */
+const NUMBER_TEXT = z
+  .string()
+  .max(64)
+  .transform((text, context) => {
+    const value = text.trim() === '' ? NaN : Number(text);
+    if (Number.isNaN(value)) context.addIssue({ code: 'custom', message: 'expected a number' });
+    return value;
+  });
+
 const LIST_TEXT = z.string().max(20_000).transform(splitTopLevelCommas);
 
 /** Query parameters of the legacy routes: the same fields, as text. */
@@ -109,6 +125,8 @@ export const LEGACY_QUERY = z.strictObject({
     .optional(),
   autoRelaxFilters: BOOLEAN_TEXT.optional(),
   relaxEntireFilterOnEmpty: BOOLEAN_TEXT.optional(),
+  rotationRate: NUMBER_TEXT.pipe(ROTATION_RATE).optional(),
+  rotationTime: NUMBER_TEXT.pipe(ROTATION_TIME).optional(),
 });
 export type LegacyQuery = z.infer<typeof LEGACY_QUERY>;
 

@@ -45,6 +45,8 @@ export const SCENARIO = z
     segmentationId: z.string().min(1).max(128).optional(),
     itemsPerSegment: z.number().int().min(1).optional(),
     autoExpandSegments: z.boolean().default(true),
+    rotationRate: z.number().min(0).max(1).optional(),
+    rotationTime: z.number().positive().optional(),
   })
   .refine((s) => s.minItems === undefined || s.maxItems === undefined || s.minItems <= s.maxItems, {
     message: 'minItems must not exceed maxItems',

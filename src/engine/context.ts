@@ -1,6 +1,6 @@
 import type { Constraints, LogicType, Scenario, Segmentation } from '../contract/scenarios.js';
 import type { GeoLift } from '../models/geo-lift.js';
-import type { CompiledBooster, CompiledFilter } from '../nextql/index.js';
+import type { CompiledBooster, CompiledFilter, EvaluationContext } from '../nextql/index.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { HistoryView } from '../state/user-histories.js';
 import type { ModelName } from '../artifacts/layout.js';
@@ -52,6 +52,8 @@ export interface PipelineContext {
   readonly geo?: GeoLift;
   /** The stages work on at least this many candidates (CONTRACT: max(3 × count, 100)). */
   readonly poolSize: number;
+  /** What context_item() and context_user() read in the request's filters and boosters. */
+  readonly expressionContext?: EvaluationContext;
 }
 
 export interface Algorithm {

@@ -1,10 +1,17 @@
-import type { CompiledBooster, CompiledFilter, EvaluationOptions, ItemColumns } from '../nextql/index.js';
+import type {
+  CompiledBooster,
+  CompiledFilter,
+  EvaluationContext,
+  EvaluationOptions,
+  ItemColumns,
+} from '../nextql/index.js';
 import type { ItemCatalog } from '../state/item-catalog.js';
 
 /**
  * What a filter or booster said about each item, remembered until the catalog changes: serving asks the
  * same few expressions about the same popular items again and again. 0 = not asked yet, 1 = matches,
- * -1 = does not. An expression reading now() depends on the time, so it is evaluated every time.
+ * -1 = does not. An expression reading now() depends on the time, and one calling a context function on
+ * the request (docs/guide.md, "Context in nextQL"), so those are evaluated every time.
  */
 interface Remembered {
   catalog: ItemCatalog;
@@ -38,9 +45,11 @@ function eachAnswer(
   ids: Int32Array,
   now: number,
   answer: (index: number, matches: boolean) => void,
+  context: EvaluationContext | undefined,
 ): void {
-  if (expression.readsNow) {
-    const matching = new Set(select(catalog, ids, { now }));
+  const { readsContext } = expression;
+  if (expression.readsNow || readsContext.item || readsContext.user) {
+    const matching = new Set(select(catalog, ids, { now, context }));
     for (let i = 0; i < ids.length; i++) answer(i, matching.has(ids[i]));
     return;
   }
@@ -56,15 +65,16 @@ function eachAnswer(
   for (let i = 0; i < ids.length; i++) answer(i, bits[ids[i]] === 1);
 }
 
-/** Calls `keep(index, kept)` for each position of `ids`: whether the filter keeps that item. */
+/** Calls `keep(index, kept)` for each position of `ids`: whether the filter keeps that item (in the request's `context`). */
 export function forEachKept(
   filter: CompiledFilter,
   catalog: ItemCatalog,
   ids: Int32Array,
   now: number,
   keep: (index: number, kept: boolean) => void,
+  context?: EvaluationContext,
 ): void {
-  eachAnswer(filter, filter.filterIds, catalog, ids, now, keep);
+  eachAnswer(filter, filter.filterIds, catalog, ids, now, keep, context);
 }
 
 /** Calls `matched(index)` for each position of `ids` whose item the booster applies to. */
@@ -74,8 +84,17 @@ export function forEachBoosted(
   ids: Int32Array,
   now: number,
   matched: (index: number) => void,
+  context?: EvaluationContext,
 ): void {
-  eachAnswer(booster, booster.matchingIds, catalog, ids, now, (index, matches) => {
-    if (matches) matched(index);
-  });
+  eachAnswer(
+    booster,
+    booster.matchingIds,
+    catalog,
+    ids,
+    now,
+    (index, matches) => {
+      if (matches) matched(index);
+    },
+    context,
+  );
 }

@@ -11,6 +11,7 @@ import { geoLift } from './stages/geo-lift.js';
 import { minMax } from './stages/min-max.js';
 import { applyPurchaseCap } from './stages/purchase-cap.js';
 import { resolve } from './stages/resolve.js';
+import { rotation } from './stages/rotation.js';
 import { segments } from './stages/segments.js';
 import type { PipelineContext, RankedList } from './context.js';
 
@@ -26,6 +27,7 @@ function gather(
   filter: CompiledFilter | undefined,
 ): CandidatePool {
   source.restart();
+  const rotated = rotation(context);
   // Steps may overshoot the pool size a little; room for that avoids growing the arrays.
   const pool = requestPools.take(context.poolSize * 2);
   let step = context.poolSize;
@@ -36,12 +38,15 @@ function gather(
     availability(batch, context);
     geoLift(batch, context);
     filters(batch, context, filter);
-    pool.append(batch);
     // The next step is sized by how many candidates survived this one, so a filter that rejects much
     // reaches further at once and one that keeps most does not overshoot the pool size.
     const survival = Math.max(batch.length / taken, 1 / 64);
+    // After the survival: the items rotation moves aside are few (RotatedItems), not a share to expect.
+    rotated.apply(batch);
+    pool.append(batch);
     step = Math.ceil((context.poolSize - pool.length) / survival) + 8;
   }
+  rotated.finish(pool);
   return boosters(pool, context);
 }
 

@@ -1,8 +1,10 @@
-import type { AnswerSummary } from './answer-summary.js';
+import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
 import type { TenantState } from '../state/tenant-state.js';
+import { attachUserContext } from './expression-context.js';
 import { resolveProjection } from './projection.js';
 import { algorithmOfAnswer, newRecommId } from './recomm-id.js';
 import type { Ranker } from './ranker.js';
+import { rotationOf, RotationRecord, type RotationSettings } from './rotation.js';
 import type { RecommendationRequest } from './request.js';
 import { withRecommId } from './response-body.js';
 import { ResultCache, type ResultCacheOptions } from './result-cache.js';
@@ -22,6 +24,8 @@ export interface AnswerRecorder {
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
 export class Recommender {
   private readonly cache: ResultCache;
+  /** What rotation requests were answered, by identity (docs/guide.md, "Rotation"). */
+  private readonly rotation = new RotationRecord();
 
   constructor(
     private readonly ranker: Ranker,
@@ -47,11 +51,13 @@ export class Recommender {
   /** Drops the cached answers older than the cache's TTL (the daemon calls it every few seconds). */
   purgeStale(): void {
     this.cache.purgeStale();
+    this.rotation.purgeStale();
   }
 
-  /** Forgets the cached answers of deleted users. */
+  /** Forgets the cached answers of deleted users, and what rotation recorded of them. */
   forget(tenantId: string, userIds: readonly string[]): void {
     this.cache.forget(tenantId, userIds);
+    this.rotation.forget(tenantId, userIds);
   }
 
   /**
@@ -65,12 +71,17 @@ export class Recommender {
     now = Date.now(),
   ): void {
     const projection = resolveProjection(request.projection);
-    if (request.noCache) {
+    attachUserContext(tenant, request);
+    const rotation = rotationOf(tenant, request);
+    // Each answer of a request with rotation changes what the next one may show: a cached answer could
+    // show items rotation now demotes, so such requests are always ranked and their answers never cached.
+    if (request.noCache || rotation) {
+      if (rotation) request.rotated = this.rotation.rotated(tenant, rotation, now);
       this.ranker.rank(tenant, request, projection, now, (outcome) =>
         done(
           outcome instanceof Error
             ? outcome
-            : this.answered(tenant, request, outcome, this.answers?.summarize(outcome)),
+            : this.answered(tenant, request, outcome, this.answers?.summarize(outcome), rotation, now),
         ),
       );
       return;
@@ -88,15 +99,21 @@ export class Recommender {
     });
   }
 
-  /** The answer with a recommId of its own (naming its algorithm), recorded. */
+  /** The answer with a recommId of its own (naming its algorithm), recorded (for rotation too). */
   private answered(
     tenant: TenantState,
     request: RecommendationRequest,
     body: string,
     summary?: AnswerSummary,
+    rotation?: RotationSettings,
+    now = Date.now(),
   ): string {
     const recommId = newRecommId(algorithmOfAnswer(body));
     this.answers?.record(tenant.tenantId, request.userId, summary ?? body);
+    if (rotation) {
+      const itemIds = (summary ?? summarizeAnswer(body)).itemIds;
+      this.rotation.record(tenant, rotation, itemIds, now);
+    }
     return withRecommId(body, recommId);
   }
 }

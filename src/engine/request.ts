@@ -12,6 +12,17 @@ export interface SearchPart {
   vector?: Float32Array;
 }
 
+/**
+ * The items a request's identity was returned within the window, each with its score factor, by dense
+ * id: a replica of the serving state has the same dense ids (state/state-changes.ts), and typed arrays
+ * cost the ranking thread's message little.
+ */
+export interface RotatedItems {
+  ids: Int32Array;
+  /** `(1 − rate)^k` for an item returned k times; 0 for rate 1. */
+  factors: Float64Array;
+}
+
 /** Request-time overrides; `undefined` means "keep the scenario's". */
 export interface Overrides {
   filter?: string | null;
@@ -42,6 +53,21 @@ export interface RecommendationRequest {
   projection: Projection;
   /** Set for hybrid search (`GET /recommendations/search`), which has no seed. */
   search?: SearchPart;
+  /** Rotation (docs/guide.md, "Rotation"); undefined: the scenario's, else off. */
+  rotationRate?: number;
+  /** The rotation window in seconds; undefined: the scenario's, else 7200. */
+  rotationTime?: number;
+  /** The items rotation demotes, with their factors, worked out before ranking (engine/rotation.ts). */
+  rotated?: RotatedItems;
+  /** The user's stored document that context_user() reads; null: no user row (engine/expression-context.ts). */
+  userContext?: UserContext | null;
+}
+
+/** A user's stored document as nextQL's context_user() reads it. */
+export interface UserContext {
+  externalId: string;
+  attributes: Record<string, unknown>;
+  createdAt: string;
 }
 
 function overridesOf(source: Overrides): Overrides {
@@ -62,6 +88,8 @@ export function fromBody(body: RecommendationBody): RecommendationRequest {
     count: body.count,
     country: body.country,
     noCache: body.noCache ?? false,
+    rotationRate: body.rotationRate,
+    rotationTime: body.rotationTime,
     overrides: overridesOf(body),
     projection: { returnProperties: body.returnProperties, includedProperties: body.includedProperties },
   };
@@ -89,6 +117,8 @@ export function fromLegacyQuery(
     count: query.count,
     country: query.country,
     noCache: query.noCache ?? false,
+    rotationRate: query.rotationRate,
+    rotationTime: query.rotationTime,
     overrides: overridesOf(query as Overrides),
     projection: {
       returnProperties: query.returnProperties,

@@ -4,6 +4,7 @@ import { normalizeCountry } from '../geo/countries.js';
 import type { AnswerSummary } from './answer-summary.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { MAX_STALENESS_MS } from './counts-derived.js';
+import { userContextKey } from './expression-context.js';
 import type { RecommendationRequest } from './request.js';
 
 export interface CacheStamp {
@@ -110,7 +111,10 @@ export class ResultCache {
       request.itemIds ?? null,
       request.search?.query ?? null,
     ]);
-    return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${projection}\u0000${country}\u0000${overrides}`;
+    // The seed item's keys that context_item() reads change only with the catalog, which makes entries
+    // stale; the user's document does not, so a request that carries it is keyed by it.
+    const user = userContextKey(request);
+    return `${tenant.tenantId}\u0000${logic}\u0000${seeds}\u0000${request.count ?? ''}\u0000${projection}\u0000${country}\u0000${overrides}${user && `\u0000${user}`}`;
   }
 
   get(key: string, tenant: TenantState, now: number): string | undefined {

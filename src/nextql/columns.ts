@@ -1,6 +1,7 @@
 import { instantOf } from './dates.js';
 import { fieldValue, keyPlanId, walkPath, type KeyPlan, type TopLevelField } from './keys.js';
 import type { ConditionPlan } from './plan.js';
+import { runValue, type RunValues } from './runtime.js';
 import { compareValues, type ConstantTest } from './values.js';
 
 /** A tenant's items stored column-wise, addressed by dense ids 0..size-1. */
@@ -27,9 +28,7 @@ export interface Selector {
 }
 
 /** Mutable per-run input of bound selectors, set before each run. */
-export interface ColumnRun {
-  now: string;
-}
+export type ColumnRun = RunValues;
 
 export function bindSelector(plan: ConditionPlan, columns: ItemColumns, run: ColumnRun): Selector {
   const size = columns.size;
@@ -57,21 +56,29 @@ export function bindSelector(plan: ConditionPlan, columns: ItemColumns, run: Col
     case 'not':
       return complementSelector(bindSelector(plan.operand, columns, run), size);
     case 'test': {
-      if (plan.subject.kind === 'now') {
+      if (plan.subject.kind !== 'key') {
+        const { subject } = plan;
         const matches = plan.test.matches;
-        return refining(size, (_selection, count) => (matches(run.now) ? count : 0));
+        return refining(size, (_selection, count) => (matches(runValue(subject, run)) ? count : 0));
       }
       const values = valueColumn(columns, plan.subject.key);
       if (values === undefined) return keepNone;
       const key = plan.subject.key;
       return testSelector(values, size, () => instantColumn(columns, key), plan.test);
     }
-    case 'versus-now': {
+    case 'run-pair': {
+      const { left, right, operator } = plan;
+      return refining(size, (_selection, count) =>
+        compareValues(operator, runValue(left, run), runValue(right, run)) ? count : 0,
+      );
+    }
+    case 'versus-run': {
       const values = valueColumn(columns, plan.key);
       if (values === undefined) return keepNone;
-      const { key, testFor } = plan;
+      const { key, value, testFor } = plan;
       const instants = instantColumn(columns, key);
-      const current = (): Selector => testSelector(values, size, () => instants, testFor(run.now));
+      const current = (): Selector =>
+        testSelector(values, size, () => instants, testFor(runValue(value, run)));
       return {
         refine: (selection, count) => current().refine(selection, count),
         scanAll: (into) => current().scanAll(into),

@@ -1,7 +1,7 @@
 import type { Booster, Condition } from './ast.js';
 import { BoundedCache } from './cache.js';
 import type { ItemColumns } from './columns.js';
-import { ConditionEvaluator, validIds } from './condition.js';
+import { ConditionEvaluator, validIds, type ContextUse } from './condition.js';
 import type { NextqlItem } from './keys.js';
 import { parseBooster, parseFilter } from './parse.js';
 import { planCondition } from './plan.js';
@@ -12,6 +12,8 @@ export interface CompiledFilter {
   readonly ast: Condition;
   /** Whether it reads now(), so that its answers may change with time alone. */
   readonly readsNow: boolean;
+  /** Which context functions it calls, so that its answers may change with the request's seed item or user. */
+  readonly readsContext: ContextUse;
   /** Whether the filter keeps this item. */
   matches(item: NextqlItem, options?: EvaluationOptions): boolean;
   /** The ids the filter keeps, in their input order; ids outside 0..size-1 are dropped. */
@@ -26,6 +28,8 @@ export interface CompiledBooster {
   readonly factor: number;
   /** Whether it reads now(), so that its answers may change with time alone. */
   readonly readsNow: boolean;
+  /** Which context functions it calls, so that its answers may change with the request's seed item or user. */
+  readonly readsContext: ContextUse;
   /** The ids it applies to, in their input order; ids outside 0..size-1 are dropped. */
   matchingIds(columns: ItemColumns, ids: Int32Array, options?: EvaluationOptions): Int32Array;
   /** Whether the booster applies to this item. */
@@ -62,6 +66,7 @@ function createFilter(text: string): CompiledFilter {
     text,
     ast,
     readsNow: condition.usesNow,
+    readsContext: condition.usesContext,
     matches: (item, options) => condition.matches(item, options),
     filterIds: (columns, ids, options) => selectIds(condition, columns, ids, options),
     filterAll: (columns, options) => {
@@ -93,6 +98,7 @@ function createBooster(text: string): CompiledBooster {
     ast,
     factor,
     readsNow: condition.usesNow,
+    readsContext: condition.usesContext,
     matches: (item, options) => condition.matches(item, options),
     matchingIds: (columns, ids, options) => selectIds(condition, columns, ids, options),
     factorFor: (item, options) => (condition.matches(item, options) ? factor : 1),

@@ -1,7 +1,7 @@
 import { bindSelector, type ColumnRun, type ItemColumns, type Selector } from './columns.js';
 import { documentPredicate, type DocumentPredicate } from './document.js';
 import type { NextqlItem } from './keys.js';
-import type { ConditionPlan } from './plan.js';
+import type { ConditionPlan, RunSubject } from './plan.js';
 import { nowText, type EvaluationOptions } from './runtime.js';
 
 interface BoundSelector {
@@ -15,15 +15,18 @@ export class ConditionEvaluator {
   private readonly predicate: DocumentPredicate;
   /** Whether the expression reads now(): its answers then depend on the time of evaluation. */
   readonly usesNow: boolean;
+  /** Which context functions it calls: its answers then depend on the request's seed item or user. */
+  readonly usesContext: ContextUse;
   private readonly bound = new WeakMap<ItemColumns, BoundSelector>();
 
   constructor(private readonly plan: ConditionPlan) {
     this.predicate = documentPredicate(plan);
     this.usesNow = readsNow(plan);
+    this.usesContext = { item: readsContext(plan, 'item'), user: readsContext(plan, 'user') };
   }
 
   matches(item: NextqlItem, options: EvaluationOptions | undefined): boolean {
-    return this.predicate(item, this.usesNow ? nowText(options) : '');
+    return this.predicate(item, { now: this.usesNow ? nowText(options) : '', context: options?.context });
   }
 
   /** Keeps, in place and in order, the ids of `selection[0..count)` the condition holds for; returns how many. */
@@ -45,11 +48,12 @@ export class ConditionEvaluator {
   private selectorFor(columns: ItemColumns, options: EvaluationOptions | undefined): Selector {
     let bound = this.bound.get(columns);
     if (bound === undefined || bound.version !== columns.version) {
-      const run: ColumnRun = { now: '' };
+      const run: ColumnRun = { now: '', context: undefined };
       bound = { version: columns.version, selector: bindSelector(this.plan, columns, run), run };
       this.bound.set(columns, bound);
     }
     if (this.usesNow) bound.run.now = nowText(options);
+    bound.run.context = options?.context;
     return bound.selector;
   }
 }
@@ -65,17 +69,34 @@ export function validIds(columns: ItemColumns, ids: Int32Array): { selection: In
   return { selection, count };
 }
 
+/** Which of the context functions an expression calls. */
+export interface ContextUse {
+  readonly item: boolean;
+  readonly user: boolean;
+}
+
 function readsNow(plan: ConditionPlan): boolean {
+  return someSubject(plan, (subject) => subject.kind === 'now');
+}
+
+function readsContext(plan: ConditionPlan, scope: 'item' | 'user'): boolean {
+  return someSubject(plan, (subject) => subject.kind === 'context' && subject.scope === scope);
+}
+
+/** Whether any run value the plan reads passes `test`. */
+function someSubject(plan: ConditionPlan, test: (subject: RunSubject) => boolean): boolean {
   switch (plan.kind) {
     case 'and':
     case 'or':
-      return plan.operands.some(readsNow);
+      return plan.operands.some((operand) => someSubject(operand, test));
     case 'not':
-      return readsNow(plan.operand);
+      return someSubject(plan.operand, test);
     case 'test':
-      return plan.subject.kind === 'now';
-    case 'versus-now':
-      return true;
+      return plan.subject.kind !== 'key' && test(plan.subject);
+    case 'versus-run':
+      return test(plan.value);
+    case 'run-pair':
+      return test(plan.left) || test(plan.right);
     default:
       return false;
   }

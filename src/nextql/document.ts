@@ -1,9 +1,10 @@
 import { readKey, type KeyPlan, type NextqlItem } from './keys.js';
 import type { ConditionPlan, Subject } from './plan.js';
+import { runValue, type RunValues } from './runtime.js';
 import { compareValues } from './values.js';
 
-/** A condition over one item; `now` is the ISO 8601 text of the evaluation's current time. */
-export type DocumentPredicate = (item: NextqlItem, now: string) => boolean;
+/** A condition over one item; `run` holds the evaluation's current time (ISO 8601 text) and context. */
+export type DocumentPredicate = (item: NextqlItem, run: RunValues) => boolean;
 
 export function documentPredicate(plan: ConditionPlan): DocumentPredicate {
   switch (plan.kind) {
@@ -13,24 +14,28 @@ export function documentPredicate(plan: ConditionPlan): DocumentPredicate {
     }
     case 'not': {
       const operand = documentPredicate(plan.operand);
-      return (item, now) => !operand(item, now);
+      return (item, run) => !operand(item, run);
     }
     case 'and': {
       const operands = plan.operands.map(documentPredicate);
-      return (item, now) => operands.every((operand) => operand(item, now));
+      return (item, run) => operands.every((operand) => operand(item, run));
     }
     case 'or': {
       const operands = plan.operands.map(documentPredicate);
-      return (item, now) => operands.some((operand) => operand(item, now));
+      return (item, run) => operands.some((operand) => operand(item, run));
     }
     case 'test': {
       const matches = plan.test.matches;
       const read = subjectReader(plan.subject);
-      return (item, now) => matches(read(item, now));
+      return (item, run) => matches(read(item, run));
     }
-    case 'versus-now': {
-      const { key, testFor } = plan;
-      return (item, now) => testFor(now).matches(readKey(item, key));
+    case 'versus-run': {
+      const { key, value, testFor } = plan;
+      return (item, run) => testFor(runValue(value, run)).matches(readKey(item, key));
+    }
+    case 'run-pair': {
+      const { left, right, operator } = plan;
+      return (_item, run) => compareValues(operator, runValue(left, run), runValue(right, run));
     }
     case 'key-pair': {
       const { left, right, operator } = plan;
@@ -39,8 +44,8 @@ export function documentPredicate(plan: ConditionPlan): DocumentPredicate {
   }
 }
 
-function subjectReader(subject: Subject): (item: NextqlItem, now: string) => unknown {
-  if (subject.kind === 'now') return (_item, now) => now;
+function subjectReader(subject: Subject): (item: NextqlItem, run: RunValues) => unknown {
+  if (subject.kind !== 'key') return (_item, run) => runValue(subject, run);
   const key: KeyPlan = subject.key;
   return (item) => readKey(item, key);
 }

@@ -7,6 +7,9 @@ export { compileSegmentation, type CompiledSegmentation } from './segmentation.j
 export type { ItemColumns } from './columns.js';
 export { TOP_LEVEL_FIELDS } from './keys.js';
 export type { NextqlItem, TopLevelField } from './keys.js';
-export type { EvaluationOptions } from './runtime.js';
+export type { EvaluationContext, EvaluationOptions } from './runtime.js';
+export type { ContextUse } from './condition.js';
+export { planKey, readKey, type KeyPlan } from './keys.js';
+export { valueColumn } from './columns.js';
 export { splitFilterClauses, joinFilterClauses } from './clauses.js';
 export { validateExpression, type ValidationResult } from './validate.js';

@@ -1,4 +1,4 @@
-import type { Booster, Condition, Operand, SetExpression, Span, ValueExpression } from './ast.js';
+import type { Booster, Call, Condition, Operand, SetExpression, Span, ValueExpression } from './ast.js';
 import { NextqlError } from './errors.js';
 
 /**
@@ -6,11 +6,11 @@ import { NextqlError } from './errors.js';
  * the reported position is the leftmost problem.
  */
 export function checkFilter(text: string, condition: Condition): void {
-  checkCondition(new Checker(text), condition, new Set());
+  checkCondition(new Checker(text, true), condition, new Set());
 }
 
 export function checkBooster(text: string, booster: Booster): void {
-  const checker = new Checker(text);
+  const checker = new Checker(text, true);
   const factor = booster.factor.value;
   if (typeof factor !== 'number' || !(factor > 0)) {
     checker.fail(
@@ -22,11 +22,15 @@ export function checkBooster(text: string, booster: Booster): void {
 }
 
 export function checkSegmentation(text: string, expression: SetExpression): void {
-  checkSetExpression(new Checker(text), expression, new Set());
+  checkSetExpression(new Checker(text, false), expression, new Set());
 }
 
 class Checker {
-  constructor(private readonly text: string) {}
+  /** @param allowsContext whether context_item() and context_user() may appear (filters and boosters) */
+  constructor(
+    private readonly text: string,
+    readonly allowsContext: boolean,
+  ) {}
 
   fail(span: Span, reason: string): never {
     throw new NextqlError(this.text, span.start, reason);
@@ -61,11 +65,30 @@ function checkOperand(checker: Checker, operand: Operand, scope: Scope): void {
   if (operand.kind === 'identifier') {
     checkIdentifier(checker, operand.name, operand.span, scope);
   } else if (operand.kind === 'call') {
-    if (operand.name !== 'now') {
-      checker.fail(operand.span, `unknown function '${operand.name}' (the only function is now())`);
-    }
-    if (operand.args.length > 0) checker.fail(operand.args[0].span, 'now() takes no arguments');
+    checkCall(checker, operand);
   }
+}
+
+/** The functions that read the request's seed item and user (docs/guide.md, "Context in nextQL"). */
+export const CONTEXT_FUNCTIONS: ReadonlySet<string> = new Set(['context_item', 'context_user']);
+
+function checkCall(checker: Checker, call: Call): void {
+  if (call.name === 'now') {
+    if (call.args.length > 0) checker.fail(call.args[0].span, 'now() takes no arguments');
+    return;
+  }
+  if (!CONTEXT_FUNCTIONS.has(call.name)) {
+    const known = checker.allowsContext ? 'now(), context_item() and context_user()' : 'now()';
+    checker.fail(call.span, `unknown function '${call.name}' (the functions are ${known})`);
+  }
+  if (!checker.allowsContext) {
+    checker.fail(call.span, `${call.name}() is allowed in filters and boosters, not in segmentations`);
+  }
+  const [key, extra] = call.args;
+  if (key === undefined || key.kind !== 'key') {
+    checker.fail(key?.span ?? call.span, `${call.name}() takes one attribute key in single quotes`);
+  }
+  if (extra !== undefined) checker.fail(extra.span, `${call.name}() takes one argument`);
 }
 
 function checkIdentifier(checker: Checker, name: string, span: Span, scope: Scope): void {

@@ -216,6 +216,17 @@ describe('docs/guide.md', () => {
     expect((wellies.query as { semanticText: string }).semanticText).toBe('wellies rain boots');
     expect(wellies.items[0].category).toBe('boots');
 
+    // Rotation: the second answer shows none of the first's items.
+    const [rotated, rotatedAgain] = answersOf('"rotationRate":1') as Answer[];
+    expect([rotated.count, rotatedAgain.count]).toEqual([4, 4]);
+    const shown = new Set(rotated.items.map((item) => item.itemId));
+    for (const item of rotatedAgain.items) expect(shown.has(item.itemId)).toBe(false);
+
+    // Context in nextQL: only items of the seed's category.
+    const [seedItem, alike] = answersOf("context_item('category')") as [Item, Answer];
+    expect(alike.items.length).toBeGreaterThan(0);
+    for (const item of alike.items) expect(item.category).toBe(seedItem.category);
+
     // Rules, a segmentation and a scenario that uses them.
     expect(answersOf('http://127.0.0.1:8080/rules')).toHaveLength(3);
     expect(answerOf('/segmentations/price-band/segments')).toMatchObject({

@@ -22,10 +22,17 @@ export function boosters(pool: CandidatePool, context: PipelineContext): Candida
   const { scores } = pool;
   list.forEach((booster, b) => {
     const bit = 1 << b;
-    forEachBoosted(booster, context.tenant.catalog, pool.idView(), context.now, (index) => {
-      scores[index] *= booster.factor;
-      classes[index] |= bit;
-    });
+    forEachBoosted(
+      booster,
+      context.tenant.catalog,
+      pool.idView(),
+      context.now,
+      (index) => {
+        scores[index] *= booster.factor;
+        classes[index] |= bit;
+      },
+      context.expressionContext,
+    );
   });
   return wasSorted ? pool.sortByScoreWithin(classes, 1 << list.length) : pool;
 }

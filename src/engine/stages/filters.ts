@@ -20,6 +20,7 @@ export function filters(
     pool.idView(),
     context.now,
     (i, kept) => (flags[i] = kept ? 1 : 0),
+    context.expressionContext,
   );
   return pool.retain((i) => flags[i] === 1);
 }

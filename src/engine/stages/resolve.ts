@@ -7,6 +7,7 @@ import type { TenantConfig } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
 import { assignScenario, type Assignment } from '../experiments.js';
+import { expressionContext } from '../expression-context.js';
 import { vectorSearch } from '../search.js';
 import type { EffectiveConfig, PipelineContext } from '../context.js';
 import type { Overrides, RecommendationRequest } from '../request.js';
@@ -226,5 +227,6 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     // recently-viewed ignores country for rank (and cache).
     geo: logicType === 'recently-viewed' ? undefined : geoLiftFor(tenant, request.country, now),
     poolSize: Math.max(3 * count, 100),
+    expressionContext: expressionContext(tenant, logicType, request),
   };
 }

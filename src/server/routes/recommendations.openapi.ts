@@ -13,7 +13,7 @@ function legacy(logic: string, seed: string, what: string, algorithm: string): O
     id: `${id}Get`,
     tag: 'Recommendations',
     summary: `${logic} recommendations for a ${seed}`,
-    description: `${what} Query parameters: \`count\`, \`scenario\`, \`filter\`, \`booster\`, \`includedProperties\`, \`returnProperties\` and the rest of POST /recommendations' fields in query form. Callable by browsers with the public token.`,
+    description: `${what} Query parameters: \`count\`, \`scenario\`, \`filter\`, \`booster\`, \`includedProperties\`, \`returnProperties\` and the rest of POST /recommendations' fields in query form${logic === 'user-to-item' ? ' (`rotationRate` and `rotationTime` included)' : ''}. Callable by browsers with the public token.`,
     body: R.RECOMMENDATIONS,
     answer: recommended(algorithm),
   };
@@ -29,7 +29,7 @@ export const openapi: Operations = {
     tag: 'Recommendations',
     summary: 'Recommend',
     description:
-      'One ranked list: the scenario (or `logicType`) decides the algorithm; filters, boosters, constraints, segments, geo and the purchase cap shape it. Callable by browsers with the public token.',
+      "One ranked list: the scenario (or `logicType`) decides the algorithm; filters, boosters, constraints, segments, geo and the purchase cap shape it. Filters and boosters may read the request's context: `context_item('key')` (the seed item; items-to-items: the first of `itemIds`) and `context_user('key')` (the user's stored document); without it their predicates are false. user-to-item takes rotation: `rotationRate` (0..1, default 0: off; the scenario's by default) and `rotationTime` (seconds > 0, default 7200): an item returned to the same user k times within the window has its score multiplied by (1 − rotationRate)^k, and with rate 1 it is not returned again while other candidates remain; such requests are never answered from the cache. Callable by browsers with the public token.",
     body: R.RECOMMENDATIONS,
     errors: [404],
     example: { scenario: 'home', userId: 'u-42', count: 2, includedProperties: PROJECTION },

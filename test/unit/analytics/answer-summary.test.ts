@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarizeAnswer, type AnswerSummary } from '../../../src/analytics/answer-summary.js';
+import { summarizeAnswer, type AnswerSummary } from '../../../src/engine/answer-summary.js';
 import type { RankedList } from '../../../src/engine/pipeline.js';
 import { resolveProjection } from '../../../src/engine/projection.js';
 import { renderList } from '../../../src/engine/response-body.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalRanker, type Rank, type Ranker } from '../../../src/engine/ranker.js';
-import { summarizeAnswer, type AnswerSummary } from '../../../src/analytics/answer-summary.js';
+import { summarizeAnswer, type AnswerSummary } from '../../../src/engine/answer-summary.js';
 import { Recommender, type AnswerRecorder } from '../../../src/engine/recommender.js';
 import { answerNow, buildTenant, request } from '../../support/tenant-fixture.js';
 
