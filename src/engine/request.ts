@@ -33,6 +33,11 @@ export interface RecommendationRequest {
   projection: Projection;
   /** Set for hybrid search (`GET /recommendations/search`), which has no seed. */
   search?: SearchPart;
+  /**
+   * Items never to list (external ids): a next page's earlier pages, a batch's earlier lists (docs/guide.md,
+   * "The next page"). A request with them bypasses the answer cache.
+   */
+  exclude?: string[];
 }
 
 function overridesOf(source: Overrides): Overrides {

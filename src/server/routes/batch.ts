@@ -1,0 +1,109 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BATCH_BODY, type BatchBody, type BatchRequest } from '../../contract/batch.js';
+import { ApiError } from '../../contract/errors.js';
+import { asBatchRequest, BATCH_HEADER, batchOf, type BatchContext } from '../batch-requests.js';
+import { SCOPE } from '../plugins/auth.js';
+
+/** What one request of a batch answered: its status, and its body as the route alone would have sent it. */
+export interface BatchResult {
+  status: number;
+  body: unknown;
+}
+
+const BATCH_PATH = '/batch';
+
+/** The request target of a batch's request: its path, then its query (arrays as comma-separated lists). */
+function targetOf({ path, query }: BatchRequest): string {
+  if (query === undefined || Object.keys(query).length === 0) return path;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query))
+    params.append(name, Array.isArray(value) ? value.join(',') : String(value));
+  return `${path}${path.includes('?') ? '&' : '?'}${params.toString()}`;
+}
+
+/** Whether a path names this route (the router ignores a trailing slash and a query string). */
+function isBatchPath(path: string): boolean {
+  const bare = path.split('?')[0].replace(/\/+$/, '');
+  let decoded = bare;
+  try {
+    decoded = decodeURIComponent(bare);
+  } catch {
+    // A path that does not decode is not this route's: the router answers it.
+  }
+  return decoded === BATCH_PATH;
+}
+
+/** A body as the client would read it: JSON parsed, no body as null, any other text as it is. */
+function bodyOf(payload: string, contentType: string | undefined): unknown {
+  if (payload === '') return null;
+  if (contentType?.startsWith('application/json')) return JSON.parse(payload) as unknown;
+  return payload;
+}
+
+/** The recommendation answers' items: a `distinctRecomms` batch's later lists skip them. */
+function recommendedItems(request: BatchRequest, result: BatchResult): string[] {
+  if (result.status !== 200 || !request.path.startsWith('/recommendations')) return [];
+  const body = result.body as { items?: unknown; recommId?: unknown } | null;
+  if (!body || !Array.isArray(body.items) || typeof body.recommId !== 'string') return [];
+  return body.items.flatMap((item: { itemId?: unknown } | null) =>
+    typeof item?.itemId === 'string' ? [item.itemId] : [],
+  );
+}
+
+/**
+ * `POST /batch` (docs/guide.md, "Batches"): up to 1,000 requests run one after the other, each as if sent
+ * alone with the batch's X-Tenant-Id and credential, through the app itself (`inject`): its own scope
+ * check, rate limit, validation and answer. Every tenant credential may send a batch.
+ */
+export async function batchRoutes(app: FastifyInstance): Promise<void> {
+  const runOne = (
+    outer: FastifyRequest,
+    context: BatchContext,
+    request: BatchRequest,
+  ): Promise<BatchResult> => {
+    if (isBatchPath(request.path)) {
+      const error = new ApiError('INVALID_BODY', 'a batch may not contain a batch (/batch)');
+      return Promise.resolve({ status: error.statusCode, body: error.toBody() });
+    }
+    return asBatchRequest(context, async (id) => {
+      const headers: Record<string, string> = {
+        'x-tenant-id': outer.caller.tenantId,
+        [BATCH_HEADER]: id,
+      };
+      const sendsBody = request.body !== undefined && request.method !== 'GET';
+      if (sendsBody) headers['content-type'] = 'application/json';
+      const response = await app.inject({
+        method: request.method,
+        url: targetOf(request),
+        headers,
+        ...(sendsBody ? { payload: JSON.stringify(request.body) } : {}),
+      });
+      const contentType = response.headers['content-type'];
+      return {
+        status: response.statusCode,
+        body: bodyOf(response.payload, typeof contentType === 'string' ? contentType : undefined),
+      };
+    });
+  };
+
+  app.post(
+    BATCH_PATH,
+    { config: { kinds: SCOPE.browser }, schema: { body: BATCH_BODY } },
+    async (request) => {
+      // A batch sent inside a batch (the check of its path missed it): its own result is the error.
+      if (batchOf(request)) throw new ApiError('INVALID_BODY', 'a batch may not contain a batch (/batch)');
+      const { requests, distinctRecomms } = request.body as BatchBody;
+      const context: BatchContext = {
+        caller: request.caller,
+        ...(distinctRecomms ? { shown: new Set<string>() } : {}),
+      };
+      const results: BatchResult[] = [];
+      for (const inner of requests) {
+        const result = await runOne(request, context, inner);
+        if (context.shown) for (const itemId of recommendedItems(inner, result)) context.shown.add(itemId);
+        results.push(result);
+      }
+      return { results };
+    },
+  );
+}
