@@ -14,6 +14,8 @@ export interface Page {
 export interface RecommPagesOptions {
   maxBytes: number;
   ttlMs: number;
+  /** The clock of the TTL, in milliseconds (default: `performance.now`). */
+  now?: () => number;
 }
 
 /** 30 minutes of paging (CONTRACT "Next page"), in at most 64 MiB (docs/memory.md). */
@@ -72,6 +74,8 @@ export class RecommPages {
     this.lru = new LRUCache<string, Page>({
       maxSize: options.maxBytes,
       ttl: options.ttlMs,
+      // A clock of its own is read at every check (lru-cache otherwise reads its clock once a millisecond).
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
       sizeCalculation: (page, key) => pageSize(page) + key.length * 2,
     });
   }
