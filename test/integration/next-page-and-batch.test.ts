@@ -654,6 +654,27 @@ describe('POST /batch', () => {
     expect(second.some((id: string) => first.includes(id) || distinctLists[0].includes(id))).toBe(false);
   });
 
+  it('runs no more requests once its results pass 64 Mi characters: each left gets a 413', async () => {
+    const bulky = tenantHeaders(await createTenant(daemon.url, 'bulky'));
+    const blob = 'x'.repeat(110_000);
+    const items = Array.from({ length: 10 }, (_, i) => ({ externalId: `big-${i}`, attributes: { blob } }));
+    expect((await post('/ingestion/items', { items }, bulky)).status).toBe(200);
+    // About 1.1 million characters a result: the 62nd passes 64 Mi.
+    const listing = { method: 'GET', path: '/catalog/items', query: { limit: 1000 } };
+    const response = await batch({ requests: Array(70).fill(listing) }, bulky);
+    expect(response.status).toBe(200);
+    const statuses = response.body.results.map((result: { status: number }) => result.status);
+    const firstRefused = statuses.indexOf(413);
+    expect(firstRefused).toBeGreaterThan(55);
+    expect(firstRefused).toBeLessThan(66);
+    expect(statuses.slice(0, firstRefused).every((status: number) => status === 200)).toBe(true);
+    expect(statuses.slice(firstRefused).every((status: number) => status === 413)).toBe(true);
+    expect(response.body.results[firstRefused].body).toMatchObject({
+      statusCode: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+  });
+
   it('counts once against the rate limit, and each of its requests once more', async () => {
     const limited = await createTenant(daemon.url, 'limited');
     const set = await call(daemon.url, 'PUT', '/tenants/limited/rate-limits', {

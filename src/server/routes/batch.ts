@@ -11,6 +11,12 @@ export interface BatchResult {
 }
 
 const BATCH_PATH = '/batch';
+/**
+ * The results of a batch are held until its last request is done: once their bodies' text passes this,
+ * the requests left are not run (each gets a 413 result), so that a batch of large lists cannot hold
+ * hundreds of megabytes (docs/guide.md, "Batches").
+ */
+const MAX_RESULTS_CHARACTERS = 64 * 1024 * 1024;
 
 /** The request target of a batch's request: its path, then its query (arrays as comma-separated lists). */
 function targetOf({ path, query }: BatchRequest): string {
@@ -60,10 +66,10 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
     outer: FastifyRequest,
     context: BatchContext,
     request: BatchRequest,
-  ): Promise<BatchResult> => {
+  ): Promise<BatchResult & { characters: number }> => {
     if (isBatchPath(request.path)) {
       const error = new ApiError('INVALID_BODY', 'a batch may not contain a batch (/batch)');
-      return Promise.resolve({ status: error.statusCode, body: error.toBody() });
+      return Promise.resolve({ status: error.statusCode, body: error.toBody(), characters: 0 });
     }
     return asBatchRequest(context, async (id) => {
       const headers: Record<string, string> = {
@@ -82,6 +88,7 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
       return {
         status: response.statusCode,
         body: bodyOf(response.payload, typeof contentType === 'string' ? contentType : undefined),
+        characters: response.payload.length,
       };
     });
   };
@@ -98,10 +105,20 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
         ...(distinctRecomms ? { shown: new Set<string>() } : {}),
       };
       const results: BatchResult[] = [];
+      let characters = 0;
       for (const inner of requests) {
+        if (characters > MAX_RESULTS_CHARACTERS) {
+          const error = new ApiError(
+            'PAYLOAD_TOO_LARGE',
+            `not run: the results of the batch's requests before it passed ${MAX_RESULTS_CHARACTERS / 1024 / 1024} Mi characters`,
+          );
+          results.push({ status: error.statusCode, body: error.toBody() });
+          continue;
+        }
         const result = await runOne(request, context, inner);
+        characters += result.characters;
         if (context.shown) for (const itemId of recommendedItems(inner, result)) context.shown.add(itemId);
-        results.push(result);
+        results.push({ status: result.status, body: result.body });
       }
       return { results };
     },
