@@ -1,13 +1,16 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_BODY, type BatchBody, type BatchRequest } from '../../contract/batch.js';
 import { ApiError } from '../../contract/errors.js';
 import { asBatchRequest, BATCH_HEADER, batchOf, type BatchContext } from '../batch-requests.js';
 import { SCOPE } from '../plugins/auth.js';
 
-/** What one request of a batch answered: its status, and its body as the route alone would have sent it. */
-export interface BatchResult {
+/**
+ * What one request of a batch answered: its status, and its body as JSON text, as the route alone would
+ * have sent it (`null` for none, a JSON string for a body of another type).
+ */
+interface BatchResult {
   status: number;
-  body: unknown;
+  json: string;
 }
 
 const BATCH_PATH = '/batch';
@@ -39,17 +42,24 @@ function isBatchPath(path: string): boolean {
   return decoded === BATCH_PATH;
 }
 
-/** A body as the client would read it: JSON parsed, no body as null, any other text as it is. */
-function bodyOf(payload: string, contentType: string | undefined): unknown {
-  if (payload === '') return null;
-  if (contentType?.startsWith('application/json')) return JSON.parse(payload) as unknown;
-  return payload;
+function errorResult(error: ApiError): BatchResult {
+  return { status: error.statusCode, json: JSON.stringify(error.toBody()) };
 }
 
-/** The recommendation answers' items: a `distinctRecomms` batch's later lists skip them. */
+/**
+ * A response's body as JSON text: a JSON body as it was sent (the routes send valid JSON: it is not
+ * parsed and written again), no body as null, any other text as a JSON string.
+ */
+function jsonOf(payload: string, contentType: string | undefined): string {
+  if (payload === '') return 'null';
+  if (contentType?.startsWith('application/json')) return payload;
+  return JSON.stringify(payload);
+}
+
+/** The items of a recommendation answer, which a `distinctRecomms` batch's later lists skip. */
 function recommendedItems(request: BatchRequest, result: BatchResult): string[] {
   if (result.status !== 200 || !request.path.startsWith('/recommendations')) return [];
-  const body = result.body as { items?: unknown; recommId?: unknown } | null;
+  const body = JSON.parse(result.json) as { items?: unknown; recommId?: unknown } | null;
   if (!body || !Array.isArray(body.items) || typeof body.recommId !== 'string') return [];
   return body.items.flatMap((item: { itemId?: unknown } | null) =>
     typeof item?.itemId === 'string' ? [item.itemId] : [],
@@ -66,11 +76,11 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
     outer: FastifyRequest,
     context: BatchContext,
     request: BatchRequest,
-  ): Promise<BatchResult & { characters: number }> => {
-    if (isBatchPath(request.path)) {
-      const error = new ApiError('INVALID_BODY', 'a batch may not contain a batch (/batch)');
-      return Promise.resolve({ status: error.statusCode, body: error.toBody(), characters: 0 });
-    }
+  ): Promise<BatchResult> => {
+    if (isBatchPath(request.path))
+      return Promise.resolve(
+        errorResult(new ApiError('INVALID_BODY', 'a batch may not contain a batch (/batch)')),
+      );
     return asBatchRequest(context, async (id) => {
       const headers: Record<string, string> = {
         'x-tenant-id': outer.caller.tenantId,
@@ -87,8 +97,7 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
       const contentType = response.headers['content-type'];
       return {
         status: response.statusCode,
-        body: bodyOf(response.payload, typeof contentType === 'string' ? contentType : undefined),
-        characters: response.payload.length,
+        json: jsonOf(response.payload, typeof contentType === 'string' ? contentType : undefined),
       };
     });
   };
@@ -96,7 +105,7 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   app.post(
     BATCH_PATH,
     { config: { kinds: SCOPE.browser }, schema: { body: BATCH_BODY } },
-    async (request) => {
+    async (request, reply: FastifyReply) => {
       // A batch sent inside a batch (the check of its path missed it): its own result is the error.
       if (batchOf(request)) throw new ApiError('INVALID_BODY', 'a batch may not contain a batch (/batch)');
       const { requests, distinctRecomms } = request.body as BatchBody;
@@ -104,23 +113,26 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
         caller: request.caller,
         ...(distinctRecomms ? { shown: new Set<string>() } : {}),
       };
-      const results: BatchResult[] = [];
+      const parts: string[] = [];
       let characters = 0;
       for (const inner of requests) {
+        let result: BatchResult;
         if (characters > MAX_RESULTS_CHARACTERS) {
-          const error = new ApiError(
-            'PAYLOAD_TOO_LARGE',
-            `not run: the results of the batch's requests before it passed ${MAX_RESULTS_CHARACTERS / 1024 / 1024} Mi characters`,
+          result = errorResult(
+            new ApiError(
+              'PAYLOAD_TOO_LARGE',
+              `not run: the results of the batch's requests before it passed ${MAX_RESULTS_CHARACTERS / 1024 / 1024} Mi characters`,
+            ),
           );
-          results.push({ status: error.statusCode, body: error.toBody() });
-          continue;
+        } else {
+          result = await runOne(request, context, inner);
+          characters += result.json.length;
+          if (context.shown) for (const itemId of recommendedItems(inner, result)) context.shown.add(itemId);
         }
-        const result = await runOne(request, context, inner);
-        characters += result.characters;
-        if (context.shown) for (const itemId of recommendedItems(inner, result)) context.shown.add(itemId);
-        results.push({ status: result.status, body: result.body });
+        parts.push(`{"status":${result.status},"body":${result.json}}`);
       }
-      return { results };
+      // The results as text: the inner answers' JSON is joined, not parsed and written again.
+      return reply.type('application/json; charset=utf-8').send(`{"results":[${parts.join(',')}]}`);
     },
   );
 }
