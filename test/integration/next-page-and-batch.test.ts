@@ -335,35 +335,37 @@ describe('POST /recommendations/next', () => {
   });
 
   it('records each page as an answer of its algorithm, and credits a click to its recommId', async () => {
-    const algorithms = async () => {
-      const response = await get('/analytics/algorithms');
-      expect(response.status).toBe(200);
-      return response.body.data.find((row: { algorithm: string }) => row.algorithm === 'recently-viewed') as
-        { answers: number; clicks: number } | undefined;
-    };
-    // The earlier tests' answers are recorded within a second or two.
-    let before: { answers: number; clicks: number } | undefined;
-    await eventually(async () => {
-      const now = await algorithms();
-      expect(now).toBeDefined();
-      if (before) expect(now).toEqual(before);
-      before = now;
-    });
-    const first = await post('/recommendations', {
-      logicType: 'recently-viewed',
-      userId: 'viewer',
-      count: 2,
-    });
-    const second = await post('/recommendations/next', { recommId: first.body.recommId, count: 2 });
-    expect(second.status).toBe(200);
-    const clicked = ids(second.body)[0];
-    const click = await post('/ingestion/interactions', {
-      interactions: [{ userId: 'viewer', itemId: clicked, type: 'view', recommId: second.body.recommId }],
-    });
-    expect(click.status).toBe(200);
-    await eventually(async () =>
-      expect(await algorithms()).toMatchObject({ answers: before!.answers + 2, clicks: before!.clicks + 1 }),
+    // A tenant of its own, so that no other answer is recorded beside these.
+    const recorded = tenantHeaders(await createTenant(daemon.url, 'recorded'));
+    const items = ['r-1', 'r-2', 'r-3', 'r-4'].map((externalId) => ({ externalId }));
+    expect((await post('/ingestion/items', { items }, recorded)).status).toBe(200);
+    const views = items.map(({ externalId }, i) => ({
+      userId: 'reader',
+      itemId: externalId,
+      type: 'view',
+      timestamp: hoursAgo(5 - i),
+    }));
+    expect((await post('/ingestion/interactions', { interactions: views }, recorded)).status).toBe(200);
+    const first = await post(
+      '/recommendations',
+      { logicType: 'recently-viewed', userId: 'reader', count: 2 },
+      recorded,
     );
+    expect(ids(first.body)).toEqual(['r-4', 'r-3']);
+    const second = await post('/recommendations/next', { recommId: first.body.recommId, count: 2 }, recorded);
+    expect(ids(second.body)).toEqual(['r-2', 'r-1']);
+    const click = await post(
+      '/ingestion/interactions',
+      { interactions: [{ userId: 'reader', itemId: 'r-2', type: 'view', recommId: second.body.recommId }] },
+      recorded,
+    );
+    expect(click.status).toBe(200);
+    await eventually(async () => {
+      const response = await call(daemon.url, 'GET', '/analytics/algorithms', { headers: recorded });
+      expect(response.status).toBe(200);
+      const row = response.body.data.find((r: { algorithm: string }) => r.algorithm === 'recently-viewed');
+      expect(row).toMatchObject({ answers: 2, clicks: 1 });
+    });
   });
 
   it('skips items that became unavailable since the answer', async () => {
