@@ -19,6 +19,7 @@ import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
+import { measureBatchLatency, type BatchRequestSpec } from './support/batch-latency.js';
 import { machineBusySeconds } from './support/machine-cpu.js';
 import { loadShop, postJson, type LoadedShop } from './support/shop-loader.js';
 import { positiveInteger } from './support/options.js';
@@ -77,6 +78,16 @@ const CASES: Case[] = [
   { name: 'user-to-item cached', logicType: 'user-to-item', cached: true },
   { name: 'user-to-item uncached, models swapped', logicType: 'user-to-item', cached: false, swapping: true },
 ];
+
+/**
+ * The batch part (docs/benchmarks.md): a page's three lists (item-to-item, similar-products, user-to-item)
+ * as one `POST /batch` against the same three requests sent on their own; cached and uncached.
+ */
+const BATCH_CASES = [
+  { name: 'batch of 3, cached', cached: true },
+  { name: 'batch of 3, uncached', cached: false },
+] as const;
+const BATCH_ITERATIONS = 300;
 
 const EXPECTED_ALGORITHM: Record<LogicType, string> = {
   'item-to-item': 'co-occurrence',
@@ -575,6 +586,70 @@ function report(selected: Case[], cases: Map<string, CaseRuns[]>, options: Optio
   }
 }
 
+/** Round `round`'s three requests of a batch case: the same seeds come back in the cached one. */
+function batchRequests(shop: LoadedShop, cached: boolean, round: number): BatchRequestSpec[] {
+  const pick = (ids: string[]) =>
+    ids[cached ? round % Math.min(CACHED_SEEDS, ids.length) : round % ids.length];
+  const query = new URLSearchParams({
+    count: String(COUNT),
+    includedProperties: PROJECTION.join(','),
+    ...(!cached && { noCache: 'true' }),
+  });
+  const itemSeeded = (logicType: LogicType): BatchRequestSpec => ({
+    method: 'GET',
+    path: `/recommendations/${logicType}/${encodeURIComponent(pick(shop.itemIds))}?scenario=${scenarioSlug(logicType)}&${query}`,
+  });
+  return [
+    itemSeeded('item-to-item'),
+    itemSeeded('similar-products'),
+    {
+      method: 'POST',
+      path: '/recommendations',
+      body: {
+        scenario: scenarioSlug('user-to-item'),
+        userId: pick(shop.userIds),
+        count: COUNT,
+        includedProperties: PROJECTION,
+        ...(!cached && { noCache: true }),
+      },
+    },
+  ];
+}
+
+/** The batch part, on a daemon whose models are in place; prints one JSON line per batch case. */
+async function measureBatches(
+  daemon: ChildServer,
+  headers: Record<string, string>,
+  shop: LoadedShop,
+  options: Options,
+): Promise<void> {
+  await waitForModels(daemon, options.interactions, options.items);
+  await waitForIdle(daemon);
+  for (const batchCase of BATCH_CASES) {
+    if (options.cases !== undefined && !batchCase.name.includes(options.cases)) continue;
+    const figures = await measureBatchLatency(
+      daemon.url,
+      headers,
+      (round) => batchRequests(shop, batchCase.cached, round),
+      BATCH_ITERATIONS,
+    );
+    console.log(
+      JSON.stringify({
+        bench: 'serve',
+        case: batchCase.name,
+        ...figures,
+        items: options.items,
+        interactions: options.interactions,
+      }),
+    );
+    console.log(
+      `${batchCase.name}: median ${figures.batch.p50Ms} ms against ${figures.sequential.p50Ms} ms for the three ` +
+        `requests one after the other (ratio ${figures.ratio}) and ${figures.concurrent.p50Ms} ms for the three at once ` +
+        `(ratio ${figures.ratioConcurrent})`,
+    );
+  }
+}
+
 interface PreparedStore {
   dataDir: string;
   operatorKey: string;
@@ -631,10 +706,16 @@ async function main(): Promise<void> {
   // A daemon that dies without writing a profile must not leave the last run's to be summarized.
   if (profiled) rmSync(profileFile, { force: true });
   const daemon = await startDaemon(dataDir, operatorKey, { logLevel: 'debug', profile: profiled });
-  const cases = await measureAll(dataDir, daemon, headers, seeds, selected, options).finally(() =>
-    daemon.stop(),
-  );
-  report(selected, cases, options);
+  const cases = await (async () => {
+    const measured =
+      selected.length > 0
+        ? await measureAll(dataDir, daemon, headers, seeds, selected, options)
+        : new Map<string, CaseRuns[]>();
+    // The batch part: latency with one client, not throughput under load (docs/benchmarks.md).
+    if (options.profile === undefined) await measureBatches(daemon, headers, seeds, options);
+    return measured;
+  })().finally(() => daemon.stop());
+  if (selected.length > 0) report(selected, cases, options);
   if (options.profile !== undefined) {
     const window = cases.get(options.profile)![0].run;
     console.log(

@@ -1,9 +1,11 @@
-import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
+import { ApiError } from '../contract/errors.js';
 import type { TenantState } from '../state/tenant-state.js';
+import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
 import { attachUserContext } from './expression-context.js';
-import { resolveProjection } from './projection.js';
+import { resolveProjection, type ResolvedProjection } from './projection.js';
 import { algorithmOfAnswer, newRecommId } from './recomm-id.js';
 import type { Ranker } from './ranker.js';
+import type { Page, RecommPages } from './recomm-pages.js';
 import { rotationOf, RotationRecord, type RotationSettings } from './rotation.js';
 import type { RecommendationRequest } from './request.js';
 import { withRecommId } from './response-body.js';
@@ -21,6 +23,15 @@ export interface AnswerRecorder {
   record(tenantId: string, userId: string | undefined, answer: string | AnswerSummary): void;
 }
 
+/** What a rendered answer lists, read as the record of answers reads it; undefined if it cannot be. */
+function summaryOf(body: string): AnswerSummary | undefined {
+  try {
+    return summarizeAnswer(body);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
 export class Recommender {
   private readonly cache: ResultCache;
@@ -31,6 +42,8 @@ export class Recommender {
     private readonly ranker: Ranker,
     options: ResultCacheOptions = DEFAULT_CACHE,
     private readonly answers?: AnswerRecorder,
+    /** Where answers are kept to be paged (`next`); none: no answer may be. */
+    private readonly pages?: RecommPages,
   ) {
     this.cache = new ResultCache(options);
   }
@@ -48,15 +61,20 @@ export class Recommender {
     return { hits: this.cache.hits, misses: this.cache.misses };
   }
 
-  /** Drops the cached answers older than the cache's TTL (the daemon calls it every few seconds). */
+  /**
+   * Drops the cached answers, pages and rotation records older than their TTLs (the daemon calls it
+   * every few seconds).
+   */
   purgeStale(): void {
     this.cache.purgeStale();
+    this.pages?.purgeStale();
     this.rotation.purgeStale();
   }
 
-  /** Forgets the cached answers of deleted users, and what rotation recorded of them. */
+  /** Forgets the cached answers and the pages of deleted users, and what rotation recorded of them. */
   forget(tenantId: string, userIds: readonly string[]): void {
     this.cache.forget(tenantId, userIds);
+    this.pages?.forget(tenantId, userIds);
     this.rotation.forget(tenantId, userIds);
   }
 
@@ -75,16 +93,10 @@ export class Recommender {
     const rotation = rotationOf(tenant, request);
     // Each answer of a request with rotation changes what the next one may show: a cached answer could
     // show items rotation now demotes, so such requests are always ranked and their answers never cached.
-    if (request.noCache || rotation) {
+    // A request that excludes items is answered for its own context (docs/guide.md, "The next page").
+    if (request.noCache || rotation || request.exclude !== undefined) {
       if (rotation) request.rotated = this.rotation.rotated(tenant, rotation, now);
-      this.ranker.rank(tenant, request, projection, now, (outcome) =>
-        done(
-          outcome instanceof Error
-            ? outcome
-            : this.answered(tenant, request, outcome, this.answers?.summarize(outcome), rotation, now),
-        ),
-      );
-      return;
+      return this.ranked(tenant, request, projection, done, now, undefined, rotation);
     }
     const key = this.cache.key(tenant, request, projection.key);
     const cached = this.cache.lookup(key, tenant, now);
@@ -99,20 +111,72 @@ export class Recommender {
     });
   }
 
-  /** The answer with a recommId of its own (naming its algorithm), recorded (for rotation too). */
+  /**
+   * Calls `done` with the next page of a tenant's recommId (docs/guide.md, "The next page"): its request
+   * ranked again without the items shown so far in its chain (nor `exclude`), never from the cache.
+   * Throws RECOMM_NOT_FOUND for a recommId this recommender does not keep for the tenant.
+   */
+  next(
+    tenant: TenantState,
+    recommId: string,
+    count: number,
+    done: (answer: string | Error) => void,
+    exclude: readonly string[] = [],
+    now = Date.now(),
+  ): void {
+    const page = this.pages?.get(tenant.tenantId, recommId);
+    if (page === undefined)
+      throw new ApiError(
+        'RECOMM_NOT_FOUND',
+        `no answer '${recommId}' to page: unknown, over 30 minutes old, or forgotten since`,
+      );
+    const excluded = [...(page.request.exclude ?? []), ...page.shown, ...exclude];
+    const request = Object.assign({}, page.request, { count, exclude: excluded });
+    this.ranked(tenant, request, resolveProjection(request.projection), done, now, page);
+  }
+
+  /**
+   * Ranks a request the cache must not answer; `page`: the page it follows; `rotation`: its rotation,
+   * which records the answer.
+   */
+  private ranked(
+    tenant: TenantState,
+    request: RecommendationRequest,
+    projection: ResolvedProjection,
+    done: (answer: string | Error) => void,
+    now: number,
+    page?: Page,
+    rotation?: RotationSettings,
+  ): void {
+    this.ranker.rank(tenant, request, projection, now, (outcome) =>
+      done(
+        outcome instanceof Error
+          ? outcome
+          : this.answered(tenant, request, outcome, this.answers?.summarize(outcome), page, rotation, now),
+      ),
+    );
+  }
+
+  /**
+   * The answer with a recommId of its own (naming its algorithm), recorded, for rotation too, and kept
+   * to be paged: as a page after `page` when it is one (its chain's first request then stands for it).
+   */
   private answered(
     tenant: TenantState,
     request: RecommendationRequest,
     body: string,
     summary?: AnswerSummary,
+    page?: Page,
     rotation?: RotationSettings,
     now = Date.now(),
   ): string {
     const recommId = newRecommId(algorithmOfAnswer(body));
     this.answers?.record(tenant.tenantId, request.userId, summary ?? body);
-    if (rotation) {
-      const itemIds = (summary ?? summarizeAnswer(body)).itemIds;
-      this.rotation.record(tenant, rotation, itemIds, now);
+    if (this.pages || rotation) {
+      const itemIds = (summary ?? summaryOf(body))?.itemIds;
+      if (itemIds && rotation) this.rotation.record(tenant, rotation, itemIds, now);
+      if (itemIds && this.pages)
+        this.pages.remember(tenant.tenantId, recommId, page?.request ?? request, itemIds, page?.shown);
     }
     return withRecommId(body, recommId);
   }

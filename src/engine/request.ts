@@ -61,6 +61,11 @@ export interface RecommendationRequest {
   rotated?: RotatedItems;
   /** The user's stored document that context_user() reads; null: no user row (engine/expression-context.ts). */
   userContext?: UserContext | null;
+  /**
+   * Items never to list (external ids): a next page's earlier pages, a batch's earlier lists (docs/guide.md,
+   * "The next page"). A request with them bypasses the answer cache.
+   */
+  exclude?: string[];
 }
 
 /** A user's stored document as nextQL's context_user() reads it. */

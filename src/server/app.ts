@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Ranker } from '../engine/ranker.js';
+import { RecommPages } from '../engine/recomm-pages.js';
 import { Recommender } from '../engine/recommender.js';
 import type { Runtime } from '../runtime.js';
 import { SWAGGER_OPTIONS } from './openapi/document.js';
@@ -17,6 +18,7 @@ import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js'
 import { RepeatedBodies } from './repeated-bodies.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { authRoutes } from './routes/auth.js';
+import { batchRoutes } from './routes/batch.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { experimentRoutes } from './routes/experiments.js';
 import { feedRoutes } from './routes/feeds.js';
@@ -26,6 +28,7 @@ import { identityRoutes } from './routes/identity.js';
 import { ingestionRoutes } from './routes/ingestion.js';
 import { lakeRoutes } from './routes/lake.js';
 import { memoryRoutes } from './routes/memory.js';
+import { nextPageRoutes } from './routes/next-page.js';
 import { recommendationRoutes } from './routes/recommendations.js';
 import { ruleRoutes } from './routes/rules.js';
 import { scenarioRoutes } from './routes/scenarios.js';
@@ -92,7 +95,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   app.decorate('runtime', options.runtime);
-  app.decorate('recommender', new Recommender(options.ranker, undefined, options.runtime.answers));
+  app.decorate(
+    'recommender',
+    new Recommender(options.ranker, undefined, options.runtime.answers, new RecommPages()),
+  );
   app.decorate('startedAt', Date.now());
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -111,7 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metricsPlugin, { port: server.metricsPort, host: options.host });
   await app.register(readinessPlugin);
   app.decorate('repeatedBodies', new RepeatedBodies());
-  // Both caches drop what outlived its TTL on this timer rather than when evicted (docs/memory.md).
+  // Both caches (and the pages the recommender keeps) drop what outlived its TTL on this timer rather than when evicted (docs/memory.md).
   const purging = setInterval(() => {
     app.recommender.purgeStale();
     app.repeatedBodies.purgeStale();
@@ -129,6 +135,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(catalogRoutes);
   await app.register(feedRoutes);
   await app.register(recommendationRoutes);
+  await app.register(nextPageRoutes);
+  await app.register(batchRoutes);
   await app.register(scenarioRoutes);
   await app.register(ruleRoutes);
   await app.register(segmentationRoutes);

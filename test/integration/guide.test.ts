@@ -270,6 +270,25 @@ describe('docs/guide.md', () => {
       variants: [{ scenario: 'home' }, { scenario: 'home-b' }],
     });
   });
+
+  it('pages an answer, and runs a batch whose recommendation results share no item', () => {
+    const itemIds = (answer: Answer) => answer.items.map((item) => item.itemId);
+    const [first, next] = answersOf('/recommendations/next') as Answer[];
+    expect(first).toMatchObject({ scenario: 'pdp', count: 4 });
+    expect(next).toMatchObject({ scenario: 'pdp', algorithm: first.algorithm, count: 4 });
+    expect(next.recommId).not.toBe(first.recommId);
+    expect(itemIds(next).filter((id) => itemIds(first).includes(id))).toEqual([]);
+
+    const { results } = answerOf('http://127.0.0.1:8080/batch') as unknown as {
+      results: { status: number; body: Answer & { code?: string } }[];
+    };
+    expect(results.map((result) => result.status)).toEqual([200, 200, 200, 404]);
+    const [home, pdp] = [itemIds(results[0].body), itemIds(results[1].body)];
+    expect([home.length, pdp.length]).toEqual([4, 4]);
+    expect(pdp.filter((id) => home.includes(id))).toEqual([]);
+    expect(results[2].body).toMatchObject({ externalId: 'sku-000680' });
+    expect(results[3].body).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
+  });
 });
 
 describe('README.md, "A ten-minute tour"', () => {

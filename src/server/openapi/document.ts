@@ -8,6 +8,7 @@ import { TAGS, type OperationDoc, type Operations } from './operation.js';
 import { openapi as metrics } from '../plugins/metrics.openapi.js';
 import { openapi as analytics } from '../routes/analytics.openapi.js';
 import { openapi as auth } from '../routes/auth.openapi.js';
+import { openapi as batch } from '../routes/batch.openapi.js';
 import { openapi as catalog } from '../routes/catalog.openapi.js';
 import { openapi as experiments } from '../routes/experiments.openapi.js';
 import { openapi as feeds } from '../routes/feeds.openapi.js';
@@ -16,6 +17,7 @@ import { openapi as identity } from '../routes/identity.openapi.js';
 import { openapi as ingestion } from '../routes/ingestion.openapi.js';
 import { openapi as lake } from '../routes/lake.openapi.js';
 import { openapi as memory } from '../routes/memory.openapi.js';
+import { openapi as nextPage } from '../routes/next-page.openapi.js';
 import { openapi as recommendations } from '../routes/recommendations.openapi.js';
 import { openapi as rules } from '../routes/rules.openapi.js';
 import { openapi as scenarios } from '../routes/scenarios.openapi.js';
@@ -44,6 +46,8 @@ export const OPERATIONS: Operations = gather([
   catalog,
   feeds,
   recommendations,
+  nextPage,
+  batch,
   vectors,
   scenarios,
   rules,

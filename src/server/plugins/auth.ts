@@ -22,6 +22,7 @@ import {
   signingKey,
   type SignatureParams,
 } from '../../tenants/signatures.js';
+import { batchOf } from '../batch-requests.js';
 import { isWarmUp } from '../warm-up-request.js';
 import { RateLimits } from './rate-limits.js';
 
@@ -157,6 +158,8 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
   app.addHook('preHandler', (request, reply, done) => limit(request, reply, done));
 
   function operator(request: FastifyRequest, done: Done): void {
+    // A batch's requests are its tenant's (docs/guide.md, "Batches").
+    if (batchOf(request)) throw notOperator();
     const apiKey = header(request, 'x-api-key');
     if (apiKey) {
       if (secretsEqual(apiKey, options.operatorKey)) return done();
@@ -189,6 +192,12 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { operatorKey
   function tenantCredential(request: FastifyRequest, done: Done): void {
     const tenantId = header(request, 'x-tenant-id');
     if (!tenantId) throw new ApiError('TENANT_REQUIRED', 'the X-Tenant-Id header is required');
+    // A request of a batch is admitted as the batch was, and checked against its scope (docs/guide.md, "Batches").
+    const batch = batchOf(request);
+    if (batch) {
+      admit(request, tenantId, batch.caller.tenantId, batch.caller.kind);
+      return done();
+    }
     const apiKey = header(request, 'x-api-key');
     if (apiKey) {
       const credential = runtime.credentials.verify(apiKey);

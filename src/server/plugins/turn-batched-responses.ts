@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { batchOf } from '../batch-requests.js';
 
 /**
  * Answers are written at the end of the event-loop turn that produced them (setImmediate runs after the
@@ -11,7 +12,9 @@ import fp from 'fastify-plugin';
  */
 export const turnBatchedResponsesPlugin = fp(async (app: FastifyInstance) => {
   // Callback style: an async hook would cost a promise on every response.
-  app.addHook('onSend', (_request, _reply, payload, done) => {
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    // A batch's request answers the batch, not a socket: it goes on at once (docs/guide.md, "Batches").
+    if (batchOf(request)) return done(null, payload);
     setImmediate(done, null, payload);
   });
 });

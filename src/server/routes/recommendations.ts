@@ -18,6 +18,7 @@ import {
   fromLegacyQuery,
   type RecommendationRequest,
 } from '../../engine/request.js';
+import { batchExclusions } from '../batch-requests.js';
 import { SCOPE } from '../plugins/auth.js';
 import { recommenderFor } from '../warm-up-request.js';
 
@@ -41,6 +42,9 @@ export async function recommendationRoutes(app: FastifyInstance): Promise<void> 
    * listeners, which costs more than the cached path's own work.
    */
   const serve = (request: FastifyRequest, reply: FastifyReply, recommendation: RecommendationRequest) => {
+    // A later list of a batch with distinctRecomms skips the items of its earlier ones.
+    const exclude = batchExclusions(request);
+    if (exclude) recommendation = Object.assign({}, recommendation, { exclude });
     recommenderFor(app, request).recommend(request.tenant, recommendation, (answer) => {
       // The answer is JSON text; with this content type Fastify sends it as it is.
       if (typeof answer === 'string') reply.type('application/json; charset=utf-8').send(answer);

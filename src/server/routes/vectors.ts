@@ -15,6 +15,7 @@ import { fromLegacyQuery, type RecommendationRequest } from '../../engine/reques
 import { parseSearchQuery } from '../../engine/search-query.js';
 import { expandSynonyms } from '../../engine/search-synonyms.js';
 import { setVectorDefaults } from '../../config/vector-defaults.js';
+import { batchExclusions } from '../batch-requests.js';
 import { SCOPE } from '../plugins/auth.js';
 import { recommenderFor } from '../warm-up-request.js';
 import { CONFIG_ROUTE, keyOf, registerConfigResource } from './config-resource.js';
@@ -86,6 +87,8 @@ export async function vectorRoutes(app: FastifyInstance): Promise<void> {
           Object.assign({}, recommendation, {
             logicType: undefined,
             search,
+            // A later list of a batch with distinctRecomms skips the items of its earlier ones.
+            exclude: batchExclusions(request),
           } satisfies Partial<RecommendationRequest>),
           resolve,
         ),
