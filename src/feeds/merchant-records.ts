@@ -120,28 +120,35 @@ class MerchantReader {
   }
 }
 
-/** The items of a Merchant feed's bytes, in batches of RECORDS_PER_BATCH (the last may be shorter). */
+/** The items of a Merchant feed's bytes, in batches of RECORDS_PER_BATCH. */
 export async function* merchantRecords(bytes: AsyncIterable<Buffer>): AsyncGenerator<SourceRecord[]> {
   const reader = new MerchantReader();
   let decoder: TextDecoder | undefined;
+  // The document's first bytes, until they hold its XML declaration (which names its encoding).
+  let head: Buffer | undefined = Buffer.alloc(0);
   try {
     for await (const chunk of bytes) {
-      decoder ??= decoderFor(chunk);
-      reader.write(decoder.decode(chunk, { stream: true }));
-      if (reader.records.length >= RECORDS_PER_BATCH) {
-        const batch = reader.records;
-        reader.records = [];
-        yield batch;
-      }
+      if (head !== undefined) {
+        head = Buffer.concat([head, chunk]);
+        if (head.length < DECLARATION_BYTES && !head.includes(0x3e)) continue;
+        decoder = decoderFor(head);
+        reader.write(decoder.decode(head, { stream: true }));
+        head = undefined;
+      } else reader.write(decoder!.decode(chunk, { stream: true }));
+      while (reader.records.length >= RECORDS_PER_BATCH) yield reader.records.splice(0, RECORDS_PER_BATCH);
     }
-    reader.write((decoder ?? new TextDecoder()).decode());
+    decoder ??= decoderFor(head ?? Buffer.alloc(0));
+    reader.write(decoder.decode(head));
     reader.close();
   } catch (error) {
     if ((error as { code?: string }).code !== 'ERR_ENCODING_INVALID_ENCODED_DATA') throw error;
     throw new MalformedDocumentError(`the answer is not valid XML: its bytes are not ${decoder?.encoding}`);
   }
-  if (reader.records.length > 0) yield reader.records;
+  while (reader.records.length > 0) yield reader.records.splice(0, RECORDS_PER_BATCH);
 }
+
+/** How far an XML declaration is looked for. */
+const DECLARATION_BYTES = 200;
 
 /**
  * The decoder of a document's text: UTF-8 (a byte order mark is dropped), unless its XML declaration
@@ -150,7 +157,7 @@ export async function* merchantRecords(bytes: AsyncIterable<Buffer>): AsyncGener
  */
 function decoderFor(head: Buffer): TextDecoder {
   const declared = /^(?:\xEF\xBB\xBF)?<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(
-    head.subarray(0, 200).toString('latin1'),
+    head.subarray(0, DECLARATION_BYTES).toString('latin1'),
   )?.[1];
   try {
     return new TextDecoder(declared ?? 'utf-8', { fatal: true });
