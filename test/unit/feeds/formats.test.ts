@@ -211,6 +211,17 @@ describe('mapping a Merchant record', () => {
       },
       0,
     );
+    // Relative paths name the same members.
+    const relative = compileMapping({
+      itemIdPath: 'g:id',
+      mappingRules: [
+        { property: 'shipping', path: 'g:shipping.g:price', dataType: 'double', target: 'attributes' },
+      ],
+    });
+    expect(relative({ 'g:id': 'p1', 'g:shipping': { 'g:price': '4.95 EUR' } }, 0)).toEqual({
+      ok: true,
+      item: { externalId: 'p1', attributes: { shipping: 4.95 } },
+    });
     expect(outcome).toEqual({
       ok: true,
       item: {
@@ -218,6 +229,26 @@ describe('mapping a Merchant record', () => {
         attributes: { price: 12.99, shipping: 4.95, images: ['a', 'b'], link: 'https://shop.example/p1' },
       },
     });
+  });
+});
+
+describe('a double with its currency', () => {
+  it('is read in every format, the currency dropped; anything else is still an error', () => {
+    const mapper = compileMapping({
+      itemIdPath: 'sku',
+      mappingRules: [{ property: 'price', path: 'price', dataType: 'double', target: 'basePrice' }],
+    });
+    const price = (value: unknown) => {
+      const outcome = mapper({ sku: 'a', price: value }, 0);
+      return outcome.ok ? outcome.item.attributes.price : outcome.error.message;
+    };
+    expect(price('12.99 EUR')).toBe(12.99);
+    expect(price(' 1500 usd ')).toBe(1500);
+    expect(price(12.99)).toBe(12.99);
+    expect(price('12.99')).toBe(12.99);
+    for (const value of ['EUR 12.99', '12.99 EURO', '12.99 €', 'free EUR', '12.99EUR']) {
+      expect(price(value)).toMatch(/expected a number, found string/);
+    }
   });
 });
 
