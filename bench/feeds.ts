@@ -389,6 +389,8 @@ async function measureFeed(format: Format, items: ShopItem[], pageSize: number) 
     const after = await aftermath(bench, items.length);
     const again = await measured(bench.daemon, () => sync(bench, feed.id));
     return { answers: made.answers.length, bytes: made.bytes, first, after, again };
+  } catch (error) {
+    throw new Error(`the ${format} feed: ${(error as Error).message}`, { cause: error });
   } finally {
     await bench.stop();
     await source.close();
