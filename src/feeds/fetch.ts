@@ -1,3 +1,8 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { DEFAULT_PAGE_SIZE, DOCUMENT_SOURCE_TYPES } from '../contract/feeds.js';
 import { FeedFetchError, MalformedDocumentError, readAnswer, where, type FeedSource } from './answer.js';
 import { csvRecords } from './csv-records.js';
@@ -126,8 +131,11 @@ export async function* fetchPages(
 
 /**
  * A Merchant, CSV or TSV source (CONTRACT.md, "Integrator features", **Feed formats.**): one request,
- * whatever `pagination` says, its records parsed as the body streams in and given in batches, all of
- * page 1, so that a sync holds a batch rather than the document. Malformed XML or CSV is a FeedFetchError.
+ * whatever `pagination` says. Its body is written to a temporary file as fast as the source sends it (a
+ * source may drop a reader slower than its own timeouts, and mapping and staging are slower than the
+ * network), then its records are parsed from that file and given in batches, all of page 1, so that a
+ * sync holds a batch rather than the document. Malformed XML or CSV is a FeedFetchError. The file goes
+ * when the records have been read, or the reader stopped.
  */
 async function* fetchDocument(
   source: FeedSource,
@@ -135,15 +143,25 @@ async function* fetchDocument(
   stop?: AbortSignal,
 ): AsyncGenerator<FetchedPage> {
   const url = new URL(source.url);
-  const bytes = readAnswer(source, url, 1, network, stop);
-  const batches =
-    source.sourceType === 'google_merchant'
-      ? merchantRecords(bytes)
-      : csvRecords(bytes, source.sourceType === 'tsv' ? '\t' : ',');
+  const dir = await mkdtemp(path.join(tmpdir(), 'nextrec-feed-'));
   try {
-    for await (const records of batches) yield { number: 1, records };
-  } catch (error) {
-    if (!(error instanceof MalformedDocumentError)) throw error;
-    throw new FeedFetchError(`${where(1, url)}: ${error.message}`);
+    const file = path.join(dir, 'document');
+    await pipeline(readAnswer(source, url, 1, network, stop), createWriteStream(file));
+    const bytes = createReadStream(file) as AsyncIterable<Buffer>;
+    const batches =
+      source.sourceType === 'google_merchant'
+        ? merchantRecords(bytes)
+        : csvRecords(bytes, source.sourceType === 'tsv' ? '\t' : ',');
+    try {
+      for await (const records of batches) {
+        if (stop?.aborted) throw new FeedFetchError(`${where(1, url)}: the sync was stopped`);
+        yield { number: 1, records };
+      }
+    } catch (error) {
+      if (!(error instanceof MalformedDocumentError)) throw error;
+      throw new FeedFetchError(`${where(1, url)}: ${error.message}`);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
