@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { generateShop, type ShopItem } from '../fixtures/shop.js';
 import { OPERATOR_KEY, startBenchDaemon, type BenchDaemon } from './support/bench-daemon.js';
@@ -10,12 +11,15 @@ import { positiveInteger } from './support/options.js';
 import { postJson } from './support/shop-loader.js';
 
 /**
- * A catalog feed's sync: a local source serves the generated shop's items in cursor pages, and the daemon
- * reads, maps, stages and applies them. Timed for a first sync (every item new, so the daemon's catalog
- * grows by all of them) and again with the source unchanged (the sync's own cost), with the daemon's
- * peak resident memory during each, read from /proc. Between the two, the daemon is followed until the
- * vectors of every new item serve, with its peak and settled resident memory. For scale, the same items
- * are then posted to `/ingestion/items` of a fresh daemon in batches of 5,000, measured the same way.
+ * A catalog feed's sync, in each of three formats, each against a daemon of its own: JSON in cursor pages
+ * (`json_url`), one Google Merchant RSS 2.0 document sent gzip-compressed (`google_merchant`), and one CSV
+ * document (`csv`), all listing the generated shop's items; the daemon reads, maps, stages and applies
+ * them. Timed for a first sync (every item new, so the daemon's catalog grows by all of them) and again
+ * with the source unchanged (the sync's own cost), with the daemon's peak resident memory during each,
+ * read from /proc. Between the two, the daemon is followed until the vectors of every new item serve, with
+ * its peak and settled resident memory. For scale, the same items are then posted to `/ingestion/items` of
+ * a fresh daemon in batches of 5,000, measured the same way; the Merchant and CSV syncs are also given as
+ * ratios to the JSON sync of the same run.
  */
 
 const TARGET_ITEMS_PER_S = 20_000;
@@ -23,9 +27,13 @@ const TARGET_RSS_GROWTH_MIB = 200;
 const INGEST_BATCH = 5_000;
 const MIB = 1024 * 1024;
 
+const FORMATS = ['json', 'merchant', 'csv'] as const;
+type Format = (typeof FORMATS)[number];
+
 interface Options {
   items: number;
   pageSize: number;
+  formats: Format[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -36,11 +44,16 @@ function parseOptions(argv: string[]): Options {
     options: {
       items: { type: 'string', default: '100000' },
       'page-size': { type: 'string', default: '1000' },
+      formats: { type: 'string', default: FORMATS.join(',') },
     },
   });
+  const formats = String(values.formats).split(',');
+  const unknown = formats.find((format) => !FORMATS.includes(format as Format));
+  if (unknown !== undefined) throw new Error(`--formats: '${unknown}' is not one of ${FORMATS.join(', ')}`);
   return {
     items: positiveInteger('--items', values.items),
     pageSize: positiveInteger('--page-size', values['page-size']),
+    formats: formats as Format[],
   };
 }
 
@@ -69,6 +82,136 @@ const MAPPING = [
   { property: 'tags', path: 'tags', dataType: 'enum', target: 'attributes' },
 ];
 
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+const xml = (value: unknown) => String(value).replace(/[&<>]/g, (char) => XML_ESCAPES[char]);
+
+/** A shop item as a Merchant feed's `<item>` (the g: attributes Google's RSS 2.0 example uses). */
+function merchantItem(item: ShopItem): string {
+  const { attributes } = item;
+  const highlights = (attributes.tags as string[])
+    .map((tag) => `<g:product_highlight>${xml(tag)}</g:product_highlight>`)
+    .join('');
+  return (
+    `<item><g:id>${xml(item.externalId)}</g:id><g:title>${xml(attributes.name)}</g:title>` +
+    `<g:link>https://shop.example/p/${xml(item.externalId)}</g:link>` +
+    `<g:image_link>https://img.example/${xml(item.externalId)}.jpg</g:image_link>` +
+    `<g:condition>new</g:condition><g:availability>in_stock</g:availability>` +
+    `<g:price>${xml(attributes.price)} EUR</g:price><g:brand>${xml(attributes.brand)}</g:brand>` +
+    `<g:product_type>${xml(item.category)}</g:product_type>` +
+    `<g:sell_on_google_quantity>${xml(attributes.stock)}</g:sell_on_google_quantity>${highlights}</item>\n`
+  );
+}
+
+const MERCHANT_MAPPING = [
+  { property: 'title', path: "$['g:title']", dataType: 'string', target: 'name' },
+  { property: 'price', path: "$['g:price']", dataType: 'double', target: 'basePrice' },
+  { property: 'image', path: "$['g:image_link']", dataType: 'image', target: 'coverImage' },
+  { property: 'department', path: "$['g:product_type']", dataType: 'enum', target: 'category' },
+  { property: 'brand', path: "$['g:brand']", dataType: 'string', target: 'attributes' },
+  { property: 'stock', path: "$['g:sell_on_google_quantity']", dataType: 'int', target: 'attributes' },
+  { property: 'tags', path: "$['g:product_highlight']", dataType: 'enum', target: 'attributes' },
+];
+
+const csvField = (value: unknown) => {
+  const text = String(value);
+  return /[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+};
+
+/** A shop item as a CSV row: id, title, price, image_link, product_type, brand, quantity, tags. */
+function csvRow(item: ShopItem): string {
+  const { attributes } = item;
+  return (
+    [
+      item.externalId,
+      attributes.name,
+      `${String(attributes.price)} EUR`,
+      `https://img.example/${item.externalId}.jpg`,
+      item.category,
+      attributes.brand,
+      attributes.stock,
+      (attributes.tags as string[]).join('|'),
+    ]
+      .map(csvField)
+      .join(',') + '\n'
+  );
+}
+
+const CSV_MAPPING = [
+  { property: 'title', path: 'title', dataType: 'string', target: 'name' },
+  { property: 'price', path: 'price', dataType: 'double', target: 'basePrice' },
+  { property: 'image', path: 'image_link', dataType: 'image', target: 'coverImage' },
+  { property: 'department', path: 'product_type', dataType: 'enum', target: 'category' },
+  { property: 'brand', path: 'brand', dataType: 'string', target: 'attributes' },
+  { property: 'stock', path: 'quantity', dataType: 'int', target: 'attributes' },
+  { property: 'tags', path: 'tags', dataType: 'string', target: 'attributes' },
+];
+
+/** A source's answers, made before any timing, and the feed that reads them. */
+interface Source {
+  /** `?cursor=<n>` is answer n (JSON); a document has one. */
+  answers: Buffer[];
+  /** Bytes of the answers as the daemon reads them (decompressed). */
+  bytes: number;
+  gzip: boolean;
+  feed: (url: string) => Record<string, unknown>;
+}
+
+function sourceOf(format: Format, items: ShopItem[], pageSize: number): Source {
+  if (format === 'json') {
+    const answers = sourcePages(items, pageSize);
+    return {
+      answers,
+      bytes: answers.reduce((sum, answer) => sum + answer.length, 0),
+      gzip: false,
+      feed: (url) => ({
+        sourceType: 'json_url',
+        url,
+        itemsPath: '$.data.products',
+        itemIdPath: 'id',
+        pagination: { mode: 'cursor', cursorPath: '$.paging.next' },
+        mappingRules: MAPPING,
+      }),
+    };
+  }
+  if (format === 'merchant') {
+    const document = Buffer.from(
+      '<?xml version="1.0"?>\n<rss xmlns:g="http://base.google.com/ns/1.0" version="2.0">\n<channel>\n' +
+        '<title>bench shop</title><link>https://shop.example</link><description>generated</description>\n' +
+        items.map(merchantItem).join('') +
+        '</channel>\n</rss>\n',
+    );
+    return {
+      answers: [gzipSync(document)],
+      bytes: document.length,
+      gzip: true,
+      feed: (url) => ({
+        sourceType: 'google_merchant',
+        url,
+        itemIdPath: "$['g:id']",
+        mappingRules: MERCHANT_MAPPING,
+        maxBytes: 1024 * 1024 * 1024,
+        timeoutMs: 600_000,
+      }),
+    };
+  }
+  const document = Buffer.from(
+    'id,title,price,image_link,product_type,brand,quantity,tags\n' + items.map(csvRow).join(''),
+  );
+  return {
+    answers: [document],
+    bytes: document.length,
+    gzip: false,
+    feed: (url) => ({
+      sourceType: 'csv',
+      url,
+      itemIdPath: 'id',
+      mappingRules: CSV_MAPPING,
+      maxBytes: 1024 * 1024 * 1024,
+      timeoutMs: 600_000,
+    }),
+  };
+}
+
 /** The same item as an ingestion upsert, for the baseline. */
 function ingestionItem(item: ShopItem) {
   return {
@@ -96,14 +239,14 @@ function sourcePages(items: ShopItem[], pageSize: number): Buffer[] {
   return pages;
 }
 
-async function startSource(pages: Buffer[]): Promise<{ url: string; close(): Promise<void> }> {
+async function startSource(source: Source): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
-    const page = pages[Number(new URL(req.url!, 'http://source').searchParams.get('cursor') ?? 0)];
+    const page = source.answers[Number(new URL(req.url!, 'http://source').searchParams.get('cursor') ?? 0)];
     if (!page) {
       res.statusCode = 404;
       return void res.end();
     }
-    res.setHeader('content-type', 'application/json');
+    if (source.gzip) res.setHeader('content-encoding', 'gzip');
     res.end(page);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -224,26 +367,16 @@ async function sync(bench: BenchDaemon, feedId: string): Promise<SyncResult> {
   return JSON.parse(text) as SyncResult;
 }
 
-async function measureFeed(items: ShopItem[], pageSize: number) {
-  const pages = sourcePages(items, pageSize);
-  const source = await startSource(pages);
+async function measureFeed(format: Format, items: ShopItem[], pageSize: number) {
+  const made = sourceOf(format, items, pageSize);
+  const source = await startSource(made);
   // The source runs on 127.0.0.1, a private address feeds reach only when allowed.
-  const bench = await startBenchDaemon('feeds', { NEXTREC_FEED_PRIVATE_NETWORKS: 'true' });
+  const bench = await startBenchDaemon(`feeds-${format}`, { NEXTREC_FEED_PRIVATE_NETWORKS: 'true' });
   try {
     const { url } = bench.daemon;
-    const feed = (await postJson(
-      `${url}/catalog/feeds`,
-      bench.headers,
-      {
-        sourceType: 'json_url',
-        url: source.url,
-        itemsPath: '$.data.products',
-        itemIdPath: 'id',
-        pagination: { mode: 'cursor', cursorPath: '$.paging.next' },
-        mappingRules: MAPPING,
-      },
-      201,
-    )) as { id: string };
+    const feed = (await postJson(`${url}/catalog/feeds`, bench.headers, made.feed(source.url), 201)) as {
+      id: string;
+    };
     await postJson(`${url}/catalog/feeds/${feed.id}/preview`, bench.headers, undefined, 200);
     await postJson(`${url}/catalog/feeds/${feed.id}/activate`, bench.headers, undefined, 200);
     await untilIdle(bench.daemon);
@@ -255,7 +388,9 @@ async function measureFeed(items: ShopItem[], pageSize: number) {
     // the second sync starts once that is done, so that it measures the sync alone.
     const after = await aftermath(bench, items.length);
     const again = await measured(bench.daemon, () => sync(bench, feed.id));
-    return { pages: pages.length, first, after, again };
+    return { answers: made.answers.length, bytes: made.bytes, first, after, again };
+  } catch (error) {
+    throw new Error(`the ${format} feed: ${(error as Error).message}`, { cause: error });
   } finally {
     await bench.stop();
     await source.close();
@@ -283,54 +418,80 @@ function mib(bytes: number): number {
   return Number((bytes / MIB).toFixed(1));
 }
 
+type FeedRun = Awaited<ReturnType<typeof measureFeed>>;
+
+function figures(feed: FeedRun, items: number) {
+  const itemsPerS = Math.round(items / feed.first.seconds);
+  const growth = feed.first.peak - feed.first.before;
+  return {
+    answers: feed.answers,
+    sourceMiB: mib(feed.bytes),
+    syncSeconds: Number(feed.first.seconds.toFixed(3)),
+    itemsPerS,
+    rssBeforeMiB: mib(feed.first.before),
+    peakRssMiB: mib(feed.first.peak),
+    rssGrowthMiB: mib(growth),
+    vectorsServedAfterS: feed.after.vectorsServedAfter ?? null,
+    aftermathPeakRssMiB: mib(feed.after.peak),
+    settledRssMiB: mib(feed.after.settled),
+    resyncItemsPerS: Math.round(items / feed.again.seconds),
+    resyncRssGrowthMiB: mib(feed.again.peak - feed.again.before),
+    met: itemsPerS >= TARGET_ITEMS_PER_S && growth / MIB < TARGET_RSS_GROWTH_MIB,
+  };
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  console.log(`feeds: ${options.items.toLocaleString('en-US')} items in pages of ${options.pageSize}...`);
+  console.log(
+    `feeds: ${options.items.toLocaleString('en-US')} items as ${options.formats.join(', ')} ` +
+      `(JSON in pages of ${options.pageSize})...`,
+  );
   const { items } = generateShop({ items: options.items, users: 1, sessions: 1, interactions: 0 });
-  const feed = await measureFeed(items, options.pageSize);
+  const results = new Map<Format, ReturnType<typeof figures>>();
+  for (const format of options.formats) {
+    results.set(format, figures(await measureFeed(format, items, options.pageSize), items.length));
+  }
   const ingest = await measureIngestion(items);
-
-  const itemsPerS = Math.round(items.length / feed.first.seconds);
-  const growth = feed.first.peak - feed.first.before;
-  const met = itemsPerS >= TARGET_ITEMS_PER_S && growth / MIB < TARGET_RSS_GROWTH_MIB;
+  const json = results.get('json');
+  const ratios = Object.fromEntries(
+    [...results].flatMap(([format, result]) =>
+      json && format !== 'json'
+        ? [[`${format}ToJsonItemsPerS`, Number((result.itemsPerS / json.itemsPerS).toFixed(2))]]
+        : [],
+    ),
+  );
   console.log(
     JSON.stringify({
       bench: 'feeds',
       items: items.length,
       pageSize: options.pageSize,
-      pages: feed.pages,
-      syncSeconds: Number(feed.first.seconds.toFixed(3)),
-      itemsPerS,
-      rssBeforeMiB: mib(feed.first.before),
-      peakRssMiB: mib(feed.first.peak),
-      rssGrowthMiB: mib(growth),
-      vectorsServedAfterS: feed.after.vectorsServedAfter ?? null,
-      aftermathPeakRssMiB: mib(feed.after.peak),
-      settledRssMiB: mib(feed.after.settled),
-      resyncItemsPerS: Math.round(items.length / feed.again.seconds),
-      resyncRssGrowthMiB: mib(feed.again.peak - feed.again.before),
+      formats: Object.fromEntries(results),
+      ...ratios,
       ingestItemsPerS: Math.round(items.length / ingest.seconds),
       ingestRssGrowthMiB: mib(ingest.peak - ingest.before),
       targetItemsPerS: TARGET_ITEMS_PER_S,
       targetRssGrowthMiB: TARGET_RSS_GROWTH_MIB,
-      met,
+      met: [...results.values()].every((result) => result.met),
     }),
   );
   const count = items.length.toLocaleString('en-US');
-  console.log(
-    `first sync: ${count} items in ${feed.first.seconds.toFixed(2)} s = ${itemsPerS.toLocaleString('en-US')} items/s ` +
-      `(target ${TARGET_ITEMS_PER_S.toLocaleString('en-US')}); daemon RSS ${mib(feed.first.before).toFixed(0)} → ` +
-      `peak ${mib(feed.first.peak).toFixed(0)} MiB, +${mib(growth).toFixed(0)} MiB (target < ${TARGET_RSS_GROWTH_MIB}): ${met ? 'met' : 'NOT met'}`,
-  );
-  const served = feed.after.vectorsServedAfter;
-  console.log(
-    `after it: every item's vector served ${served === undefined ? 'NOT within 180 s' : `${served.toFixed(0)} s after the sync`}; ` +
-      `RSS peak ${mib(feed.after.peak).toFixed(0)} MiB (+${mib(feed.after.peak - feed.first.before).toFixed(0)} over the start), ` +
-      `${mib(feed.after.settled).toFixed(0)} MiB once idle (+${mib(feed.after.settled - feed.first.before).toFixed(0)})`,
-  );
-  console.log(
-    `second sync, source unchanged: ${feed.again.seconds.toFixed(2)} s, RSS +${mib(feed.again.peak - feed.again.before).toFixed(0)} MiB at its peak`,
-  );
+  for (const [format, result] of results) {
+    console.log(
+      `${format} (${result.answers} answer${result.answers === 1 ? '' : 's'}, ${result.sourceMiB} MiB): ` +
+        `first sync of ${count} items in ${result.syncSeconds.toFixed(2)} s = ` +
+        `${result.itemsPerS.toLocaleString('en-US')} items/s (target ${TARGET_ITEMS_PER_S.toLocaleString('en-US')}); ` +
+        `daemon RSS ${result.rssBeforeMiB.toFixed(0)} → peak ${result.peakRssMiB.toFixed(0)} MiB, ` +
+        `+${result.rssGrowthMiB.toFixed(0)} MiB (target < ${TARGET_RSS_GROWTH_MIB}): ${result.met ? 'met' : 'NOT met'}`,
+    );
+    const served = result.vectorsServedAfterS;
+    console.log(
+      `  after it: every item's vector served ${served === null ? 'NOT within 180 s' : `${served.toFixed(0)} s after the sync`}; ` +
+        `RSS peak ${result.aftermathPeakRssMiB.toFixed(0)} MiB, ${result.settledRssMiB.toFixed(0)} MiB once idle; ` +
+        `second sync, source unchanged: ${result.resyncItemsPerS.toLocaleString('en-US')} items/s, ` +
+        `RSS +${result.resyncRssGrowthMiB.toFixed(0)} MiB at its peak`,
+    );
+  }
+  for (const [name, ratio] of Object.entries(ratios)) console.log(`${name}: ${ratio}`);
   console.log(
     `the same items through POST /ingestion/items (batches of ${INGEST_BATCH.toLocaleString('en-US')}): ` +
       `${ingest.seconds.toFixed(2)} s, RSS +${mib(ingest.peak - ingest.before).toFixed(0)} MiB at its peak`,

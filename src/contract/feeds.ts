@@ -103,11 +103,28 @@ function cronProblem(expression: string): string | undefined {
   }
 }
 
+/**
+ * Where a feed reads its items (CONTRACT.md, "Integrator features", **Feed formats.**): `api` and
+ * `json_url` answer JSON, paged; `google_merchant` (RSS 2.0 or Atom with Google's `g:` namespace), `csv`
+ * and `tsv` are one document each, read as a stream (docs/guide.md, "Feed formats").
+ */
+export const SOURCE_TYPES = ['api', 'json_url', 'google_merchant', 'csv', 'tsv'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/** The source types read as one streamed document: `itemsPath` and `pagination` do not apply to them. */
+export const DOCUMENT_SOURCE_TYPES: ReadonlySet<SourceType> = new Set(['google_merchant', 'csv', 'tsv']);
+
 /** What a client sends: the configuration of a feed (POST creates it, PUT replaces it). */
 const FEED_FIELDS = {
   id: SLUG.optional(),
   name: z.string().max(256).optional(),
-  sourceType: z.enum(['api', 'json_url']),
+  sourceType: z
+    .enum(SOURCE_TYPES)
+    .describe(
+      'api or json_url: JSON, paged; google_merchant: an RSS 2.0 or Atom feed with the g: namespace; ' +
+        'csv or tsv: a header row, then one item a row. The last three are one document (no itemsPath, ' +
+        'no pagination); gzip bodies are decompressed.',
+    ),
   url: HTTP_URL,
   method: z.enum(['GET', 'POST', 'PUT']).default('GET'),
   headers: z.record(z.string().min(1).max(256), z.string().max(8192)).default({}),
@@ -149,8 +166,9 @@ export const FEED_BODY = z.preprocess(
     return copy;
   },
   z.strictObject(FEED_FIELDS).superRefine((feed, context) => {
-    if (feed.sourceType === 'json_url' && feed.method !== 'GET') {
-      context.addIssue({ code: 'custom', message: 'a json_url source is read with GET', path: ['method'] });
+    if (feed.sourceType !== 'api' && feed.method !== 'GET') {
+      const message = `a ${feed.sourceType} source is read with GET`;
+      context.addIssue({ code: 'custom', message, path: ['method'] });
     }
     if (feed.body !== undefined && feed.method === 'GET') {
       context.addIssue({ code: 'custom', message: 'a GET request sends no body', path: ['body'] });

@@ -14,8 +14,11 @@ export interface CompiledPath {
   read(json: unknown): unknown;
 }
 
-/** Segments jsonpath-plus gives a special meaning: anything but a plain member name or an index. */
-const SPECIAL_SEGMENT = /^(?:\*|\.\.|\^|~|\$|@.*|\?\(.*|\(.*)$|[,:]/;
+/**
+ * Segments jsonpath-plus gives a special meaning: anything but a plain member name or an index. A colon
+ * makes a slice (`1:3`) only in a slice's form: `g:price` is a member name, as in a Merchant feed's items.
+ */
+const SPECIAL_SEGMENT = /^(?:\*|\.\.|\^|~|\$|@.*|\?\(.*|\(.*|-?\d*:-?\d*:?\d*)$|,/;
 
 export class JsonPathError extends Error {}
 

@@ -1,62 +1,30 @@
-import { request } from 'undici';
-import { DEFAULT_PAGE_SIZE, type FeedConfig } from '../contract/feeds.js';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { DEFAULT_PAGE_SIZE, DOCUMENT_SOURCE_TYPES } from '../contract/feeds.js';
+import { FeedFetchError, MalformedDocumentError, readAnswer, where, type FeedSource } from './answer.js';
+import { csvRecords } from './csv-records.js';
 import { compilePath, type CompiledPath } from '../contract/json-path.js';
-import { refusal, type FeedNetwork } from './network.js';
+import { merchantRecords } from './merchant-records.js';
+import type { FeedNetwork } from './network.js';
 
-/**
- * Why a feed's source could not be read. Its message says which page and why, and shows of the address
- * only its origin and path: the query string and the headers may carry the source's credentials.
- */
-export class FeedFetchError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FeedFetchError';
-  }
-}
+export { FeedFetchError, type FeedSource } from './answer.js';
 
 export interface FetchedPage {
   /** From 1. */
   number: number;
-  /** The page's raw records (itemsPath's array). */
+  /** The page's raw records (itemsPath's array), or the next of a document's records (its page is 1). */
   records: unknown[];
 }
-
-export type FeedSource = Pick<
-  FeedConfig,
-  'sourceType' | 'url' | 'method' | 'headers' | 'body' | 'itemsPath' | 'pagination' | 'timeoutMs' | 'maxBytes'
->;
 
 /** A source whose cursors never end is stopped here rather than read forever. */
 export const MAX_PAGES = 1_000_000;
 
-/** Drops an answer's body unread (the error its destruction emits has nowhere to go). */
-function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
-  body.on('error', () => undefined);
-  body.destroy();
-}
-
-function where(page: number, url: URL): string {
-  return `page ${page} (${url.origin}${url.pathname})`;
-}
-
-function reasonOf(error: unknown, timeout: AbortSignal, timeoutMs: number, stop?: AbortSignal): string {
-  if (stop?.aborted) return 'the sync was stopped';
-  const code = (error as { code?: string }).code;
-  if (
-    timeout.aborted ||
-    code === 'UND_ERR_HEADERS_TIMEOUT' ||
-    code === 'UND_ERR_BODY_TIMEOUT' ||
-    code === 'UND_ERR_CONNECT_TIMEOUT'
-  ) {
-    return `no complete answer within ${timeoutMs} ms`;
-  }
-  return (error as Error).message || String(error);
-}
-
 /**
- * One request of the feed's source, read to the end within `timeoutMs` and `maxBytes`, parsed as JSON.
- * Anything else (a connection error, a status other than 2xx, a timeout, too many bytes, malformed JSON)
- * is a FeedFetchError.
+ * One request of the feed's source, read to the end (see readAnswer), parsed as JSON; malformed JSON is a
+ * FeedFetchError.
  */
 export async function fetchJson(
   source: FeedSource,
@@ -65,59 +33,16 @@ export async function fetchJson(
   network: FeedNetwork,
   stop?: AbortSignal,
 ): Promise<unknown> {
-  const timeout = AbortSignal.timeout(source.timeoutMs);
-  const signal = stop ? AbortSignal.any([stop, timeout]) : timeout;
-  const fail = (reason: string) => new FeedFetchError(`${where(page, url)}: ${reason}`);
-  const refused = refusal(network, url);
-  if (refused) throw fail(refused);
-  const sendsBody = source.sourceType === 'api' && source.body !== undefined;
-  let response: Awaited<ReturnType<typeof request>>;
-  try {
-    response = await request(url, {
-      method: source.sourceType === 'api' ? source.method : 'GET',
-      headers: {
-        accept: 'application/json',
-        ...(sendsBody ? { 'content-type': 'application/json' } : {}),
-        ...source.headers,
-      },
-      body: sendsBody ? JSON.stringify(source.body) : undefined,
-      headersTimeout: source.timeoutMs,
-      bodyTimeout: source.timeoutMs,
-      signal,
-      ...(network.dispatcher && { dispatcher: network.dispatcher }),
-    });
-  } catch (error) {
-    throw fail(reasonOf(error, timeout, source.timeoutMs, stop));
-  }
-  const { statusCode, body } = response;
-  if (statusCode < 200 || statusCode > 299) {
-    discard(body);
-    throw fail(`the source answered HTTP ${statusCode}`);
-  }
-  const announced = Number(response.headers['content-length']);
-  if (Number.isFinite(announced) && announced > source.maxBytes) {
-    discard(body);
-    throw fail(`the answer has ${announced} bytes, more than maxBytes (${source.maxBytes})`);
-  }
   const chunks: Buffer[] = [];
   let bytes = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      if (bytes > source.maxBytes) {
-        discard(body);
-        throw fail(`the answer is longer than maxBytes (${source.maxBytes} bytes)`);
-      }
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof FeedFetchError) throw error;
-    throw fail(reasonOf(error, timeout, source.timeoutMs, stop));
+  for await (const chunk of readAnswer(source, url, page, network, stop)) {
+    chunks.push(chunk);
+    bytes += chunk.length;
   }
   try {
     return JSON.parse(Buffer.concat(chunks, bytes).toString('utf8'));
   } catch {
-    throw fail('the answer is not valid JSON');
+    throw new FeedFetchError(`${where(page, url)}: the answer is not valid JSON`);
   }
 }
 
@@ -155,6 +80,10 @@ export async function* fetchPages(
   network: FeedNetwork,
   options: { stop?: AbortSignal; maxPages?: number } = {},
 ): AsyncGenerator<FetchedPage> {
+  if (DOCUMENT_SOURCE_TYPES.has(source.sourceType)) {
+    yield* fetchDocument(source, network, options.stop);
+    return;
+  }
   const itemsPath = compilePath(source.itemsPath);
   const { pagination } = source;
   const cursorPath =
@@ -198,4 +127,41 @@ export async function* fetchPages(
     seenCursors.add(cursor);
   }
   if (maxPages === MAX_PAGES) throw new FeedFetchError(`the source has more than ${MAX_PAGES} pages`);
+}
+
+/**
+ * A Merchant, CSV or TSV source (CONTRACT.md, "Integrator features", **Feed formats.**): one request,
+ * whatever `pagination` says. Its body is written to a temporary file as fast as the source sends it (a
+ * source may drop a reader slower than its own timeouts, and mapping and staging are slower than the
+ * network), then its records are parsed from that file and given in batches, all of page 1, so that a
+ * sync holds a batch rather than the document. Malformed XML or CSV is a FeedFetchError. The file goes
+ * when the records have been read, or the reader stopped.
+ */
+async function* fetchDocument(
+  source: FeedSource,
+  network: FeedNetwork,
+  stop?: AbortSignal,
+): AsyncGenerator<FetchedPage> {
+  const url = new URL(source.url);
+  const dir = await mkdtemp(path.join(tmpdir(), 'nextrec-feed-'));
+  try {
+    const file = path.join(dir, 'document');
+    await pipeline(readAnswer(source, url, 1, network, stop), createWriteStream(file));
+    const bytes = createReadStream(file) as AsyncIterable<Buffer>;
+    const batches =
+      source.sourceType === 'google_merchant'
+        ? merchantRecords(bytes)
+        : csvRecords(bytes, source.sourceType === 'tsv' ? '\t' : ',');
+    try {
+      for await (const records of batches) {
+        if (stop?.aborted) throw new FeedFetchError(`${where(1, url)}: the sync was stopped`);
+        yield { number: 1, records };
+      }
+    } catch (error) {
+      if (!(error instanceof MalformedDocumentError)) throw error;
+      throw new FeedFetchError(`${where(1, url)}: ${error.message}`);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

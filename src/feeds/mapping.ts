@@ -43,6 +43,17 @@ function toNumber(value: unknown): number | undefined {
   return undefined;
 }
 
+/** A number followed by a currency code, as Merchant feeds write prices (`12.99 EUR`). */
+const PRICE = /^(\S+)\s+[A-Za-z]{3}$/;
+
+/** A `double`: a number, a string of one, or a string of one followed by a currency code (dropped). */
+function toDouble(value: unknown): number | undefined {
+  const number = toNumber(value);
+  if (number !== undefined || typeof value !== 'string') return number;
+  const price = PRICE.exec(value.trim());
+  return price ? toNumber(price[1]) : undefined;
+}
+
 const NOT_UNICODE = 'holds a lone surrogate (a \\ud800-\\udfff escape without its pair): not valid Unicode';
 
 /** One value converted to a rule's data type; throws a MappingError naming what was found. */
@@ -56,7 +67,7 @@ function convert(value: unknown, dataType: MappingDataType): unknown {
       if (typeof value === 'number' || typeof value === 'boolean') return String(value);
       break;
     case 'double': {
-      const number = toNumber(value);
+      const number = toDouble(value);
       if (number !== undefined) return number;
       break;
     }

@@ -21,7 +21,8 @@ export interface SyncProgress {
 
 /**
  * The first page of the source, mapped (CONTRACT.md: a preview reads the first page only and stores
- * nothing): its first PREVIEW_ITEMS items, its record count and its mapping errors.
+ * nothing): its first PREVIEW_ITEMS items, its record count and its mapping errors. A Merchant, CSV or
+ * TSV document is one page: it is read whole, as it streams in.
  */
 export async function previewFeed(
   feed: FeedConfig,
@@ -31,9 +32,10 @@ export async function previewFeed(
   const mapper = compileMapping(feed);
   const result: PreviewResult = { items: [], total: 0, errors: [] };
   for await (const page of fetchPages(feed, network, { stop, maxPages: 1 })) {
-    result.total = page.records.length;
+    const first = result.total;
+    result.total += page.records.length;
     page.records.forEach((record, index) => {
-      const outcome = mapper(record, index);
+      const outcome = mapper(record, first + index);
       if (!outcome.ok) {
         if (result.errors.length < MAX_REPORTED_ERRORS) result.errors.push(outcome.error);
       } else if (result.items.length < PREVIEW_ITEMS) result.items.push(previewItem(outcome.item));

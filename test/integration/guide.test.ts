@@ -266,6 +266,13 @@ describe('docs/guide.md', () => {
     expect(answerOf('"scenario":"pdp","itemId":"sku-000680","userId":"user-00042"')).toMatchObject({
       experiment: { slug: 'pdp-test', variant: expect.stringMatching(/^pdp(-in-stock)?$/) },
     });
+    expect(answerOf('"sourceType": "google_merchant"')).toMatchObject({
+      id: 'merchant',
+      sourceType: 'google_merchant',
+      itemIdPath: 'g:id',
+      state: 'draft',
+      lastSync: null,
+    });
     expect(answerOf('/experiments/home-test/results')).toMatchObject({
       variants: [{ scenario: 'home' }, { scenario: 'home-b' }],
     });

@@ -53,7 +53,10 @@ export const openapi: Operations = {
     tag: 'Feeds',
     summary: 'Create a feed',
     description:
-      'Creates a feed configuration in state `draft`; answers 201 with it, 409 CONFLICT when its id is taken.',
+      'Creates a feed configuration in state `draft`; answers 201 with it, 409 CONFLICT when its id is taken. ' +
+      '`sourceType` is `api` or `json_url` (JSON, paged), `google_merchant` (a Google Merchant RSS 2.0 or Atom ' +
+      "feed: paths address an item's child elements, `$['g:price']`), or `csv` and `tsv` (paths are column " +
+      'names); the last three are one document, with no `itemsPath` and no pagination.',
     status: 201,
     body: R.FEED,
     errors: [409],
@@ -100,7 +103,7 @@ export const openapi: Operations = {
     tag: 'Feeds',
     summary: 'Preview a feed',
     description:
-      'Fetches the first page, maps its first 20 items and stores nothing: `{ items, total, errors }`. Moves a draft to `previewed`.',
+      'Fetches the first page (a Merchant, CSV or TSV document whole), maps its first 20 items and stores nothing: `{ items, total, errors }`. Moves a draft to `previewed`.',
     body: R.FEED_PREVIEW,
     errors: [409, 502],
     answer: {

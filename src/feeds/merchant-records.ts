@@ -1,0 +1,167 @@
+import { TextDecoder } from 'node:util';
+import { SaxesParser, type SaxesTagNS } from 'saxes';
+import { MalformedDocumentError } from './answer.js';
+import { addValue, RECORDS_PER_BATCH, type SourceRecord } from './document-records.js';
+
+/** Google Merchant's namespace: its elements are named `g:<name>` whatever prefix a document binds it to. */
+export const GOOGLE_NAMESPACE = 'http://base.google.com/ns/1.0';
+const ATOM_NAMESPACE = 'http://www.w3.org/2005/Atom';
+
+/** An element of an item being read: its name, its text so far, its child elements once it has some. */
+interface Open {
+  name: string;
+  text: string;
+  children: SourceRecord | undefined;
+  attributes: SaxesTagNS['attributes'];
+}
+
+function qualifiedName(tag: { name: string; local: string; uri: string }): string {
+  return tag.uri === GOOGLE_NAMESPACE ? `g:${tag.local}` : tag.name;
+}
+
+/**
+ * An element's value: the object of its child elements when it has some, else its text (trimmed), else,
+ * for an element with neither (Atom's `<link href="…"/>`), the object of its attributes; an element
+ * with none of these has no value.
+ */
+function valueOf(element: Open): unknown {
+  if (element.children) return element.children;
+  const text = element.text.trim();
+  if (text !== '') return text;
+  let attributes: SourceRecord | undefined;
+  for (const attribute of Object.values(element.attributes)) {
+    if (attribute.prefix === 'xmlns' || attribute.name === 'xmlns') continue;
+    attributes ??= {};
+    addValue(
+      attributes,
+      attribute.uri === GOOGLE_NAMESPACE ? `g:${attribute.local}` : attribute.name,
+      attribute.value,
+    );
+  }
+  return attributes;
+}
+
+/**
+ * Reads an RSS 2.0 (`rss > channel > item`) or Atom (`feed > entry`) document, Google Merchant's two feed
+ * formats (CONTRACT.md, "Integrator features", **Feed formats.**), as it streams in: each item becomes an
+ * object of its child elements by qualified name (`g:price`, `title`), a repeated element an array of
+ * its values, an element with child elements (`g:shipping`) an object of them. Only the elements of the
+ * item being read are held. Throws a MalformedDocumentError for XML that is not well-formed or a root
+ * that is neither `rss` nor `feed`.
+ */
+class MerchantReader {
+  private readonly parser = new SaxesParser({ xmlns: true, position: true });
+  private depth = 0;
+  private itemDepth = 0;
+  private inChannel = false;
+  /** The item being read, and its open descendants (innermost last). */
+  private item: SourceRecord | undefined;
+  private readonly open: Open[] = [];
+  records: SourceRecord[] = [];
+
+  constructor() {
+    this.parser.on('opentag', (tag) => this.opened(tag));
+    this.parser.on('closetag', () => this.closed());
+    this.parser.on('text', (text) => this.text(text));
+    this.parser.on('cdata', (text) => this.text(text));
+    this.parser.on('error', (error) => {
+      throw new MalformedDocumentError(`the answer is not valid XML: ${error.message}`);
+    });
+  }
+
+  write(text: string): void {
+    this.parser.write(text);
+  }
+
+  close(): void {
+    this.parser.close();
+  }
+
+  private opened(tag: SaxesTagNS): void {
+    this.depth++;
+    if (this.item) {
+      const parent = this.open.at(-1);
+      if (parent) parent.children ??= {};
+      this.open.push({ name: qualifiedName(tag), text: '', children: undefined, attributes: tag.attributes });
+      return;
+    }
+    if (this.depth === 1) {
+      if (tag.local === 'rss' && tag.uri === '') this.itemDepth = 3;
+      else if (tag.local === 'feed' && (tag.uri === ATOM_NAMESPACE || tag.uri === '')) this.itemDepth = 2;
+      else this.parser.fail(`the document's root is <${tag.name}>, not an RSS 2.0 <rss> or an Atom <feed>`);
+      return;
+    }
+    if (this.itemDepth === 3 && this.depth === 2) {
+      this.inChannel = tag.local === 'channel' && tag.uri === '';
+      return;
+    }
+    const isItem =
+      this.depth === this.itemDepth &&
+      (this.itemDepth === 3 ? this.inChannel && tag.local === 'item' : tag.local === 'entry');
+    if (isItem) this.item = {};
+  }
+
+  private closed(): void {
+    this.depth--;
+    if (!this.item) return;
+    const element = this.open.pop();
+    if (element === undefined) {
+      this.records.push(this.item);
+      this.item = undefined;
+      return;
+    }
+    const value = valueOf(element);
+    if (value !== undefined) addValue(this.open.at(-1)?.children ?? this.item, element.name, value);
+  }
+
+  private text(text: string): void {
+    const element = this.open.at(-1);
+    if (element && !element.children) element.text += text;
+  }
+}
+
+/** The items of a Merchant feed's bytes, in batches of RECORDS_PER_BATCH. */
+export async function* merchantRecords(bytes: AsyncIterable<Buffer>): AsyncGenerator<SourceRecord[]> {
+  const reader = new MerchantReader();
+  let decoder: TextDecoder | undefined;
+  // The document's first bytes, until they hold its XML declaration (which names its encoding).
+  let head: Buffer | undefined = Buffer.alloc(0);
+  try {
+    for await (const chunk of bytes) {
+      if (head !== undefined) {
+        head = Buffer.concat([head, chunk]);
+        if (head.length < DECLARATION_BYTES && !head.includes(0x3e)) continue;
+        decoder = decoderFor(head);
+        reader.write(decoder.decode(head, { stream: true }));
+        head = undefined;
+      } else reader.write(decoder!.decode(chunk, { stream: true }));
+      while (reader.records.length >= RECORDS_PER_BATCH) yield reader.records.splice(0, RECORDS_PER_BATCH);
+    }
+    decoder ??= decoderFor(head ?? Buffer.alloc(0));
+    reader.write(decoder.decode(head));
+    reader.close();
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_ENCODING_INVALID_ENCODED_DATA') throw error;
+    throw new MalformedDocumentError(`the answer is not valid XML: its bytes are not ${decoder?.encoding}`);
+  }
+  while (reader.records.length > 0) yield reader.records.splice(0, RECORDS_PER_BATCH);
+}
+
+/** How far an XML declaration is looked for. */
+const DECLARATION_BYTES = 200;
+
+/**
+ * The decoder of a document's text: UTF-8 (a byte order mark is dropped), unless its XML declaration
+ * names another encoding TextDecoder knows (`ISO-8859-1`, `windows-1252`, ...). Bytes that are not of
+ * that encoding fail the document.
+ */
+function decoderFor(head: Buffer): TextDecoder {
+  const declared = /^(?:\xEF\xBB\xBF)?<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(
+    head.subarray(0, DECLARATION_BYTES).toString('latin1'),
+  )?.[1];
+  try {
+    return new TextDecoder(declared ?? 'utf-8', { fatal: true });
+  } catch {
+    throw new MalformedDocumentError(`the document's encoding ${declared} is not supported`);
+  }
+}
