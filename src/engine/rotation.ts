@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { TenantConfig } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { assignScenario } from './experiments.js';
 import type { RecommendationRequest, RotatedItems } from './request.js';
@@ -39,6 +40,18 @@ const RETURN_BYTES = 16;
 /** Returns per dense id of the identity being counted; zeroed again through the ids it touched. */
 let counts = new Uint16Array(1024);
 
+/** Whether some scenario of the configuration sets a rotation rate, by configuration version. */
+const rotatingConfigs = new WeakMap<TenantConfig, { version: number; rotates: boolean }>();
+
+function scenariosRotate(config: TenantConfig): boolean {
+  let memo = rotatingConfigs.get(config);
+  if (memo === undefined || memo.version !== config.version) {
+    const rotates = [...config.scenarios.values()].some((scenario) => (scenario.rotationRate ?? 0) > 0);
+    rotatingConfigs.set(config, (memo = { version: config.version, rotates }));
+  }
+  return memo.rotates;
+}
+
 /**
  * The request's rotation after its scenario's defaults (the variant's, under a running experiment), or
  * undefined when it is off: rotation applies to user-to-item requests with an identity and a rate > 0.
@@ -48,6 +61,8 @@ export function rotationOf(
   request: RecommendationRequest,
 ): RotationSettings | undefined {
   if (request.userId === undefined || request.search) return undefined;
+  // Most requests neither ask for rotation nor have a scenario that does: no experiment assignment then.
+  if ((request.rotationRate ?? 0) === 0 && !scenariosRotate(tenant.config)) return undefined;
   let scenario = request.scenario === undefined ? undefined : tenant.config.scenarios.get(request.scenario);
   // An unknown scenario is the ranking's 404.
   if (request.scenario !== undefined && scenario === undefined) return undefined;
