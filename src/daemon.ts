@@ -7,6 +7,7 @@ import { WorkerRanker } from './engine/worker-ranker.js';
 import { loadingThreads } from './models/model-loader.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
+import { connectRateLimitRedis } from './server/rate-limit-redis.js';
 import { buildEmbeddingsApp } from './server/embeddings-app.js';
 import type { ServerOptions } from './server/options.js';
 import { feedNetwork } from './feeds/network.js';
@@ -134,6 +135,14 @@ async function startServing(
     throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });
   const key = operatorKey(options.dataDir);
+  const redisUrl = options.server?.rateLimitRedis;
+  const rateLimitRedis =
+    redisUrl === undefined
+      ? undefined
+      : await connectRateLimitRedis(redisUrl).catch(async (error: unknown) => {
+          await abandonStart(runtime, key, []);
+          throw new StartError((error as Error).message);
+        });
   let app: FastifyInstance | undefined;
   let embeddings: FastifyInstance | undefined;
   let embeddingsUrl: string | undefined;
@@ -145,6 +154,7 @@ async function startServing(
       logLevel: options.logLevel,
       server: options.server,
       host: options.host,
+      rateLimitRedis,
     });
     const log = app.log;
     rankingThread?.whenFailed((error) =>

@@ -10,7 +10,12 @@ import {
   defaultDuckDbThreads,
   memoryLimitOf,
 } from '../store/duckdb-settings.js';
-import { DEFAULT_REQUEST_TIMEOUT_S, DEFAULT_WRITE_QUEUE_LIMIT, serverOptions } from '../server/options.js';
+import {
+  DEFAULT_REQUEST_TIMEOUT_S,
+  DEFAULT_WRITE_QUEUE_LIMIT,
+  serverOptions,
+  type ServerOptions,
+} from '../server/options.js';
 
 export default class Serve extends Command {
   static override summary = 'Start the daemon: the HTTP API on the store in the data dir';
@@ -88,6 +93,11 @@ export default class Serve extends Command {
       allowNo: true,
       default: true,
     }),
+    'rate-limit-redis': Flags.string({
+      description:
+        'count rate limits in this Redis (redis://[user:password@]host[:port][/db]) together with every daemon given the same one (default: each daemon counts alone)',
+      env: 'NEXTREC_RATE_LIMIT_REDIS',
+    }),
     'metrics-port': Flags.integer({
       description: 'also serve GET /metrics without credentials on this port of --host (default: off)',
       env: 'NEXTREC_METRICS_PORT',
@@ -99,6 +109,18 @@ export default class Serve extends Command {
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
     let demo: Awaited<ReturnType<typeof seedDemoTenant>>;
+    let server: ServerOptions;
+    try {
+      server = serverOptions({
+        requestTimeoutS: flags['request-timeout'],
+        writeQueueLimit: flags['write-queue-limit'],
+        metricsPort: flags['metrics-port'],
+        rateLimitRedis: flags['rate-limit-redis'],
+      });
+    } catch (error) {
+      if (error instanceof RangeError) this.error(error.message, { exit: 2 });
+      throw error;
+    }
     const daemon = await startDaemon({
       dataDir: flags['data-dir'],
       host: flags.host,
@@ -114,11 +136,7 @@ export default class Serve extends Command {
       },
       spareCpu: flags['spare-cpu'],
       warmUp: flags['warm-up'],
-      server: serverOptions({
-        requestTimeoutS: flags['request-timeout'],
-        writeQueueLimit: flags['write-queue-limit'],
-        metricsPort: flags['metrics-port'],
-      }),
+      server,
       announce: (line) => this.log(line),
       beforeListen: async (runtime) => {
         if (flags.demo) demo = await seedDemoTenant(runtime);

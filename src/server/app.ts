@@ -1,4 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
+import type { Redis } from 'ioredis';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
@@ -63,7 +64,12 @@ export interface AppOptions {
   server?: ServerOptions;
   /** The address the daemon binds, where a metrics port is bound too. */
   host?: string;
+  /** Where rate limits are counted with the other daemons' (see rate-limit-redis.ts); none: in process. */
+  rateLimitRedis?: Redis;
 }
+
+/** The prefix of the rate limits' keys in a shared Redis (each key expires with its minute). */
+const RATE_LIMIT_KEYS = 'nextrec:rate-limit:';
 
 /** Query values that are credentials; they never reach the logs. */
 const SECRET_QUERY = /([?&](?:publicToken|hmac_sign|apiKey|token)=)[^&]*/gi;
@@ -125,7 +131,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => clearInterval(purging));
   await app.register(jsonBodyPlugin, { bodies: app.repeatedBodies });
   // Counting only: the auth plugin applies each tenant's budgets (docs/guide.md, "Rate limits").
-  await app.register(rateLimit, { global: false });
+  const { rateLimitRedis: redis } = options;
+  await app.register(rateLimit, {
+    global: false,
+    ...(redis && { redis, nameSpace: RATE_LIMIT_KEYS }),
+  });
+  if (redis) app.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
   await app.register(authPlugin, { operatorKey: options.operatorKey });
   await app.register(healthRoutes);
   await app.register(tenantRoutes);

@@ -124,6 +124,7 @@ export class Metrics {
   private readonly refusedWrites: Counter;
   private readonly failedMoves: Counter;
   private readonly diskFullRefusals: Counter;
+  private readonly rateLimitCountFailures: Counter;
   private readonly builds: Histogram<'model' | 'outcome'>;
   private readonly clientErrors: Counter<'code'>;
 
@@ -216,6 +217,11 @@ export class Metrics {
       help: "Requests refused with 507 INSUFFICIENT_STORAGE because the data dir's disk was full",
       registers,
     });
+    this.rateLimitCountFailures = new Counter({
+      name: 'nextrec_rate_limit_count_failures_total',
+      help: "Requests let through uncounted because the rate limits' Redis did not answer",
+      registers,
+    });
     new Gauge({
       name: 'nextrec_disk_full',
       help: "1 while the data dir's disk is full (from a write refused for room until one succeeds), else 0",
@@ -302,6 +308,10 @@ export class Metrics {
 
   diskFullRefusal(): void {
     this.diskFullRefusals.inc();
+  }
+
+  rateLimitCountFailed(): void {
+    this.rateLimitCountFailures.inc();
   }
 
   failedMove(): void {

@@ -6,6 +6,11 @@ export interface ServerOptions {
   readonly writeQueueLimit: number;
   /** A port of its own serving `GET /metrics` without credentials, on the daemon's host; none: off. */
   readonly metricsPort?: number;
+  /**
+   * A Redis server where every daemon given the same one counts rate limits together (docs/configuration.md,
+   * "Rate limits across daemons"); none: each daemon counts alone.
+   */
+  readonly rateLimitRedis?: string;
 }
 
 /**
@@ -15,6 +20,20 @@ export interface ServerOptions {
 export const DEFAULT_REQUEST_TIMEOUT_S = 300;
 /** Ten maximal ingestion batches (10,000 records each) waiting for one commit. */
 export const DEFAULT_WRITE_QUEUE_LIMIT = 100_000;
+
+/** A redis:// or rediss:// URL, or a RangeError whose message never repeats it (it may hold a password). */
+function checkRedisUrl(text: string): void {
+  let protocol: string;
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:')
+    throw new RangeError(
+      "the rate limits' Redis must be a URL redis://[user:password@]host[:port][/db] (or rediss://)",
+    );
+}
 
 /** Headers must arrive within this (Node's default), or the request timeout when shorter. */
 const HEADERS_TIMEOUT_MS = 60_000;
@@ -31,13 +50,15 @@ export function serverOptions(input: Partial<ServerOptions> = {}): ServerOptions
     throw new RangeError(
       `the write queue limit must be a whole number of records, 1 or more (${writeQueueLimit})`,
     );
-  const { metricsPort } = input;
+  const { metricsPort, rateLimitRedis } = input;
+  if (rateLimitRedis !== undefined) checkRedisUrl(rateLimitRedis);
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535))
     throw new RangeError(`the metrics port must be a port number (${metricsPort})`);
   return Object.freeze({
     requestTimeoutS,
     writeQueueLimit,
     ...(metricsPort === undefined ? {} : { metricsPort }),
+    ...(rateLimitRedis === undefined ? {} : { rateLimitRedis }),
   });
 }
 
