@@ -73,3 +73,32 @@ export function transposeLists(lists: {
   }
   return { offsets, neighbours, weights };
 }
+
+/**
+ * The lists with only their `share` of entries of largest magnitude over the whole model (ties at the
+ * threshold kept): the small weights of long lists cost a request additions and move few scores.
+ */
+export function keepLargest(
+  lists: { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array },
+  share: number,
+): { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array } {
+  const total = lists.weights.length;
+  const kept = Math.ceil(total * share);
+  if (kept >= total) return lists;
+  const magnitudes = Float32Array.from(lists.weights, Math.abs).sort();
+  const threshold = magnitudes[total - kept];
+  const items = lists.offsets.length - 1;
+  const offsets = new Int32Array(items + 1);
+  const neighbours = new Int32Array(total);
+  const weights = new Float32Array(total);
+  let length = 0;
+  for (let i = 0; i < items; i++) {
+    for (let k = lists.offsets[i]; k < lists.offsets[i + 1]; k++) {
+      if (Math.abs(lists.weights[k]) < threshold) continue;
+      neighbours[length] = lists.neighbours[k];
+      weights[length++] = lists.weights[k];
+    }
+    offsets[i + 1] = length;
+  }
+  return { offsets, neighbours: neighbours.slice(0, length), weights: weights.slice(0, length) };
+}

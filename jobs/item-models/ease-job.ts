@@ -1,7 +1,7 @@
 import { MODEL_FORMATS } from '../../src/artifacts/formats.js';
 import type { LakeDb } from '../lake/lake-db.js';
 import type { ModelJob } from '../model-job.js';
-import { transposeLists } from './csr.js';
+import { keepLargest, transposeLists } from './csr.js';
 import { buildEase, type ItemGram } from './ease.js';
 import { selectUserItems, type EventSelection } from './user-items.js';
 
@@ -17,6 +17,8 @@ export interface EaseParameters extends EventSelection {
   maxItems: number;
   /** `target`: each item keeps the history items that weigh most on it; `source`: each item its strongest targets. */
   prune: 'target' | 'source';
+  /** The share of the kept weights that serve, those of largest magnitude over the whole model (1: all). */
+  keepShare: number;
 }
 
 /** The Gram matrix of the binary user × item matrix over the chosen items, read column by column. */
@@ -66,6 +68,7 @@ export const easeJob: ModelJob<EaseParameters> = {
     neighbours: 750,
     maxItems: 5_000,
     prune: 'target',
+    keepShare: 0.3,
     windowDays: 90,
     halfLifeDays: 0,
     itemsPerUser: 2_000,
@@ -89,7 +92,10 @@ export const easeJob: ModelJob<EaseParameters> = {
       threads: context.threads,
     });
     const items = await lake.texts('SELECT item_id FROM ease_items ORDER BY e');
-    const bySource = parameters.prune === 'target' ? transposeLists(lists) : lists;
+    const bySource = keepLargest(
+      parameters.prune === 'target' ? transposeLists(lists) : lists,
+      parameters.keepShare,
+    );
     const encoded = MODEL_FORMATS.ease.encode({ items, ...bySource });
     return {
       ...encoded,

@@ -24,7 +24,12 @@ async function build(parameters: Partial<EaseParameters>) {
       items.map((item) => ({ user, item, ts: NOW - 1000 })),
     ),
   );
-  const built = await easeJob.build(lake, { ...easeJob.defaults, ...parameters }, { now: NOW, threads: 1 });
+  // The closed form whole unless a test asks for the share of largest weights.
+  const built = await easeJob.build(
+    lake,
+    { ...easeJob.defaults, keepShare: 1, ...parameters },
+    { now: NOW, threads: 1 },
+  );
   return NEIGHBOUR_LISTS.decode({
     manifest: { shape: built.shape } as never,
     file: (name) => built.files[name],
@@ -66,6 +71,30 @@ describe('EASE job', () => {
       expect(got, `neighbours of ${item}`).toEqual(expected);
       got.forEach((j, k) => expect(lists.weights[lists.offsets[i] + k]).toBeCloseTo(b[i][j], 5));
     });
+  });
+
+  it('serves only the share of weights of largest magnitude over the whole model, each list still best first', async () => {
+    const whole = await build({ lambda: 1, maxItems: 3, neighbours: 2, prune: 'source' });
+    const pruned = await build({ lambda: 1, maxItems: 3, neighbours: 2, prune: 'source', keepShare: 0.5 });
+    const entries = (lists: typeof whole) =>
+      lists.items.flatMap((_, i) =>
+        Array.from(lists.neighbours.subarray(lists.offsets[i], lists.offsets[i + 1]), (j, k) => ({
+          i,
+          j,
+          w: lists.weights[lists.offsets[i] + k],
+        })),
+      );
+    const all = entries(whole);
+    const kept = entries(pruned);
+    expect(all).toHaveLength(6);
+    expect(kept).toHaveLength(3);
+    const threshold = Math.min(...kept.map((e) => Math.abs(e.w)));
+    // Every entry left out weighs less than every one kept, and each kept one is the whole model's.
+    for (const e of all)
+      if (!kept.some((k) => k.i === e.i && k.j === e.j)) expect(Math.abs(e.w)).toBeLessThan(threshold);
+    for (const e of kept) expect(all).toContainEqual(e);
+    expect(easeJob.defaults.keepShare).toBeGreaterThan(0);
+    expect(easeJob.defaults.keepShare).toBeLessThanOrEqual(1);
   });
 
   it('pruned by target, lists under each source the targets that keep it among their strongest', async () => {
