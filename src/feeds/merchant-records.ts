@@ -15,8 +15,12 @@ interface Open {
   attributes: SaxesTagNS['attributes'];
 }
 
-function qualifiedName(tag: { name: string; local: string; uri: string }): string {
-  return tag.uri === GOOGLE_NAMESPACE ? `g:${tag.local}` : tag.name;
+/**
+ * An element's name as a record keys it: Google's elements `g:<local>`, others as written. The name as
+ * written is kept when it is that already (the usual `g:` prefix): no string is made per element.
+ */
+function qualifiedName(tag: { name: string; prefix: string; local: string; uri: string }): string {
+  return tag.uri !== GOOGLE_NAMESPACE || tag.prefix === 'g' ? tag.name : `g:${tag.local}`;
 }
 
 /**
@@ -54,14 +58,16 @@ class MerchantReader {
   private depth = 0;
   private itemDepth = 0;
   private inChannel = false;
-  /** The item being read, and its open descendants (innermost last). */
+  /** The item being read, and its open descendants (innermost last): the first `opened` of `open`. */
   private item: SourceRecord | undefined;
+  /** Reused from element to element, so that reading one makes no object but its value. */
   private readonly open: Open[] = [];
+  private opened = 0;
   records: SourceRecord[] = [];
 
   constructor() {
-    this.parser.on('opentag', (tag) => this.opened(tag));
-    this.parser.on('closetag', () => this.closed());
+    this.parser.on('opentag', (tag) => this.openTag(tag));
+    this.parser.on('closetag', () => this.closeTag());
     this.parser.on('text', (text) => this.text(text));
     this.parser.on('cdata', (text) => this.text(text));
     this.parser.on('error', (error) => {
@@ -77,12 +83,24 @@ class MerchantReader {
     this.parser.close();
   }
 
-  private opened(tag: SaxesTagNS): void {
+  private openTag(tag: SaxesTagNS): void {
     this.depth++;
     if (this.item) {
-      const parent = this.open.at(-1);
-      if (parent) parent.children ??= {};
-      this.open.push({ name: qualifiedName(tag), text: '', children: undefined, attributes: tag.attributes });
+      if (this.opened > 0) this.open[this.opened - 1].children ??= {};
+      const element = this.open[this.opened++];
+      if (element === undefined) {
+        this.open.push({
+          name: qualifiedName(tag),
+          text: '',
+          children: undefined,
+          attributes: tag.attributes,
+        });
+        return;
+      }
+      element.name = qualifiedName(tag);
+      element.text = '';
+      element.children = undefined;
+      element.attributes = tag.attributes;
       return;
     }
     if (this.depth === 1) {
@@ -101,22 +119,25 @@ class MerchantReader {
     if (isItem) this.item = {};
   }
 
-  private closed(): void {
+  private closeTag(): void {
     this.depth--;
     if (!this.item) return;
-    const element = this.open.pop();
-    if (element === undefined) {
+    if (this.opened === 0) {
       this.records.push(this.item);
       this.item = undefined;
       return;
     }
+    const element = this.open[--this.opened];
     const value = valueOf(element);
-    if (value !== undefined) addValue(this.open.at(-1)?.children ?? this.item, element.name, value);
+    element.children = undefined;
+    const parent = this.opened > 0 ? this.open[this.opened - 1].children! : this.item;
+    if (value !== undefined) addValue(parent, element.name, value);
   }
 
   private text(text: string): void {
-    const element = this.open.at(-1);
-    if (element && !element.children) element.text += text;
+    if (this.opened === 0) return;
+    const element = this.open[this.opened - 1];
+    if (!element.children) element.text += text;
   }
 }
 
