@@ -3,6 +3,9 @@ export const GOOGLE_NAMESPACE = 'http://base.google.com/ns/1.0';
 const XML_NAMESPACE = 'http://www.w3.org/XML/1998/namespace';
 const XMLNS_NAMESPACE = 'http://www.w3.org/2000/xmlns/';
 
+/** Element names kept resolved at most. */
+const MAX_NAMES = 1024;
+
 /** An element's or attribute's name, resolved: its namespace, its local name, its name in a record. */
 export interface ResolvedName {
   uri: string;
@@ -12,7 +15,7 @@ export interface ResolvedName {
 }
 
 /**
- * The namespaces in scope as a document's elements open and close (Namespaces in XML 1.0), for a saxes
+ * The namespaces in scope as a document's elements open and close, for a saxes
  * parser run without its own namespace handling: saxes makes two objects per element for it, and then
  * resolves the element's prefix by walking the open elements. Here a name is resolved once for as long
  * as the declarations in scope stay the same (in a feed, those of its root). What saxes would refuse is
@@ -79,6 +82,8 @@ export class XmlNamespaces {
       const { prefix, local } = this.split(name);
       if (prefix === 'xmlns') this.fail('tags may not have "xmlns" as prefix.');
       resolved = this.resolved(name, prefix, local, this.bound.get(prefix) ?? '');
+      // A document of ever new names (the rest are a feed's few dozen) must not grow the memory it takes.
+      if (this.names.size >= MAX_NAMES) this.names.clear();
       this.names.set(name, resolved);
     }
     return resolved;

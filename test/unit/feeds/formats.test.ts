@@ -129,6 +129,19 @@ describe('Google Merchant XML', () => {
     ]);
   });
 
+  it('names elements right past the names it keeps resolved', async () => {
+    const fields = Array.from({ length: 1500 }, (_, i) => `<m:f${i}>${i}</m:f${i}><f${i}>${i}</f${i}>`);
+    const [record] = await all(
+      merchantRecords(
+        chunked(rss(`<item>${fields.join('')}</item>`, 'xmlns:m="http://base.google.com/ns/1.0"'), 4096),
+      ),
+    );
+    expect(Object.keys(record)).toHaveLength(3000);
+    expect(record['g:f1499']).toBe('1499');
+    expect(record.f1499).toBe('1499');
+    expect(record['g:f0']).toBe('0');
+  });
+
   it('refuses what the namespaces of XML refuse, with the position', async () => {
     const refusals: [string, RegExp][] = [
       ['<item><m:id>1</m:id></item>', /^the answer is not valid XML: 1:\d+: unbound namespace prefix: "m"/],
