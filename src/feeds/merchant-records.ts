@@ -1,10 +1,10 @@
 import { TextDecoder } from 'node:util';
-import { SaxesParser, type SaxesTagNS } from 'saxes';
+import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { MalformedDocumentError } from './answer.js';
 import { addValue, RECORDS_PER_BATCH, type SourceRecord } from './document-records.js';
+import { XmlNamespaces } from './xml-namespaces.js';
 
-/** Google Merchant's namespace: its elements are named `g:<name>` whatever prefix a document binds it to. */
-export const GOOGLE_NAMESPACE = 'http://base.google.com/ns/1.0';
+export { GOOGLE_NAMESPACE } from './xml-namespaces.js';
 const ATOM_NAMESPACE = 'http://www.w3.org/2005/Atom';
 
 /** An element of an item being read: its name, its text so far, its child elements once it has some. */
@@ -12,33 +12,7 @@ interface Open {
   name: string;
   text: string;
   children: SourceRecord | undefined;
-  attributes: SaxesTagNS['attributes'];
-}
-
-function qualifiedName(tag: { name: string; local: string; uri: string }): string {
-  return tag.uri === GOOGLE_NAMESPACE ? `g:${tag.local}` : tag.name;
-}
-
-/**
- * An element's value: the object of its child elements when it has some, else its text (trimmed), else,
- * for an element with neither (Atom's `<link href="…"/>`), the object of its attributes; an element
- * with none of these has no value.
- */
-function valueOf(element: Open): unknown {
-  if (element.children) return element.children;
-  const text = element.text.trim();
-  if (text !== '') return text;
-  let attributes: SourceRecord | undefined;
-  for (const attribute of Object.values(element.attributes)) {
-    if (attribute.prefix === 'xmlns' || attribute.name === 'xmlns') continue;
-    attributes ??= {};
-    addValue(
-      attributes,
-      attribute.uri === GOOGLE_NAMESPACE ? `g:${attribute.local}` : attribute.name,
-      attribute.value,
-    );
-  }
-  return attributes;
+  attributes: SaxesTagPlain['attributes'];
 }
 
 /**
@@ -50,18 +24,31 @@ function valueOf(element: Open): unknown {
  * that is neither `rss` nor `feed`.
  */
 class MerchantReader {
-  private readonly parser = new SaxesParser({ xmlns: true, position: true });
+  /** Namespaces are resolved by `namespaces`, at less cost than saxes' own (see xml-namespaces.ts). */
+  private readonly parser = new SaxesParser<{ xmlns: false; position: true }>({
+    xmlns: false,
+    position: true,
+  });
+  private readonly namespaces = new XmlNamespaces(
+    (message) => this.parser.fail(message),
+    () => this.parser.xmlDecl.version,
+  );
+  /** Whether the element being opened has attributes (they may declare namespaces). */
+  private attributed = false;
   private depth = 0;
   private itemDepth = 0;
   private inChannel = false;
-  /** The item being read, and its open descendants (innermost last). */
+  /** The item being read, and its open descendants (innermost last): the first `opened` of `open`. */
   private item: SourceRecord | undefined;
+  /** Reused from element to element, so that reading one makes no object but its value. */
   private readonly open: Open[] = [];
+  private opened = 0;
   records: SourceRecord[] = [];
 
   constructor() {
-    this.parser.on('opentag', (tag) => this.opened(tag));
-    this.parser.on('closetag', () => this.closed());
+    this.parser.on('attribute', () => (this.attributed = true));
+    this.parser.on('opentag', (tag) => this.openTag(tag));
+    this.parser.on('closetag', () => this.closeTag());
     this.parser.on('text', (text) => this.text(text));
     this.parser.on('cdata', (text) => this.text(text));
     this.parser.on('error', (error) => {
@@ -77,46 +64,84 @@ class MerchantReader {
     this.parser.close();
   }
 
-  private opened(tag: SaxesTagNS): void {
+  private openTag(tag: SaxesTagPlain): void {
     this.depth++;
+    if (this.attributed) {
+      this.attributed = false;
+      this.namespaces.declare(tag.attributes, this.depth);
+    }
+    const name = this.namespaces.element(tag.name);
     if (this.item) {
-      const parent = this.open.at(-1);
-      if (parent) parent.children ??= {};
-      this.open.push({ name: qualifiedName(tag), text: '', children: undefined, attributes: tag.attributes });
+      if (this.opened > 0) this.open[this.opened - 1].children ??= {};
+      const element = this.open[this.opened++];
+      if (element === undefined) {
+        this.open.push({ name: name.key, text: '', children: undefined, attributes: tag.attributes });
+        return;
+      }
+      element.name = name.key;
+      element.text = '';
+      element.children = undefined;
+      element.attributes = tag.attributes;
       return;
     }
     if (this.depth === 1) {
-      if (tag.local === 'rss' && tag.uri === '') this.itemDepth = 3;
-      else if (tag.local === 'feed' && (tag.uri === ATOM_NAMESPACE || tag.uri === '')) this.itemDepth = 2;
+      if (name.local === 'rss' && name.uri === '') this.itemDepth = 3;
+      else if (name.local === 'feed' && (name.uri === ATOM_NAMESPACE || name.uri === '')) this.itemDepth = 2;
       else this.parser.fail(`the document's root is <${tag.name}>, not an RSS 2.0 <rss> or an Atom <feed>`);
       return;
     }
     if (this.itemDepth === 3 && this.depth === 2) {
-      this.inChannel = tag.local === 'channel' && tag.uri === '';
+      this.inChannel = name.local === 'channel' && name.uri === '';
       return;
     }
     const isItem =
       this.depth === this.itemDepth &&
-      (this.itemDepth === 3 ? this.inChannel && tag.local === 'item' : tag.local === 'entry');
+      (this.itemDepth === 3 ? this.inChannel && name.local === 'item' : name.local === 'entry');
     if (isItem) this.item = {};
   }
 
-  private closed(): void {
-    this.depth--;
-    if (!this.item) return;
-    const element = this.open.pop();
-    if (element === undefined) {
-      this.records.push(this.item);
+  private closeTag(): void {
+    if (this.item) this.closeElement();
+    // After the element's value: its attributes' names are resolved with its own declarations.
+    this.namespaces.close(this.depth--);
+  }
+
+  /** An element of the item being read closes (or the item itself). */
+  private closeElement(): void {
+    if (this.opened === 0) {
+      this.records.push(this.item!);
       this.item = undefined;
       return;
     }
-    const value = valueOf(element);
-    if (value !== undefined) addValue(this.open.at(-1)?.children ?? this.item, element.name, value);
+    const element = this.open[--this.opened];
+    const value = this.valueOf(element);
+    element.children = undefined;
+    const parent = this.opened > 0 ? this.open[this.opened - 1].children! : this.item!;
+    if (value !== undefined) addValue(parent, element.name, value);
+  }
+
+  /**
+   * An element's value: the object of its child elements when it has some, else its text (trimmed), else,
+   * for an element with neither (Atom's `<link href="…"/>`), the object of its attributes; an element
+   * with none of these has no value.
+   */
+  private valueOf(element: Open): unknown {
+    if (element.children) return element.children;
+    const text = element.text.trim();
+    if (text !== '') return text;
+    let attributes: SourceRecord | undefined;
+    for (const [name, value] of Object.entries(element.attributes)) {
+      if (XmlNamespaces.isDeclaration(name)) continue;
+      attributes ??= {};
+      addValue(attributes, this.namespaces.attribute(name).key, value);
+    }
+    return attributes;
   }
 
   private text(text: string): void {
-    const element = this.open.at(-1);
-    if (element && !element.children) element.text += text;
+    if (this.opened === 0) return;
+    const element = this.open[this.opened - 1];
+    if (!element.children) element.text += text;
   }
 }
 

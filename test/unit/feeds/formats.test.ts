@@ -104,6 +104,67 @@ describe('Google Merchant XML', () => {
     expect(Object.getOwnPropertyDescriptor(record, '__proto__')?.value).toBe('x');
   });
 
+  it('resolves namespaces as they are declared and undeclared, on elements and attributes', async () => {
+    const records = await all(
+      merchantRecords(
+        chunked(
+          rss(
+            '<item xmlns="http://base.google.com/ns/1.0"><id>1</id><price>9 EUR</price>' +
+              '<image xmlns:x="http://base.google.com/ns/1.0" x:href="a.png" href="b.png" xmlns:y="urn:y" y:z="c"/>' +
+              '<x:size xmlns:x="urn:other">M</x:size></item>' +
+              '<item><g:id>2</g:id><id>plain</id></item>',
+            'xmlns:g="http://base.google.com/ns/1.0"',
+          ),
+        ),
+      ),
+    );
+    expect(records).toEqual([
+      {
+        'g:id': '1',
+        'g:price': '9 EUR',
+        'g:image': { 'g:href': 'a.png', href: 'b.png', 'y:z': 'c' },
+        'x:size': 'M',
+      },
+      { 'g:id': '2', id: 'plain' },
+    ]);
+  });
+
+  it('names elements right past the names it keeps resolved', async () => {
+    const fields = Array.from({ length: 1500 }, (_, i) => `<m:f${i}>${i}</m:f${i}><f${i}>${i}</f${i}>`);
+    const [record] = await all(
+      merchantRecords(
+        chunked(rss(`<item>${fields.join('')}</item>`, 'xmlns:m="http://base.google.com/ns/1.0"'), 4096),
+      ),
+    );
+    expect(Object.keys(record)).toHaveLength(3000);
+    expect(record['g:f1499']).toBe('1499');
+    expect(record.f1499).toBe('1499');
+    expect(record['g:f0']).toBe('0');
+  });
+
+  it('refuses what the namespaces of XML refuse, with the position', async () => {
+    const refusals: [string, RegExp][] = [
+      ['<item><m:id>1</m:id></item>', /^the answer is not valid XML: 1:\d+: unbound namespace prefix: "m"/],
+      ['<item><g:id x:a="1">1</g:id></item>', /unbound namespace prefix: "x"/],
+      ['<item><xmlns:id>1</xmlns:id></item>', /tags may not have "xmlns" as prefix/],
+      ['<item><g:id:x>1</g:id:x></item>', /malformed name: g:id:x/],
+      ['<item xmlns:h=""><g:id>1</g:id></item>', /invalid attempt to undefine prefix in XML 1\.0/],
+      [
+        '<item xmlns:xml="urn:x"><g:id>1</g:id></item>',
+        /xml prefix must be bound to http:\/\/www\.w3\.org\/XML\/1998\/namespace/,
+      ],
+      [
+        '<item><g:id xmlns:h="http://base.google.com/ns/1.0" g:a="1" h:a="2">1</g:id></item>',
+        /duplicate attribute: \{http:\/\/base\.google\.com\/ns\/1\.0\}a/,
+      ],
+      // A prefix declared on an element is out of scope after it.
+      ['<item><g:id xmlns:h="urn:h">1</g:id><h:x>2</h:x></item>', /unbound namespace prefix: "h"/],
+    ];
+    for (const [items, message] of refusals) {
+      expect(await malformed(merchantRecords(chunked(rss(items))))).toMatch(message);
+    }
+  });
+
   it('gives items in batches of 1,000 as the document streams in, and an empty channel as no item', async () => {
     const items = Array.from({ length: 2500 }, (_, i) => `<item><g:id>${i}</g:id></item>`).join('');
     const sizes: number[] = [];
