@@ -8,25 +8,34 @@ import { isDiskFull } from '../store/disk-full.js';
 /** The ids being deleted, in the write connection's TEMP schema while a deletion runs. */
 const DELETED = 'temp.deleted_items';
 
+/** The rows of each table that name one of the items in DELETED (`$1` the tenant). */
+const NAMING = {
+  items: `tenant_id = $1 AND external_id IN (SELECT id FROM ${DELETED})`,
+  interactions: `tenant_id = $1 AND item_id IN (SELECT id FROM ${DELETED})`,
+  impressions: `tenant_id = $1 AND list_has_any(item_ids, (SELECT list(id) FROM ${DELETED}))`,
+  itemKeys: `tenant_id = $1 AND item_id IN (SELECT id FROM ${DELETED})`,
+};
+
 /**
  * The statements that remove the items in DELETED from the store (`$1` the tenant): the items, their
  * interactions and keys; an impression keeps the other items it showed (with their keys, in order) and
- * goes when it showed none of the others. Each deletion returns the event ids of the rows it removed.
+ * goes when it showed none of the others. The event ids of the events that go are read first (a
+ * DELETE ... RETURNING of 40,000 interactions took 13 times as long as the DELETE).
  */
 const DELETIONS = {
-  items: `DELETE FROM items WHERE tenant_id = $1 AND external_id IN (SELECT id FROM ${DELETED}) RETURNING external_id`,
-  interactions: `DELETE FROM interactions WHERE tenant_id = $1 AND item_id IN (SELECT id FROM ${DELETED}) RETURNING event_id`,
+  items: `DELETE FROM items WHERE ${NAMING.items}`,
+  interactionEventIds: `SELECT event_id FROM interactions WHERE ${NAMING.interactions} AND event_id IS NOT NULL`,
+  interactions: `DELETE FROM interactions WHERE ${NAMING.interactions}`,
   impressionsKept: `UPDATE impressions SET item_ids = k.item_ids, item_keys = k.item_keys FROM (
       SELECT seq, list(item_id ORDER BY position) AS item_ids, list(item_key ORDER BY position) AS item_keys
         FROM (SELECT seq, unnest(item_ids) AS item_id, unnest(item_keys) AS item_key,
                      unnest(range(1, len(item_ids) + 1)) AS position
-                FROM impressions
-               WHERE tenant_id = $1 AND list_has_any(item_ids, (SELECT list(id) FROM ${DELETED})))
+                FROM impressions WHERE ${NAMING.impressions})
        WHERE item_id NOT IN (SELECT id FROM ${DELETED}) GROUP BY seq) k
     WHERE impressions.tenant_id = $1 AND impressions.seq = k.seq`,
-  impressions: `DELETE FROM impressions
-     WHERE tenant_id = $1 AND list_has_any(item_ids, (SELECT list(id) FROM ${DELETED})) RETURNING event_id`,
-  itemKeys: `DELETE FROM item_keys WHERE tenant_id = $1 AND item_id IN (SELECT id FROM ${DELETED})`,
+  impressionEventIds: `SELECT event_id FROM impressions WHERE ${NAMING.impressions} AND event_id IS NOT NULL`,
+  impressions: `DELETE FROM impressions WHERE ${NAMING.impressions}`,
+  itemKeys: `DELETE FROM item_keys WHERE ${NAMING.itemKeys}`,
 };
 
 /** What the store held of the deleted items. */
@@ -54,18 +63,22 @@ async function removeFromStore(db: DuckDBConnection, tenantId: string, itemIds: 
   try {
     await db.run('BEGIN TRANSACTION');
     try {
-      const rowsOf = async (sql: string) => (await db.runAndReadAll(sql, [tenantId])).getRowsJS();
-      const items = await rowsOf(DELETIONS.items);
-      const interactions = await rowsOf(DELETIONS.interactions);
-      const kept = (await db.run(DELETIONS.impressionsKept, [tenantId])).rowsChanged;
-      const impressions = await rowsOf(DELETIONS.impressions);
-      const keys = (await db.run(DELETIONS.itemKeys, [tenantId])).rowsChanged;
+      const run = async (sql: string) => (await db.run(sql, [tenantId])).rowsChanged;
+      const eventIdsOf = async (sql: string) =>
+        eventIds((await db.runAndReadAll(sql, [tenantId])).getRowsJS());
+      const items = await run(DELETIONS.items);
+      const interactionEventIds = await eventIdsOf(DELETIONS.interactionEventIds);
+      const interactions = await run(DELETIONS.interactions);
+      const kept = await run(DELETIONS.impressionsKept);
+      const impressionEventIds = await eventIdsOf(DELETIONS.impressionEventIds);
+      const impressions = await run(DELETIONS.impressions);
+      const keys = await run(DELETIONS.itemKeys);
       await db.run('COMMIT');
       return {
-        items: items.length,
-        rows: items.length + interactions.length + kept + impressions.length + keys,
-        interactionEventIds: eventIds(interactions),
-        impressionEventIds: eventIds(impressions),
+        items,
+        rows: items + interactions + kept + impressions + keys,
+        interactionEventIds,
+        impressionEventIds,
       };
     } catch (error) {
       await db.run('ROLLBACK').catch(() => undefined);
