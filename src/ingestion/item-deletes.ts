@@ -104,7 +104,7 @@ const unfinished = new WeakMap<TenantState, Set<string>>();
  * through the write queue as one task of its own, after the writes queued before it. Returns how many of
  * the items the store held; when neither the store nor the serving state knew any of the ids and
  * `mustExist`, 404 ITEM_NOT_FOUND.
- * `forgetAnswers` drops what the server keeps of requests besides the runtime (cached answers, pages).
+ * `forgetAnswers` drops what the server keeps of requests besides the runtime (cached answers, bodies).
  */
 export async function deleteItems(
   runtime: Runtime,
