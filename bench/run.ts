@@ -7,6 +7,7 @@ const BENCHMARKS = [
   'ingest',
   'ingest-latency',
   'feeds',
+  'bulk-items',
   'nextql',
   'rotation',
   'serve',

@@ -222,6 +222,18 @@ export class AnswerLog {
   }
 
   /**
+   * Drops the held rows of deleted items, and their keys, as `forget` does for users (docs/guide.md,
+   * "Deleting items"); `purgeItems` then removes the written ones.
+   */
+  forgetItems(tenantId: string, itemIds: readonly string[]): void {
+    const forgotten = new Set(itemIds);
+    this.items = this.items.filter(
+      ([tenant, , itemId]) => tenant !== tenantId || !forgotten.has(`${itemId}`),
+    );
+    this.itemsWritten.forgetKeys(tenantId, (key) => forgotten.has(key));
+  }
+
+  /**
    * Writes the held rows every ANSWER_FLUSH_MS, and says how many answers went unrecorded (in part or
    * whole) since the last write; only the daemon starts it.
    */
@@ -264,6 +276,19 @@ export class AnswerLog {
         {
           sql: `DELETE FROM experiment_users WHERE tenant_id = $1 AND user_id IN (${placeholders(identities.length, 2)})`,
           params: [tenantId, ...identities],
+        },
+      ]),
+    );
+  }
+
+  /** Removes the rows of deleted items from the record, after the write in progress (see `purge`). */
+  purgeItems(tenantId: string, itemIds: readonly string[]): Promise<void> {
+    if (itemIds.length === 0) return Promise.resolve();
+    return this.writes.run(() =>
+      this.store.writeApart([
+        {
+          sql: 'DELETE FROM answer_items WHERE tenant_id = $1 AND item_id IN (SELECT unnest($2::VARCHAR[]))',
+          params: [tenantId, listValue([...itemIds])],
         },
       ]),
     );

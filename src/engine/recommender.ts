@@ -79,6 +79,14 @@ export class Recommender {
   }
 
   /**
+   * Forgets the tenant's cached answers, which may name deleted items; pages skip them as they skip
+   * unavailable items (docs/guide.md, "Deleting items").
+   */
+  forgetItems(tenantId: string): void {
+    this.cache.forgetTenant(tenantId);
+  }
+
+  /**
    * Calls `done` with the answer, or with the request's error: at once when the cache has the answer,
    * else when the ranker has ranked it. Projection errors come first and are thrown.
    */

@@ -165,6 +165,12 @@ export class ResultCache {
     };
   }
 
+  /** Drops every answer of the tenant (items were deleted: their ids are in the bodies). */
+  forgetTenant(tenantId: string): void {
+    const prefix = `${tenantId}\u0000`;
+    for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
+  }
+
   /** Drops every answer asked for one of these user ids (a deleted user's). */
   forget(tenantId: string, userIds: readonly string[]): void {
     const prefix = `${tenantId}\u0000`;

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { eraseFromArtifacts } from '../artifacts/erase.js';
 import { userDocument } from '../contract/catalog.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
@@ -126,8 +127,9 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
 /**
  * `DELETE /users/:userId`: removes the user row, its events and impressions, its merge ledger rows and
  * the events of the sessions merged into it, from the store (whose file is then rewritten, so that no
- * freed page keeps them), the serving state of both threads, the lake (affected files rewritten) and the
- * answer cache; the tenant's models are rebuilt without it. Answers once all of that is done.
+ * freed page keeps them), the serving state of both threads, the lake (affected files rewritten), the
+ * answer cache and every kept model version (docs/batch-models.md, "Deleted ids"); the tenant's models are
+ * rebuilt without it. Answers once all of that is done.
  */
 export async function deleteUser(
   runtime: Runtime,
@@ -161,6 +163,7 @@ export async function deleteUser(
     // The answer record's rows of them (its experiments' users), which only the answer log writes.
     await runtime.answers.purge(tenant.tenantId, identities);
     await runtime.lake.erase(tenant.tenantId, identities);
+    eraseFromArtifacts(runtime.dataDir, tenant.tenantId, { users: new Set(identities) });
     await runtime.store.scrub();
   } catch (error) {
     if (!isDiskFull(error)) throw error;
@@ -168,7 +171,7 @@ export async function deleteUser(
     throw new ApiError(
       'INSUFFICIENT_STORAGE',
       "the user's rows were deleted from the store, but the data dir's disk is full: the answer record, " +
-        'the lake or the store file could not be rewritten without them; send the DELETE again once ' +
+        'the lake, the model versions or the store file could not be rewritten without them; send the DELETE again once ' +
         'space is freed',
     );
   } finally {

@@ -303,6 +303,8 @@ export class VectorIndexer {
     let rows = 0;
     const matrix = new Float32Array(items.length * d);
     for (let i = 0; i < items.length; i++) {
+      // Deleted while it was embedded (docs/guide.md, "Deleting items"): its dense id names nothing now.
+      if (!catalog.inCatalog[items[i]]) continue;
       const row = embedded.subarray(i * d, i * d + d);
       if (row.every((value) => value === 0)) {
         if (vectors.hashOf(items[i]) !== undefined) empty.push(items[i]);

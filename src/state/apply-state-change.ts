@@ -32,6 +32,9 @@ export function applyStateChange(state: ServingState, change: StateChange): void
     case 'forget':
       tenant.forgetIdentities(change.identities);
       break;
+    case 'item-removals':
+      tenant.removeItems(change.externalIds);
+      break;
     case 'counts':
       tenant.readSharedCounts(change.name, change.counts);
       break;

@@ -226,6 +226,33 @@ export class ItemCatalog {
     return id;
   }
 
+  /**
+   * Takes an item out of the catalog for good (a deleted item: docs/guide.md, "Deleting items"): its
+   * document and its id go, and its dense id stays behind, naming nothing, so that the histories and
+   * models that still hold the number find no item there. An item of the same id upserted later gets a
+   * new dense id. Returns the dense id it had, or -1 when the catalog never knew it.
+   */
+  remove(externalId: string): number {
+    const id = this.ids.get(externalId);
+    if (id === undefined) return -1;
+    this.ids.delete(externalId);
+    if (this.inCatalog[id]) this.catalogCount--;
+    this.inCatalog[id] = 0;
+    this.rankingCodes[id] = 0;
+    this.externalIds[id] = '';
+    this.categories[id] = null;
+    this.attributeTexts[id] = undefined;
+    this.expiresAt[id] = null;
+    if (this.createdAtIso) this.createdAtIso[id] = null;
+    this.available[id] = false;
+    this.feedManaged[id] = false;
+    for (const column of this.attributeColumns.values()) column[id] = undefined;
+    this.renderedKeys[id] = undefined;
+    this.rendered[id] = '';
+    this.version++;
+    return id;
+  }
+
   field(name: TopLevelField): ArrayLike<unknown> {
     switch (name) {
       case 'externalId':

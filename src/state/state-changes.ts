@@ -50,6 +50,7 @@ export type StateChange =
   | { kind: 'neighbours'; tenantId: string; name: NeighbourModel; model: NeighbourArrays }
   | { kind: 'factors'; tenantId: string; model: FactorArrays }
   | { kind: 'forget'; tenantId: string; identities: string[] }
+  | { kind: 'item-removals'; tenantId: string; externalIds: string[] }
   | { kind: 'counts'; tenantId: string; name: CountsName; counts: SharedCounts }
   | { kind: 'histories'; tenantId: string; histories: SharedHistories }
   | { kind: 'vector-base'; tenantId: string; base: VectorBase }

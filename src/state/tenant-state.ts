@@ -219,6 +219,22 @@ export class TenantState {
   }
 
   /**
+   * Takes deleted items out of the catalog and of vector search (docs/guide.md, "Deleting items"); their
+   * dense ids stay behind, naming nothing (see ItemCatalog.remove). Returns those dense ids.
+   */
+  removeItems(externalIds: readonly string[]): number[] {
+    this.changes?.record({ kind: 'item-removals', tenantId: this.tenantId, externalIds: [...externalIds] });
+    const removed: number[] = [];
+    for (const externalId of externalIds) {
+      const id = this.catalog.remove(externalId);
+      if (id >= 0) removed.push(id);
+    }
+    this.vectors.remove(removed);
+    for (const id of removed) this.vectors.awaitingBuild.delete(id);
+    return removed;
+  }
+
+  /**
    * Adds a committed interaction: its event id, and its place in the windowed history. Returns the item's
    * dense id, or -1 when the interaction is outside every window (and the item may have none).
    */

@@ -78,6 +78,16 @@ export class ItemKeys {
     this.fresh = [];
   }
 
+  /**
+   * Forgets the keys of deleted items (their `item_keys` rows are deleted in the same task): an item of
+   * the same id named by a later event gets a new key. Only between transactions, when no key is fresh.
+   */
+  forget(tenantId: string, itemIds: Iterable<string>): void {
+    const keys = this.byTenant.get(tenantId);
+    if (keys === undefined) return;
+    for (const itemId of itemIds) keys.ids.delete(itemId);
+  }
+
   /** Item ids with a key, over all tenants. */
   get size(): number {
     let size = 0;

@@ -228,15 +228,44 @@ export async function exportTenantLake(
   });
 }
 
+/** How a lake file is rewritten without what is erased: the rows it selects, and what is kept of it. */
+interface Erasure {
+  /** The rows that hold an erased id; a NULL column matches nothing. */
+  holding: string;
+  /** The rows kept, `$source` standing for the file (default: the rows `holding` does not select). */
+  kept?: string;
+}
+
 /**
  * The rows of each lake table that belong to one of the identities in the connection's `erase_ids`
- * table. A NULL column matches nothing.
+ * table.
  */
-const ERASED_ROWS: Partial<Record<LakeTable, string>> = {
-  interactions:
-    'coalesce(user_id IN (SELECT id FROM erase_ids), false) OR coalesce(session_id IN (SELECT id FROM erase_ids), false)',
-  impressions: 'coalesce(user_id IN (SELECT id FROM erase_ids), false)',
-  users: 'coalesce(external_id IN (SELECT id FROM erase_ids), false)',
+const ERASED_IDENTITIES: Partial<Record<LakeTable, Erasure>> = {
+  interactions: {
+    holding:
+      'coalesce(user_id IN (SELECT id FROM erase_ids), false) OR coalesce(session_id IN (SELECT id FROM erase_ids), false)',
+  },
+  impressions: { holding: 'coalesce(user_id IN (SELECT id FROM erase_ids), false)' },
+  users: { holding: 'coalesce(external_id IN (SELECT id FROM erase_ids), false)' },
+};
+
+/**
+ * The rows of each lake table that name one of the items in `erase_ids` (docs/guide.md, "Deleting
+ * items"): their interactions and catalog rows go; an impression keeps the other items it showed, in
+ * order, and goes when it showed none.
+ */
+const ERASED_ITEMS: Partial<Record<LakeTable, Erasure>> = {
+  interactions: { holding: 'item_id IN (SELECT id FROM erase_ids)' },
+  items: { holding: 'external_id IN (SELECT id FROM erase_ids)' },
+  impressions: {
+    holding: 'list_has_any(item_ids, (SELECT list(id) FROM erase_ids))',
+    kept: `WITH shown AS (
+        SELECT seq, unnest(item_ids) AS item_id, unnest(range(1, len(item_ids) + 1)) AS position FROM $source),
+      kept AS (
+        SELECT seq, list(item_id ORDER BY position) AS item_ids FROM shown
+         WHERE item_id NOT IN (SELECT id FROM erase_ids) GROUP BY seq)
+      SELECT f.* REPLACE (kept.item_ids AS item_ids) FROM $source f JOIN kept USING (seq) ORDER BY seq`,
+  },
 };
 
 /** Every file of a table that holds rows: live and covered segments, or every snapshot. */
@@ -249,36 +278,34 @@ function tableFiles(dir: string, table: LakeTable): string[] {
 }
 
 /**
- * Rewrites `file` without the rows `erased` selects, under the same name (a segment keeps its range even
+ * Rewrites `file` without what `erasure` erases, under the same name (a segment keeps its range even
  * when no row is left: it is written empty, with its columns). Returns whether it had such rows.
  */
-async function eraseFromFile(db: DuckDBConnection, file: string, erased: string): Promise<boolean> {
+async function eraseFromFile(db: DuckDBConnection, file: string, erasure: Erasure): Promise<boolean> {
   const source = `read_parquet(${sqlString(file)})`;
-  const [matching] = await scalarRow(db, `SELECT count(*) FROM ${source} WHERE ${erased}`);
+  const [matching] = await scalarRow(db, `SELECT count(*) FROM ${source} WHERE ${erasure.holding}`);
   if (matching === 0) return false;
-  await copyToParquet(db, `SELECT * FROM ${source} WHERE NOT (${erased})`, file);
+  const kept =
+    erasure.kept?.replaceAll('$source', source) ?? `SELECT * FROM ${source} WHERE NOT (${erasure.holding})`;
+  await copyToParquet(db, kept, file);
   return true;
 }
 
-/**
- * Removes every row of the given identities (user or session ids, and the users of those external ids)
- * from a tenant's lake by rewriting the files that hold any; the others are not touched. Returns how many
- * files were rewritten. Delete the rows from the store first, or the next export brings them back; and
- * run it through `LakeExporter.erase` when an exporter may be exporting the tenant.
- */
-export async function eraseFromLake(
+/** Rewrites the tenant's lake files that hold any of `ids` without them; returns how many it rewrote. */
+async function eraseIds(
   store: Store,
   dataDir: string,
   tenantId: string,
-  identities: string[],
+  ids: readonly string[],
+  erasures: Partial<Record<LakeTable, Erasure>>,
 ): Promise<number> {
-  if (identities.length === 0) return 0;
+  if (ids.length === 0) return 0;
   return store.read(async (db) => {
     // The ids go in as values, never as SQL text; the table ends with the connection.
     await db.run('CREATE TEMP TABLE erase_ids (id VARCHAR)');
     const appender = await db.createAppender('erase_ids', 'main', 'temp');
     try {
-      for (const id of new Set(identities)) {
+      for (const id of new Set(ids)) {
         appender.appendVarchar(id);
         appender.endRow();
       }
@@ -287,13 +314,41 @@ export async function eraseFromLake(
       appender.closeSync();
     }
     let rewritten = 0;
-    for (const [table, erased] of Object.entries(ERASED_ROWS) as [LakeTable, string][]) {
+    for (const [table, erasure] of Object.entries(erasures) as [LakeTable, Erasure][]) {
       const dir = tableDir(dataDir, tenantId, table);
       removeAbandonedPartials(dir);
-      for (const file of tableFiles(dir, table)) if (await eraseFromFile(db, file, erased)) rewritten++;
+      for (const file of tableFiles(dir, table)) if (await eraseFromFile(db, file, erasure)) rewritten++;
     }
     return rewritten;
   });
+}
+
+/**
+ * Removes every row of the given identities (user or session ids, and the users of those external ids)
+ * from a tenant's lake by rewriting the files that hold any; the others are not touched. Returns how many
+ * files were rewritten. Delete the rows from the store first, or the next export brings them back; and
+ * run it through `LakeExporter.erase` when an exporter may be exporting the tenant.
+ */
+export function eraseFromLake(
+  store: Store,
+  dataDir: string,
+  tenantId: string,
+  identities: string[],
+): Promise<number> {
+  return eraseIds(store, dataDir, tenantId, identities, ERASED_IDENTITIES);
+}
+
+/**
+ * Removes deleted items from a tenant's lake (see ERASED_ITEMS), as `eraseFromLake` removes identities,
+ * on the same conditions: the store first, and through `LakeExporter.eraseItems` beside an exporter.
+ */
+export function eraseItemsFromLake(
+  store: Store,
+  dataDir: string,
+  tenantId: string,
+  itemIds: readonly string[],
+): Promise<number> {
+  return eraseIds(store, dataDir, tenantId, itemIds, ERASED_ITEMS);
 }
 
 export async function storedTenants(store: Store): Promise<string[]> {
@@ -398,6 +453,11 @@ export class LakeExporter {
    */
   erase(tenantId: string, identities: string[]): Promise<number> {
     return this.exports.run(tenantId, () => eraseFromLake(this.store, this.dataDir, tenantId, identities));
+  }
+
+  /** Removes deleted items from the tenant's lake (see `eraseItemsFromLake`), as `erase` does identities. */
+  eraseItems(tenantId: string, itemIds: readonly string[]): Promise<number> {
+    return this.exports.run(tenantId, () => eraseItemsFromLake(this.store, this.dataDir, tenantId, itemIds));
   }
 
   /** Exports every tenant with pending commits, then stops following commits. */

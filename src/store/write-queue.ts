@@ -205,6 +205,11 @@ export class WriteQueue {
     return this.itemKeys.size;
   }
 
+  /** Forgets the keys of deleted items (see ItemKeys.forget); only from an exclusive task. */
+  forgetItemKeys(tenantId: string, itemIds: Iterable<string>): void {
+    this.itemKeys.forget(tenantId, itemIds);
+  }
+
   observe(observer: WriteQueueObserver): void {
     this.observer = observer;
   }

@@ -261,6 +261,12 @@ describe('docs/guide.md', () => {
     // The widget's round trip: its answer, then the impression and the click it logged.
     expect(answersOf('ANSWER=$(curl').slice(-2)).toEqual([{ accepted: 1 }, { accepted: 1 }]);
     expect(answerOf('/identity/merge')).toEqual({ merged: 2, alreadyMerged: false });
+    // Deleting items: three clearance items, two of them updated then deleted by filter, one by id (204).
+    expect(answersOf('/catalog/items/bulk-update')).toEqual([
+      { upserted: 3 },
+      { updated: 2 },
+      { deleted: 2 },
+    ]);
 
     expect(answerOf('/analytics/scenario/pdp/summary')).toMatchObject({ impressions: expect.any(Number) });
     expect(answerOf('"scenario":"pdp","itemId":"sku-000680","userId":"user-00042"')).toMatchObject({

@@ -1,4 +1,5 @@
 import { AT, USER_EXAMPLE } from '../openapi/examples.js';
+import { z } from 'zod';
 import * as R from '../openapi/responses.js';
 import type { Operations } from '../openapi/operation.js';
 
@@ -40,6 +41,40 @@ export const openapi: Operations = {
     description: 'One stored item; 404 when the catalog does not hold it.',
     body: R.ITEM,
     answer: ITEM_EXAMPLE,
+  },
+  'DELETE /catalog/items/:externalId': {
+    id: 'deleteItem',
+    tag: 'Catalog',
+    summary: 'Delete an item',
+    description:
+      'Removes the item, its interactions and the impressions of it (an impression keeps the other items ' +
+      'it showed) from the store, the serving state, the answer cache, vectors and search, the lake and ' +
+      'every kept model version; the models are built again without it. 204; 404 `ITEM_NOT_FOUND` when ' +
+      'neither the store nor the serving state knows the id.',
+    status: 204,
+    body: null,
+  },
+  'POST /catalog/items/bulk-update': {
+    id: 'bulkUpdateItems',
+    tag: 'Catalog',
+    summary: 'Update the items a filter matches',
+    description:
+      'Sets `available`, `category` and attributes (merged key by key, `null` removes a key) on every item ' +
+      'the nextQL `filter` matches (`true`: every item), written as item upserts are; answers how many.',
+    body: z.object({ updated: z.number().int() }),
+    example: { filter: '\'category\' = "shoes"', set: { available: false, attributes: { sale: null } } },
+    answer: { updated: 12 },
+  },
+  'POST /catalog/items/bulk-delete': {
+    id: 'bulkDeleteItems',
+    tag: 'Catalog',
+    summary: 'Delete the items a filter matches',
+    description:
+      'Deletes every item the nextQL `filter` matches, as `DELETE /catalog/items/{externalId}` deletes one; ' +
+      'answers how many.',
+    body: z.object({ deleted: z.number().int() }),
+    example: { filter: '\'category\' = "discontinued"' },
+    answer: { deleted: 3 },
   },
   'GET /catalog/users': {
     id: 'listUsers',

@@ -109,6 +109,51 @@ describe('state changes', () => {
     expect(replica.ids()).toEqual(['other', 'shop']);
   });
 
+  it('take a deleted item out of both states alike; the same id upserted again is a new item', () => {
+    const { state, log } = recordedState();
+    const tenant = state.add('shop');
+    upsertShoesAndBags(tenant);
+    addEvents(tenant, [
+      { item: 'a', user: 'u1', ts: daysAgo(1) },
+      { item: 'b', user: 'u1', ts: daysAgo(1) },
+      { item: 'c', user: 'u2', ts: daysAgo(2) },
+    ]);
+    tenant.replaceNeighbours(
+      neighboursOf(tenant, [
+        ['a', 'b', 0.5],
+        ['c', 'b', 0.4],
+      ]),
+    );
+    const items = tenant.catalog.itemCount;
+    const b = tenant.catalog.idOf('b');
+    expect(rank(tenant, { logicType: 'item-to-item', itemId: 'a' }, NOW).ids).toContain(b);
+
+    expect(tenant.removeItems(['b', 'never-known'])).toEqual([b]);
+    expect(tenant.catalog.holds('b')).toBe(false);
+    expect(tenant.catalog.idOf('b')).toBe(-1);
+    expect(tenant.catalog.itemCount).toBe(items - 1);
+    expect(tenant.catalog.externalIds[b]).toBe('');
+    expect(tenant.catalog.document(b)).toBeUndefined();
+    for (const body of [
+      { logicType: 'item-to-item', itemId: 'a' },
+      { logicType: 'user-to-item', userId: 'u1' },
+      { logicType: 'recently-viewed', userId: 'u1' },
+    ] as RequestBody[])
+      expect(rank(tenant, body, NOW).ids).not.toContain(b);
+
+    tenant.upsertItem(item('b', { category: 'bags' }));
+    const again = tenant.catalog.idOf('b');
+    expect(again).not.toBe(b);
+    expect(tenant.catalog.externalIds[b]).toBe('');
+
+    const copy = replayed(log).get('shop')!;
+    expect(copy.catalog.externalIds).toEqual(tenant.catalog.externalIds);
+    expect(copy.catalog.idOf('b')).toBe(again);
+    expect(copy.catalog.itemCount).toBe(tenant.catalog.itemCount);
+    for (let id = 0; id < tenant.catalog.size; id++)
+      expect(copy.catalog.document(id)).toEqual(tenant.catalog.document(id));
+  });
+
   it('tell a replica of an interaction only when it brings a new item, country or history', () => {
     const { state, log } = recordedState();
     const tenant = state.add('shop');

@@ -1,0 +1,150 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { startBenchDaemon } from './support/bench-daemon.js';
+import type { ChildServer } from './support/child-server.js';
+import { mib, procStatus } from './support/daemon-memory.js';
+import { positiveInteger } from './support/options.js';
+import { benchShop, loadInteractions, loadItems, postJson } from './support/shop-loader.js';
+
+/**
+ * Bulk catalog operations (docs/guide.md, "Deleting items") on a daemon holding a generated shop
+ * (100,000 items and 200,000 interactions by default): `POST /catalog/items/bulk-update` with the filter
+ * `true` and a `set` of availability and two attributes (one removed), then `POST
+ * /catalog/items/bulk-delete` with `true`, each timed as one request, with the daemon's resident memory
+ * before it and at its peak during it, read from /proc. The baseline, measured in the same run on the
+ * same daemon, is the catalog's load through `POST /ingestion/items` in batches of 5,000: the bulk rates
+ * are also given as ratios to it.
+ */
+
+interface Measured<T> {
+  value: T;
+  seconds: number;
+  before: number;
+  peak: number;
+}
+
+/** Resets the process's peak resident size to its current one, where the kernel allows it. */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Times `work`, with the daemon's resident memory before it and at its peak during it. */
+async function measured<T>(daemon: ChildServer, work: () => Promise<T>): Promise<Measured<T>> {
+  const before = procStatus(daemon.pid, 'VmRSS');
+  const peakReset = resetPeak(daemon.pid);
+  let sampled = before;
+  const sampler = setInterval(() => (sampled = Math.max(sampled, procStatus(daemon.pid, 'VmRSS'))), 20);
+  try {
+    const started = process.hrtime.bigint();
+    const value = await work();
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const peak = peakReset ? Math.max(procStatus(daemon.pid, 'VmHWM'), sampled) : sampled;
+    return { value, seconds, before, peak };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** Waits until the daemon used less than a tenth of a core over a second (at most 120 s). */
+async function untilIdle(daemon: ChildServer): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  let last = daemon.cpuSeconds();
+  while (last !== undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const now = daemon.cpuSeconds()!;
+    if (now - last < 0.1) return;
+    last = now;
+  }
+}
+
+function figures(run: Measured<unknown>, items: number) {
+  const itemsPerS = Math.round(items / run.seconds);
+  const growth = run.peak - run.before;
+  return {
+    seconds: Number(run.seconds.toFixed(3)),
+    itemsPerS,
+    rssBeforeMiB: mib(run.before),
+    peakRssMiB: mib(run.peak),
+    rssGrowthMiB: mib(growth),
+  };
+}
+
+async function main(): Promise<void> {
+  // Not strict: bench/run forwards the same arguments to every benchmark.
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    strict: false,
+    options: {
+      items: { type: 'string', default: '100000' },
+      interactions: { type: 'string', default: '200000' },
+    },
+  });
+  const items = positiveInteger('--items', values.items);
+  const interactions = positiveInteger('--interactions', values.interactions);
+  const size = benchShop(items, interactions);
+  console.log(
+    `bulk-items: ${items.toLocaleString('en-US')} items, ${interactions.toLocaleString('en-US')} interactions...`,
+  );
+  const bench = await startBenchDaemon('bulk-items');
+  try {
+    const { daemon, headers } = bench;
+    await untilIdle(daemon);
+    const ingest = await measured(daemon, () => loadItems(daemon.url, headers, size));
+    await loadInteractions(daemon.url, headers, size);
+    await untilIdle(daemon);
+    const update = await measured(daemon, () =>
+      postJson(
+        `${daemon.url}/catalog/items/bulk-update`,
+        headers,
+        { filter: 'true', set: { available: false, attributes: { onSale: true, stock: null } } },
+        200,
+      ),
+    );
+    if ((update.value as { updated: number }).updated !== items)
+      throw new Error(`bulk-update answered ${JSON.stringify(update.value)}`);
+    await untilIdle(daemon);
+    const remove = await measured(daemon, () =>
+      postJson(`${daemon.url}/catalog/items/bulk-delete`, headers, { filter: 'true' }, 200),
+    );
+    if ((remove.value as { deleted: number }).deleted !== items)
+      throw new Error(`bulk-delete answered ${JSON.stringify(remove.value)}`);
+    const baseline = figures(ingest, items);
+    const updated = figures(update, items);
+    const deleted = figures(remove, items);
+    const ratio = (value: number) => Number((value / baseline.itemsPerS).toFixed(2));
+    console.log(
+      JSON.stringify({
+        bench: 'bulk-items',
+        items,
+        interactions,
+        ingest: baseline,
+        bulkUpdate: updated,
+        bulkDelete: deleted,
+        bulkUpdateToIngestItemsPerS: ratio(updated.itemsPerS),
+        bulkDeleteToIngestItemsPerS: ratio(deleted.itemsPerS),
+      }),
+    );
+    const line = (name: string, result: ReturnType<typeof figures>) =>
+      console.log(
+        `${name}: ${items.toLocaleString('en-US')} items in ${result.seconds.toFixed(2)} s = ` +
+          `${result.itemsPerS.toLocaleString('en-US')} items/s; ` +
+          `daemon RSS ${result.rssBeforeMiB.toFixed(0)} → peak ${result.peakRssMiB.toFixed(0)} MiB, ` +
+          `+${result.rssGrowthMiB.toFixed(0)} MiB`,
+      );
+    line('POST /ingestion/items, batches of 5,000 (baseline)', baseline);
+    line('bulk-update', updated);
+    line('bulk-delete', deleted);
+    console.log(
+      `ratios to the baseline's items/s: bulk-update ${ratio(updated.itemsPerS)}, bulk-delete ${ratio(deleted.itemsPerS)}`,
+    );
+  } finally {
+    await bench.stop();
+  }
+}
+
+await main();
