@@ -54,12 +54,19 @@ export const INTERACTION = event({
   itemId: NON_EMPTY_ID,
   type: z.enum(INTERACTION_TYPES),
   weight: z.number().finite().optional(),
-  /** How many units; purchase and cart only (default 1). */
-  amount: z.number().finite().gt(0).optional(),
-  /** The total for the amount; purchase and cart only. */
-  price: z.number().finite().min(0).optional(),
-  /** The total profit for the amount; purchase and cart only. */
-  profit: z.number().finite().optional(),
+  amount: z
+    .number()
+    .finite()
+    .gt(0)
+    .optional()
+    .describe('Units bought or put in the cart (purchase and cart only; default 1)'),
+  price: z
+    .number()
+    .finite()
+    .min(0)
+    .optional()
+    .describe('The total price for the amount (purchase and cart only)'),
+  profit: z.number().finite().optional().describe('The total profit for the amount (purchase and cart only)'),
 }).refine(
   (value) => REVENUE_TYPES.has(value.type) || REVENUE_FIELDS.every((field) => value[field] === undefined),
   { message: 'amount, price and profit are accepted on purchase and cart events only', path: ['type'] },
