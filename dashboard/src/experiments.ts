@@ -72,13 +72,13 @@ function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLEl
       },
       { label: 'Revenue', numeric: true, cell: (v) => formatMoney(v.revenue), testId: id('revenue') },
       {
-        label: 'Revenue per user',
+        label: 'Revenue / user',
         numeric: true,
         cell: (v) => formatMoney(v.revenuePerUser),
         testId: id('revenue-per-user'),
       },
       {
-        label: 'Revenue per user lift',
+        label: 'Revenue / user lift',
         numeric: true,
         cell: (v) => formatPercent(v.revenueSignificance?.lift, 1, true),
         testId: id('revenue-lift'),
@@ -90,19 +90,17 @@ function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLEl
         testId: id('revenue-pvalue'),
       },
       {
-        label: '95% interval of the revenue per user difference',
-        numeric: true,
-        cell: (v) => formatMoneyInterval(v.revenueSignificance?.difference95),
-        testId: id('revenue-interval'),
-      },
-      {
         label: 'Revenue verdict',
         cell: (v) =>
           v.revenueSignificance === null || v.revenueSignificance === undefined
             ? 'baseline'
             : h(
                 'span',
-                { class: (v.revenueSignificance.pValue ?? 1) < 0.05 ? 'badge good' : 'badge' },
+                {
+                  class: (v.revenueSignificance.pValue ?? 1) < 0.05 ? 'badge good' : 'badge',
+                  // The interval in the hover text: the table is wide enough already.
+                  title: `95% interval of the revenue per user difference: ${formatMoneyInterval(v.revenueSignificance.difference95)}`,
+                },
                 verdict(v.revenueSignificance.pValue),
               ),
         testId: id('revenue-verdict'),
