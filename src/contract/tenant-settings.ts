@@ -28,7 +28,7 @@ export const FRESHNESS = z.strictObject({
 });
 
 /**
- * The weight an interaction of each type gets when it carries none (docs/guide.md, "Interaction weights"):
+ * The weight an interaction of each type gets when it carries none (docs/guide.md, "Tenant settings"):
  * in histories and in models.
  */
 export const DEFAULT_WEIGHTS = { view: 1, cart: 2, purchase: 4, rating: 3, bookmark: 2 } as const;

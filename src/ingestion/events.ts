@@ -14,7 +14,7 @@ function eventTime(timestamp: number | undefined, receivedAt: number): number {
 
 /**
  * The row an interaction is stored as: without a weight of its own, it gets its type's weight of the
- * tenant's settings (docs/guide.md, "Interaction weights"); a purchase or a cart keeps its amount (1 when
+ * tenant's settings (docs/guide.md, "Tenant settings"); a purchase or a cart keeps its amount (1 when
  * not given), price and profit (docs/guide.md, "Revenue").
  */
 export function toStoredInteraction(
