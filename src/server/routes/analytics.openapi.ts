@@ -114,7 +114,7 @@ export const openapi: Operations = {
     'Scenario summary',
     "A scenario's impressions, clicks, carts, purchases, CTR, conversion and revenue (the prices of purchases carrying its slug or a recommId of its answers).",
     R.SCENARIO_SUMMARY,
-    { ...FUNNEL_EXAMPLE, revenue: 84.9 },
+    Object.assign({}, FUNNEL_EXAMPLE, { revenue: 84.9 }),
   ),
   'GET /analytics/scenario/:slug/funnel-volume': scenarioAnalytics(
     'scenarioFunnelVolume',
