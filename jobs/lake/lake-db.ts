@@ -160,6 +160,10 @@ export class LakeDb {
         appender.appendNull();
         appender.appendBigInt(BigInt(Math.round(event.ts)));
         appender.appendBigInt(BigInt(Math.round(event.ts)));
+        // No amount, price or profit: views carry none.
+        appender.appendNull();
+        appender.appendNull();
+        appender.appendNull();
         appender.endRow();
       }
       appender.flushSync();
