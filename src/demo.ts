@@ -46,11 +46,16 @@ export async function seedDemoTenant(runtime: Runtime): Promise<TenantCredential
   for (const scenario of DEMO_SCENARIOS) await scenarios.create(runtime, tenant, SCENARIO.parse(scenario));
   const experiment = EXPERIMENT.parse(DEMO_EXPERIMENT);
   await experiments.create(runtime, tenant, experiment);
-  // Home events go to the variant each user is assigned, as a client logging with the served slug would.
+  // Home events go to the variant each user is assigned, as a client logging with the served slug would;
+  // purchases carry their item's price and a profit of a fifth of it (docs/guide.md, "Revenue").
+  const prices = new Map(shop.items.map((item) => [item.externalId, Number(item.attributes.price)]));
   const interactions = shop.interactions.map((event) =>
-    event.scenarioSlug === 'home' && event.userId !== undefined
-      ? { ...event, scenarioSlug: variantOf(experiment, event.userId).scenario }
-      : event,
+    withPrice(
+      event.scenarioSlug === 'home' && event.userId !== undefined
+        ? { ...event, scenarioSlug: variantOf(experiment, event.userId).scenario }
+        : event,
+      prices,
+    ),
   );
   for (const batch of chunks(interactions, BATCH)) {
     await appendInteractions(runtime, tenant, INTERACTIONS_BODY.parse({ interactions: batch }).interactions);
@@ -97,6 +102,16 @@ export async function seedDemoTenant(runtime: Runtime): Promise<TenantCredential
     mode: 0o600,
   });
   return credentials;
+}
+
+/** Share of a demo purchase's price that is profit. */
+const DEMO_MARGIN = 0.2;
+
+/** A purchase with the price of one unit of its item and its profit; any other event as it is. */
+function withPrice<T extends { type: string; itemId: string }>(event: T, prices: Map<string, number>): T {
+  const price = prices.get(event.itemId);
+  if (event.type !== 'purchase' || price === undefined || !Number.isFinite(price)) return event;
+  return { ...event, amount: 1, price, profit: Math.round(price * DEMO_MARGIN * 100) / 100 };
 }
 
 const DEMO_SCENARIOS = [

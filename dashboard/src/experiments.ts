@@ -1,6 +1,17 @@
-/** A/B experiments: each variant's rates, and how sure the difference with the first variant is. */
+/**
+ * A/B experiments: each variant's rates and revenue, and how sure the differences with the first variant
+ * are (CTR by a z-test, revenue per user by Welch's t-test).
+ */
 import { errorNote, h, table } from './dom.js';
-import { formatCount, formatInterval, formatPValue, formatPercent, verdict } from './format.js';
+import {
+  formatCount,
+  formatInterval,
+  formatMoney,
+  formatMoneyInterval,
+  formatPValue,
+  formatPercent,
+  verdict,
+} from './format.js';
 import type { Loader } from './panel.js';
 import type { DataList, Experiment, ExperimentResults, VariantResult } from './types.js';
 
@@ -58,6 +69,41 @@ function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLEl
                 verdict(v.significance.pValue),
               ),
         testId: id('verdict'),
+      },
+      { label: 'Revenue', numeric: true, cell: (v) => formatMoney(v.revenue), testId: id('revenue') },
+      {
+        label: 'Revenue / user',
+        numeric: true,
+        cell: (v) => formatMoney(v.revenuePerUser),
+        testId: id('revenue-per-user'),
+      },
+      {
+        label: 'Revenue / user lift',
+        numeric: true,
+        cell: (v) => formatPercent(v.revenueSignificance?.lift, 1, true),
+        testId: id('revenue-lift'),
+      },
+      {
+        label: 'Revenue p-value',
+        numeric: true,
+        cell: (v) => formatPValue(v.revenueSignificance?.pValue),
+        testId: id('revenue-pvalue'),
+      },
+      {
+        label: 'Revenue verdict',
+        cell: (v) =>
+          v.revenueSignificance === null || v.revenueSignificance === undefined
+            ? 'baseline'
+            : h(
+                'span',
+                {
+                  class: (v.revenueSignificance.pValue ?? 1) < 0.05 ? 'badge good' : 'badge',
+                  // The interval in the hover text: the table is wide enough already.
+                  title: `95% interval of the revenue per user difference: ${formatMoneyInterval(v.revenueSignificance.difference95)}`,
+                },
+                verdict(v.revenueSignificance.pValue),
+              ),
+        testId: id('revenue-verdict'),
       },
     ],
     `experiment-results-${experiment.slug}`,

@@ -12,6 +12,21 @@ export function formatCount(value: number): string {
   return INTEGER.format(value);
 }
 
+const MONEY = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/** A sum of prices (1234.5 → "1,234.50"), in the shop's own currency. */
+export function formatMoney(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '–';
+  return MONEY.format(value);
+}
+
+/** The 95% interval of a difference of two sums of prices. */
+export function formatMoneyInterval(interval: readonly [number, number] | null | undefined): string {
+  if (!interval) return '–';
+  const signed = (value: number) => (value > 0 ? `+${formatMoney(value)}` : formatMoney(value));
+  return `[${signed(interval[0])}, ${signed(interval[1])}]`;
+}
+
 /** A fraction (0.1234) as a percentage ("12.34%"); `signed` puts "+" before a positive value. */
 export function formatPercent(fraction: number | null | undefined, digits = 2, signed = false): string {
   if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) return '–';

@@ -1,6 +1,6 @@
 /** Tenant overview: the store's totals and how much of the catalog recommendations reach. */
 import { figure, h } from './dom.js';
-import { formatCount, formatPercent, withQuery } from './format.js';
+import { formatCount, formatMoney, formatPercent, withQuery } from './format.js';
 import type { Loader } from './panel.js';
 import type { CatalogCoverage, Summary } from './types.js';
 
@@ -15,6 +15,8 @@ export const summaryPanel: Loader = async ({ api, range, signal }) => {
         figure('Users', formatCount(summary.users), 'summary-users'),
         figure('Interactions', formatCount(summary.interactions), 'summary-interactions'),
         figure('Impressions', formatCount(summary.impressions), 'summary-impressions'),
+        figure('Revenue', formatMoney(summary.revenue), 'summary-revenue'),
+        figure('Profit', formatMoney(summary.profit), 'summary-profit'),
       ),
       h(
         'div',
@@ -23,6 +25,7 @@ export const summaryPanel: Loader = async ({ api, range, signal }) => {
         figure('Carts', formatCount(summary.byType?.cart ?? 0), 'summary-carts'),
         figure('Purchases', formatCount(summary.byType?.purchase ?? 0), 'summary-purchases'),
         figure('Ratings', formatCount(summary.byType?.rating ?? 0), 'summary-ratings'),
+        figure('Bookmarks', formatCount(summary.byType?.bookmark ?? 0), 'summary-bookmarks'),
       ),
     );
   };

@@ -1,7 +1,15 @@
 /** Scenario funnels: impressions → clicks → carts → purchases per scenario, and one scenario by day. */
 import { lineChart } from './charts.js';
 import { h, table, errorNote } from './dom.js';
-import { formatCount, formatPercent, funnelSteps, toSeries, total, withQuery } from './format.js';
+import {
+  formatCount,
+  formatMoney,
+  formatPercent,
+  funnelSteps,
+  toSeries,
+  total,
+  withQuery,
+} from './format.js';
 import { chartBox, type Loader } from './panel.js';
 import type { DataList, FunnelDay, ScenarioInfo, ScenarioSummary } from './types.js';
 
@@ -124,6 +132,12 @@ export function scenariosPanel(
               testId: id('conversion'),
             },
             {
+              label: 'Revenue',
+              numeric: true,
+              cell: (r) => cell(r, (s) => formatMoney(s.revenue)),
+              testId: id('revenue'),
+            },
+            {
               label: 'Funnel',
               cell: (r) => (r.summary ? funnelBars(r.summary) : errorNote(r.error ?? '', id('error')(r))),
             },
@@ -153,6 +167,12 @@ export function funnelPanel(slug: string | undefined): Loader {
           ` ${key}`,
         ),
       );
+      const revenue = h(
+        'span',
+        { class: 'total-item' },
+        h('span', { 'data-testid': 'funnel-total-revenue' }, formatMoney(total(data, (d) => d.revenue ?? 0))),
+        ' revenue',
+      );
       body.append(
         h(
           'p',
@@ -161,6 +181,7 @@ export function funnelPanel(slug: string | undefined): Loader {
           h('strong', { 'data-testid': 'funnel-scenario' }, slug),
           ': ',
           ...totals,
+          revenue,
         ),
         box,
       );

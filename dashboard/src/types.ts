@@ -1,6 +1,6 @@
 /** The answers of the API routes the dashboard reads (the analytics, scenario and experiment routes). */
 
-export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating';
+export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating' | 'bookmark';
 
 export interface Summary {
   items: number;
@@ -8,6 +8,9 @@ export interface Summary {
   interactions: number;
   impressions: number;
   byType: Record<InteractionType, number>;
+  /** Sums of the purchases' prices and profits. */
+  revenue: number;
+  profit: number;
 }
 
 export interface CatalogCoverage {
@@ -45,6 +48,7 @@ export interface ScenarioSummary {
   /** Fractions rounded to 4 places. */
   ctr: number;
   conversion: number;
+  revenue: number;
 }
 
 export interface FunnelDay {
@@ -53,6 +57,7 @@ export interface FunnelDay {
   clicks: number;
   carts: number;
   purchases: number;
+  revenue: number;
 }
 
 export interface TopItem {
@@ -105,6 +110,18 @@ export interface VariantResult {
   conversion: number;
   /** Null for the first variant, the one the others are compared with. */
   significance: Significance | null;
+  revenue: number;
+  revenuePerUser: number;
+  /** Welch's t-test of revenue per user against the first variant; null for the first. */
+  revenueSignificance: RevenueSignificance | null;
+}
+
+export interface RevenueSignificance {
+  /** Relative change of revenue per user over the first variant. */
+  lift: number | null;
+  pValue: number | null;
+  /** 95% interval of the difference of revenue per user with the first variant. */
+  difference95: [number, number] | null;
 }
 
 export interface ExperimentResults {

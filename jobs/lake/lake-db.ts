@@ -16,8 +16,8 @@ export const DEFAULT_LAKE_DB: LakeDbOptions = { memoryLimit: '1GB', threads: 2 }
 const EMPTY = {
   interactions: `SELECT NULL::BIGINT AS seq, NULL::VARCHAR AS event_id, NULL::VARCHAR AS user_id,
     NULL::VARCHAR AS session_id, NULL::VARCHAR AS item_id, NULL::VARCHAR AS type, NULL::DOUBLE AS weight,
-    NULL::VARCHAR AS scenario_slug, NULL::VARCHAR AS country, NULL::BIGINT AS ts, NULL::BIGINT AS received_at
-    LIMIT 0`,
+    NULL::VARCHAR AS scenario_slug, NULL::VARCHAR AS country, NULL::BIGINT AS ts, NULL::BIGINT AS received_at,
+    NULL::DOUBLE AS amount, NULL::DOUBLE AS price, NULL::DOUBLE AS profit LIMIT 0`,
   items: `SELECT NULL::VARCHAR AS external_id, NULL::VARCHAR AS category, NULL::VARCHAR AS attributes,
     NULL::VARCHAR AS expires_at, NULL::BOOLEAN AS available, NULL::BOOLEAN AS feed_managed,
     NULL::BIGINT AS created_at, NULL::BIGINT AS updated_at LIMIT 0`,
@@ -115,7 +115,8 @@ export class LakeDb {
       await db.run(
         `CREATE TEMP VIEW interactions AS ${
           segments.length
-            ? `SELECT * FROM read_parquet([${segments.map((s) => quoted(s.file)).join(', ')}])`
+            ? // By name: a segment written before a column was added reads it as NULL.
+              `SELECT * FROM read_parquet([${segments.map((s) => quoted(s.file)).join(', ')}], union_by_name = true)`
             : EMPTY.interactions
         }`,
       );
@@ -159,6 +160,10 @@ export class LakeDb {
         appender.appendNull();
         appender.appendBigInt(BigInt(Math.round(event.ts)));
         appender.appendBigInt(BigInt(Math.round(event.ts)));
+        // No amount, price or profit: views carry none.
+        appender.appendNull();
+        appender.appendNull();
+        appender.appendNull();
         appender.endRow();
       }
       appender.flushSync();

@@ -1,13 +1,16 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Experiment } from '../contract/scenarios.js';
-import { compareRates } from './significance.js';
-import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, windowParams } from './sql.js';
+import { compareMeans, compareRates } from './significance.js';
+import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, SCENARIO_PURCHASES, money, windowParams } from './sql.js';
 import { rate } from './window.js';
 
 /**
  * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
  * served (from the answer record), the impressions, clicks and purchases logged with its scenario, CTR and
  * conversion, and beyond the contract how its CTR compares with the first variant's (docs/guide.md, "Analytics and experiments").
+ * Its revenue, revenue per user and, for later variants, Welch's t-test of revenue per user against the
+ * first's (docs/guide.md, "Revenue"): the users it served and those who bought through it, each with the
+ * prices of their purchases credited to it (0 for those who bought nothing).
  */
 export async function experimentResults(
   db: DuckDBConnection,
@@ -43,15 +46,38 @@ export async function experimentResults(
       GROUP BY scenario_slug`,
     [],
   );
+  const revenue = await read(
+    (list) => `SELECT scenario, sum(price) FROM ${SCENARIO_PURCHASES(list)} GROUP BY scenario`,
+    [],
+  );
+  const perUser = await read(
+    (list) => `WITH served AS (
+        SELECT DISTINCT scenario, user_id FROM ${ANSWER_DAYS('experiment_users')}
+           AND experiment = $4 AND scenario IN (${list})),
+      spent AS (
+        SELECT scenario, user_id, sum(coalesce(price, 0)) AS spent FROM ${SCENARIO_PURCHASES(list)}
+         WHERE user_id IS NOT NULL GROUP BY ALL),
+      each AS (SELECT scenario, coalesce(spent, 0) AS spent FROM served FULL OUTER JOIN spent USING (scenario, user_id))
+     SELECT scenario, count(*), avg(spent), coalesce(var_samp(spent), 0) FROM each GROUP BY scenario`,
+    [experiment.slug],
+  );
   const figures = slugs.map((scenario) => {
     const [clicks = 0, purchases = 0] = actions.get(scenario) ?? [];
+    const served = users.get(scenario)?.[0] ?? 0;
+    const earned = money(revenue.get(scenario)?.[0]);
     return {
       scenario,
-      users: users.get(scenario)?.[0] ?? 0,
+      users: served,
       impressions: impressions.get(scenario)?.[0] ?? 0,
       clicks,
       purchases,
+      revenue: earned,
+      revenuePerUser: served === 0 ? 0 : money(earned / served),
     };
+  });
+  const samples = slugs.map((scenario) => {
+    const [count = 0, mean = 0, variance = 0] = perUser.get(scenario) ?? [];
+    return { count, mean, variance };
   });
   const control = figures[0];
   return {
@@ -66,6 +92,7 @@ export async function experimentResults(
               { successes: control.clicks, trials: control.impressions },
               { successes: figure.clicks, trials: figure.impressions },
             ),
+      revenueSignificance: i === 0 ? null : compareMeans(samples[0], samples[i]),
     })),
   };
 }

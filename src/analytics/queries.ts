@@ -1,7 +1,16 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { INTERACTION_TYPES as TYPE_NAMES } from '../contract/ingestion.js';
 import { algorithmCode } from '../engine/recomm-id.js';
-import { ANSWER_DAYS, DAY_MS, IMPRESSIONS, INTERACTIONS, WITH_ITEM_IDS, windowParams } from './sql.js';
+import {
+  ANSWER_DAYS,
+  DAY_MS,
+  IMPRESSIONS,
+  INTERACTIONS,
+  SCENARIO_PURCHASES,
+  WITH_ITEM_IDS,
+  money,
+  windowParams,
+} from './sql.js';
 import { rate, type Window } from './window.js';
 
 /**
@@ -32,7 +41,7 @@ function series<T>(window: Window, found: Row[], make: (values: number[]) => T):
 export async function summary(db: DuckDBConnection, tenantId: string, window: Window, items: number) {
   // Three statements: counting by type groups faster than a filtered count per type, and identities are
   // told apart by the 64-bit hash each interaction stores (src/store/identity-hash.ts).
-  const byType = await interactionsByType(db, tenantId, window);
+  const byType = await typeTotals(db, tenantId, window);
   const [[users]] = await rows(
     db,
     `SELECT count(DISTINCT identity_hash) FROM ${INTERACTIONS}`,
@@ -49,6 +58,9 @@ export async function summary(db: DuckDBConnection, tenantId: string, window: Wi
     interactions: byType.data.reduce((sum, { count }) => sum + count, 0),
     impressions: n(impressions),
     byType: Object.fromEntries(byType.data.map(({ type, count }) => [type, count])),
+    // The prices and profits of purchases (docs/guide.md, "Revenue").
+    revenue: money(byType.revenue),
+    profit: money(byType.profit),
   };
 }
 
@@ -61,14 +73,24 @@ export async function interactionVolume(db: DuckDBConnection, tenantId: string, 
   return { data: series(window, found, ([count = 0]) => ({ count })) };
 }
 
-export async function interactionsByType(db: DuckDBConnection, tenantId: string, window: Window) {
+/** Interactions by type, and the sums of the purchases' prices and profits, in one pass. */
+async function typeTotals(db: DuckDBConnection, tenantId: string, window: Window) {
   const found = await rows(
     db,
-    `SELECT type, count(*) FROM ${INTERACTIONS} GROUP BY type`,
+    `SELECT type, count(*), sum(price), sum(profit) FROM ${INTERACTIONS} GROUP BY type`,
     windowParams(tenantId, window),
   );
   const counts = new Map(found.map(([type, count]) => [String(type), n(count)]));
-  return { data: TYPE_NAMES.map((type) => ({ type, count: counts.get(type) ?? 0 })) };
+  const purchases = found.find(([type]) => type === 'purchase') ?? [];
+  return {
+    data: TYPE_NAMES.map((type) => ({ type, count: counts.get(type) ?? 0 })),
+    revenue: n(purchases[2]),
+    profit: n(purchases[3]),
+  };
+}
+
+export async function interactionsByType(db: DuckDBConnection, tenantId: string, window: Window) {
+  return { data: (await typeTotals(db, tenantId, window)).data };
 }
 
 export async function topItems(db: DuckDBConnection, tenantId: string, window: Window, limit: number) {
@@ -178,7 +200,7 @@ export async function scenarioTopItems(
   return { data: (await funnelByItem(db, tenantId, window, limit, scenario)).map(funnelRow) };
 }
 
-/** Per day (by day number) of a scenario: impressions, clicks, carts, purchases. */
+/** Per day (by day number) of a scenario: impressions, clicks, carts, purchases, revenue. */
 async function scenarioDays(db: DuckDBConnection, tenantId: string, window: Window, scenario: string) {
   return rows(
     db,
@@ -190,9 +212,12 @@ async function scenarioDays(db: DuckDBConnection, tenantId: string, window: Wind
                count(*) FILTER (WHERE type = 'view') AS clicks,
                count(*) FILTER (WHERE type = 'cart') AS carts,
                count(*) FILTER (WHERE type = 'purchase') AS purchases
-          FROM ${INTERACTIONS} AND scenario_slug = $4 GROUP BY day)
-     SELECT day, coalesce(impressions, 0), coalesce(clicks, 0), coalesce(carts, 0), coalesce(purchases, 0)
-       FROM shown FULL OUTER JOIN acted USING (day)`,
+          FROM ${INTERACTIONS} AND scenario_slug = $4 GROUP BY day),
+      paid AS (
+        SELECT ts // ${DAY_MS} AS day, sum(price) AS revenue FROM ${SCENARIO_PURCHASES('$4')} GROUP BY day)
+     SELECT day, coalesce(impressions, 0), coalesce(clicks, 0), coalesce(carts, 0), coalesce(purchases, 0),
+            coalesce(revenue, 0)
+       FROM shown FULL OUTER JOIN acted USING (day) FULL OUTER JOIN paid USING (day)`,
     windowParams(tenantId, window, scenario),
   );
 }
@@ -205,11 +230,12 @@ export async function scenarioFunnelVolume(
 ) {
   const found = await scenarioDays(db, tenantId, window, scenario);
   return {
-    data: series(window, found, ([impressions = 0, clicks = 0, carts = 0, purchases = 0]) => ({
+    data: series(window, found, ([impressions = 0, clicks = 0, carts = 0, purchases = 0, revenue = 0]) => ({
       impressions,
       clicks,
       carts,
       purchases,
+      revenue: money(revenue),
     })),
   };
 }
@@ -221,9 +247,9 @@ export async function scenarioSummary(
   scenario: string,
 ) {
   const found = await scenarioDays(db, tenantId, window, scenario);
-  const total = [0, 0, 0, 0];
-  for (const row of found) for (let i = 0; i < 4; i++) total[i] += n(row[i + 1]);
-  const [impressions, clicks, carts, purchases] = total;
+  const total = [0, 0, 0, 0, 0];
+  for (const row of found) for (let i = 0; i < 5; i++) total[i] += n(row[i + 1]);
+  const [impressions, clicks, carts, purchases, revenue] = total;
   return {
     impressions,
     clicks,
@@ -231,6 +257,7 @@ export async function scenarioSummary(
     purchases,
     ctr: rate(clicks, impressions),
     conversion: rate(purchases, clicks),
+    revenue: money(revenue),
   };
 }
 

@@ -4,6 +4,8 @@
  * unpooled one.
  */
 
+import { studentTCdf, studentTQuantile } from './student-t.js';
+
 /** The standard normal distribution function, by the error function (Abramowitz and Stegun 7.1.26). */
 export function normalCdf(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
@@ -51,5 +53,50 @@ export function compareRates(
     lift: p1 === 0 ? null : round(p2 / p1 - 1, 4),
     pValue: round(pValue, 4),
     difference95: [round(difference - Z_95 * se, 4), round(difference + Z_95 * se, 4)],
+  };
+}
+
+/** A sample's size, mean and (n − 1) variance. */
+export interface Sample {
+  count: number;
+  mean: number;
+  variance: number;
+}
+
+/** How a variant's mean compares with the control's by Welch's t-test (docs/guide.md, "Revenue"). */
+export interface MeanComparison {
+  /** The variant's mean over the control's, minus 1; null when the control's mean is 0. */
+  lift: number | null;
+  /** Two-sided p-value of the difference; null with fewer than two in either sample. */
+  pValue: number | null;
+  /** 95% interval of the difference of the means (variant − control); null when pValue is. */
+  difference95: [number, number] | null;
+}
+
+/**
+ * Welch's t-test of the variant's mean against the control's: unequal variances, the Welch–Satterthwaite
+ * degrees of freedom, and the 95% interval of the difference from the same t distribution.
+ */
+export function compareMeans(control: Sample, variant: Sample): MeanComparison {
+  const lift = control.mean === 0 ? null : round(variant.mean / control.mean - 1, 4);
+  if (control.count < 2 || variant.count < 2) return { lift, pValue: null, difference95: null };
+  const a = Math.max(0, control.variance) / control.count;
+  const b = Math.max(0, variant.variance) / variant.count;
+  const difference = variant.mean - control.mean;
+  const se = Math.sqrt(a + b);
+  if (se === 0)
+    return {
+      lift,
+      pValue: difference === 0 ? 1 : 0,
+      difference95: [round(difference, 4), round(difference, 4)],
+    };
+  const df = (a + b) ** 2 / (a ** 2 / (control.count - 1) + b ** 2 / (variant.count - 1));
+  const t = difference / se;
+  const pValue = 2 * (1 - studentTCdf(Math.abs(t), df));
+  const margin = studentTQuantile(0.975, df) * se;
+  return {
+    lift,
+    pValue: round(pValue, 4),
+    difference95: [round(difference - margin, 4), round(difference + margin, 4)],
   };
 }

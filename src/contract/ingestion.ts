@@ -20,7 +20,11 @@ export const USER_UPSERT = z.strictObject({
 });
 export type UserUpsert = z.infer<typeof USER_UPSERT>;
 
-export const INTERACTION_TYPES = ['view', 'cart', 'purchase', 'rating'] as const;
+export const INTERACTION_TYPES = ['view', 'cart', 'purchase', 'rating', 'bookmark'] as const;
+
+/** The types whose events may carry `amount`, `price` and `profit` (docs/guide.md, "Revenue"). */
+export const REVENUE_TYPES: ReadonlySet<unknown> = new Set(['purchase', 'cart']);
+export const REVENUE_FIELDS = ['amount', 'price', 'profit'] as const;
 
 /** Fields every event carries; one of userId or sessionId names who acted. */
 const EVENT_FIELDS = {
@@ -50,7 +54,23 @@ export const INTERACTION = event({
   itemId: NON_EMPTY_ID,
   type: z.enum(INTERACTION_TYPES),
   weight: z.number().finite().optional(),
-});
+  amount: z
+    .number()
+    .finite()
+    .gt(0)
+    .optional()
+    .describe('Units bought or put in the cart (purchase and cart only; default 1)'),
+  price: z
+    .number()
+    .finite()
+    .min(0)
+    .optional()
+    .describe('The total price for the amount (purchase and cart only)'),
+  profit: z.number().finite().optional().describe('The total profit for the amount (purchase and cart only)'),
+}).refine(
+  (value) => REVENUE_TYPES.has(value.type) || REVENUE_FIELDS.every((field) => value[field] === undefined),
+  { message: 'amount, price and profit are accepted on purchase and cart events only', path: ['type'] },
+);
 export type Interaction = z.infer<typeof INTERACTION>;
 
 export const IMPRESSION = event({ itemIds: z.array(NON_EMPTY_ID).min(1, 'at least one item id') });

@@ -1,6 +1,6 @@
 import { MAX_BATCH, parseIsoTimestamp } from './common.js';
 import { z } from 'zod';
-import { INTERACTION, INTERACTION_TYPES, type Interaction } from './ingestion.js';
+import { INTERACTION, INTERACTION_TYPES, REVENUE_TYPES, type Interaction } from './ingestion.js';
 
 /**
  * A hand-written check of the interactions body, the hottest body the daemon validates. INTERACTIONS_BODY
@@ -66,6 +66,7 @@ function checkEvent(event: unknown): number | undefined {
   let hasItem = false;
   let hasType = false;
   let hasIdentity = false;
+  let hasRevenue = false;
   for (const key in event) {
     const value = event[key];
     switch (key) {
@@ -75,6 +76,13 @@ function checkEvent(event: unknown): number | undefined {
         break;
       case 'weight':
         if (typeof value !== 'number' || !Number.isFinite(value)) return NaN;
+        break;
+      case 'amount':
+      case 'price':
+      case 'profit':
+        if (typeof value !== 'number' || !Number.isFinite(value)) return NaN;
+        if (key === 'amount' ? value <= 0 : key === 'price' && value < 0) return NaN;
+        hasRevenue = true;
         break;
       case 'timestamp':
         if (typeof value !== 'string') return NaN;
@@ -102,6 +110,7 @@ function checkEvent(event: unknown): number | undefined {
       }
     }
   }
+  if (hasRevenue && !REVENUE_TYPES.has(event.type)) return NaN;
   return hasItem && hasType && hasIdentity ? timestamp : NaN;
 }
 

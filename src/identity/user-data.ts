@@ -4,7 +4,8 @@ import { userDocument } from '../contract/catalog.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
+import { REVENUE_TYPES } from '../contract/ingestion.js';
+import { nullableNumber, nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
 import { placeholders } from '../store/sql.js';
 import { isDiskFull } from '../store/disk-full.js';
 
@@ -38,19 +39,26 @@ function matching(identities: string[]) {
 function interactionsOnce(where: string): string {
   return `WITH mine AS (
       SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, seq,
-             coalesce(merged, false) AS copy,
+             amount, price, profit, coalesce(merged, false) AS copy,
              CASE WHEN coalesce(merged, false) THEN session_id ELSE coalesce(user_id, session_id) END AS source
         FROM interactions WHERE ${where} AND NOT (coalesce(merged, false) AND user_id <> $2)),
     numbered AS (
       SELECT *, row_number() OVER (PARTITION BY copy, source, item_id, type, weight, ts ORDER BY seq) AS nth
         FROM mine)
-    SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at
+    SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at,
+           amount, price, profit
       FROM numbered o
      WHERE copy OR NOT EXISTS (
        SELECT 1 FROM numbered c
         WHERE c.copy AND c.source = o.source AND c.item_id = o.item_id AND c.type = o.type
           AND c.weight = o.weight AND c.ts = o.ts AND c.nth = o.nth)
      ORDER BY seq`;
+}
+
+/** A purchase's or a cart's amount, price and profit (docs/guide.md, "Revenue"); nothing for other types. */
+function revenueFields(type: string, [amount, price, profit]: unknown[]) {
+  if (!REVENUE_TYPES.has(type)) return {};
+  return { amount: nullableNumber(amount), price: nullableNumber(price), profit: nullableNumber(profit) };
 }
 
 async function rowsOf(db: DuckDBConnection, sql: string, params: string[]): Promise<unknown[][]> {
@@ -90,7 +98,19 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
   return {
     user: data.user.length ? userDocument(userFromRow(data.user[0])) : null,
     interactions: data.interactions.map(
-      ([eventId, user, session, itemId, type, weight, scenarioSlug, country, ts, receivedAt]) => ({
+      ([
+        eventId,
+        user,
+        session,
+        itemId,
+        type,
+        weight,
+        scenarioSlug,
+        country,
+        ts,
+        receivedAt,
+        ...revenue
+      ]) => ({
         eventId: nullableString(eventId),
         userId: nullableString(user),
         sessionId: nullableString(session),
@@ -101,6 +121,7 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
         country: nullableString(country),
         timestamp: iso(ts),
         receivedAt: iso(receivedAt),
+        ...revenueFields(String(type), revenue),
       }),
     ),
     impressions: data.impressions.map(

@@ -1,29 +1,43 @@
-import type { Impression, Interaction } from '../contract/ingestion.js';
+import { REVENUE_TYPES, type Impression, type Interaction } from '../contract/ingestion.js';
+import { DEFAULT_WEIGHTS, type InteractionWeights } from '../contract/tenant-settings.js';
 import { normalizeCountry } from '../geo/countries.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { StoredImpression, StoredInteraction, StoredUser } from '../store/rows.js';
 import { provisionUser } from './users.js';
 
-export const DEFAULT_WEIGHTS = { view: 1, cart: 2, purchase: 4, rating: 3 } as const;
+export { DEFAULT_WEIGHTS } from '../contract/tenant-settings.js';
 
 function eventTime(timestamp: number | undefined, receivedAt: number): number {
   return timestamp ?? receivedAt;
 }
 
-export function toStoredInteraction(event: Interaction, receivedAt: number): StoredInteraction {
+/**
+ * The row an interaction is stored as: without a weight of its own, it gets its type's weight of the
+ * tenant's settings (docs/guide.md, "Tenant settings"); a purchase or a cart keeps its amount (1 when
+ * not given), price and profit (docs/guide.md, "Revenue").
+ */
+export function toStoredInteraction(
+  event: Interaction,
+  receivedAt: number,
+  weights: InteractionWeights = DEFAULT_WEIGHTS,
+): StoredInteraction {
+  const revenue = REVENUE_TYPES.has(event.type);
   return {
     eventId: event.eventId ?? null,
     userId: event.userId ?? null,
     sessionId: event.sessionId ?? null,
     itemId: event.itemId,
     type: event.type,
-    weight: event.weight ?? DEFAULT_WEIGHTS[event.type],
+    weight: event.weight ?? weights[event.type],
     scenarioSlug: event.scenarioSlug ?? null,
     country: normalizeCountry(event.country),
     ts: eventTime(event.timestamp, receivedAt),
     receivedAt,
     recommId: event.recommId ?? null,
+    amount: revenue ? (event.amount ?? 1) : null,
+    price: event.price ?? null,
+    profit: event.profit ?? null,
   };
 }
 
@@ -93,7 +107,7 @@ export function appendInteractions(
       const provisioning = tenant.settings.userProvisioningModes.includes('on_first_known_interaction');
       const scope = `interaction\u0000${tenant.tenantId}`;
       for (const event of events) {
-        const row = toStoredInteraction(event, receivedAt);
+        const row = toStoredInteraction(event, receivedAt, tenant.settings.interactionWeights);
         if (seenBefore(scratch, tenant.interactionEventIds, scope, row.eventId)) {
           repeated.push(row.itemId);
           continue;

@@ -5,7 +5,13 @@ export const DAY_MS = 86_400_000;
 export const HISTORY_WINDOW_MS = 30 * DAY_MS;
 export const PURCHASE_WINDOW_MS = 90 * DAY_MS;
 
-export const TYPE_CODES: Record<InteractionType, number> = { view: 0, cart: 1, purchase: 2, rating: 3 };
+export const TYPE_CODES: Record<InteractionType, number> = {
+  view: 0,
+  cart: 1,
+  purchase: 2,
+  rating: 3,
+  bookmark: 4,
+};
 export const PURCHASE = TYPE_CODES.purchase;
 
 export interface HistoryEvent {

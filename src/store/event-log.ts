@@ -20,8 +20,24 @@ import { SegmentLog, segmentsLeft } from './segment-log.js';
  */
 
 /** The columns a log row's fields go to, and how DuckDB's CSV reader is to read them. */
-const INSERT_COLUMNS = LOG_COLUMNS.map(([name]) => name).join(', ');
-const CSV_COLUMNS = LOG_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ');
+interface LogLayout {
+  insert: string;
+  csv: string;
+}
+
+function layoutOf(columns: readonly (readonly [string, string])[]): LogLayout {
+  return {
+    insert: columns.map(([name]) => name).join(', '),
+    csv: columns.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', '),
+  };
+}
+
+const LAYOUT = layoutOf(LOG_COLUMNS);
+/**
+ * The lines of a nextrec before amount, price and profit (schema version 9): a segment such a binary
+ * left at a crash is moved with them, the three columns NULL.
+ */
+const LAYOUT_BEFORE_REVENUE = layoutOf(LOG_COLUMNS.slice(0, LOG_COLUMNS.length - 3));
 
 /** The interactions log's segments: `interactions-<first seq>.csv`. */
 const PREFIX = 'interactions';
@@ -104,8 +120,15 @@ export async function recoverEventLog(
   const reader = await connection.runAndReadAll('SELECT coalesce(max(seq), 0) FROM interactions');
   const stored = Number(reader.getRows()[0][0]);
   for (const { file, first, empty } of left) {
-    if (first > stored && !empty)
-      await moveSegment(connection, { file, first, freshKeys: undefined }, threads);
+    if (first > stored && !empty) {
+      const source = { file, first, freshKeys: undefined };
+      await moveSegment(connection, source, threads).catch((error: unknown) =>
+        // Lines of an older layout have fewer fields, which the current one refuses.
+        moveSegment(connection, source, threads, LAYOUT_BEFORE_REVENUE).catch(() => {
+          throw error;
+        }),
+      );
+    }
     rmSync(file, { force: true });
   }
   fsyncPath(dir);
@@ -129,23 +152,28 @@ async function moveSegment(
   connection: DuckDBConnection,
   segment: MoveSource,
   threads: number,
+  layout: LogLayout = LAYOUT,
 ): Promise<void> {
   await connection.run('SET threads = 1');
   try {
-    await moveRows(connection, segment);
+    await moveRows(connection, segment, layout);
   } finally {
     // Failing to restore it leaves queries on one thread, slower but right; the move stands.
     await connection.run(`SET threads = ${threads}`).catch(() => undefined);
   }
 }
 
-async function moveRows(connection: DuckDBConnection, { file, first, freshKeys }: MoveSource): Promise<void> {
+async function moveRows(
+  connection: DuckDBConnection,
+  { file, first, freshKeys }: MoveSource,
+  layout: LogLayout,
+): Promise<void> {
   await connection.run('BEGIN TRANSACTION');
   try {
     await connection.run(
-      `INSERT INTO interactions (${INSERT_COLUMNS})
+      `INSERT INTO interactions (${layout.insert})
        SELECT * FROM read_csv(${sqlString(file)}, header = false, auto_detect = false, delim = ',',
-         quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${CSV_COLUMNS}})`,
+         quote = '"', escape = '"', allow_quoted_nulls = false, columns = {${layout.csv}})`,
     );
     if (freshKeys) await appendItemKeys(connection, freshKeys);
     else {

@@ -29,7 +29,7 @@ import { vectorConfigKinds, type VectorConfigField } from './vector-config-kinds
 /** The columns each table exports (the tenant is the folder). */
 const COLUMNS: Record<EventTable | SnapshotTable, string> = {
   interactions:
-    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at',
+    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, amount, price, profit',
   impressions: 'seq, event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at',
   items:
     'external_id, category, attributes::VARCHAR AS attributes, expires_at, available, feed_managed, created_at, updated_at',
@@ -192,7 +192,8 @@ async function compact(db: DuckDBConnection, dir: string, options: CompactionOpt
     const files = merged.map((segment) => sqlString(segment.file)).join(', ');
     await copyToParquet(
       db,
-      `SELECT * FROM read_parquet([${files}]) ORDER BY seq`,
+      // By name: a segment written before a column was added reads it as NULL.
+      `SELECT * FROM read_parquet([${files}], union_by_name = true) ORDER BY seq`,
       `${dir}/${segmentName(merged[0].first, merged.at(-1)!.last)}`,
     );
   }

@@ -35,6 +35,9 @@ export const LOG_COLUMNS: readonly (readonly [string, string])[] = [
   ['recomm_id', 'VARCHAR'],
   ['item_key', 'INTEGER'],
   ['identity_hash', 'BIGINT'],
+  ['amount', 'DOUBLE'],
+  ['price', 'DOUBLE'],
+  ['profit', 'DOUBLE'],
 ];
 
 /** The buffer's size to start with, and the most it keeps from one batch to the next. */
@@ -98,6 +101,9 @@ export class LineEncoder {
     checkText(e.itemId, 'item_id');
     checkText(e.type, 'type');
     if (!Number.isFinite(e.weight)) throw new TypeError('interactions.weight must be a finite number');
+    checkNullableNumber(e.amount, 'amount');
+    checkNullableNumber(e.price, 'price');
+    checkNullableNumber(e.profit, 'profit');
     checkInteger(e.ts, 'ts');
     checkInteger(e.receivedAt, 'received_at');
     const length =
@@ -129,6 +135,9 @@ export class LineEncoder {
     this.text(e.recommId);
     this.integer(itemKey);
     this.identityHash(e);
+    this.nullableNumber(e.amount);
+    this.nullableNumber(e.price);
+    this.nullableNumber(e.profit);
     this.bytes[this.at - 1] = NEWLINE;
   }
 
@@ -247,6 +256,12 @@ export class LineEncoder {
     this.at = at;
   }
 
+  /** A finite number or nothing (an empty field, NULL), and its comma. */
+  private nullableNumber(value: number | null | undefined): void {
+    if (value === null || value === undefined) this.bytes[this.at++] = COMMA;
+    else this.number(value);
+  }
+
   /** A finite number, and its comma. */
   private number(value: number): void {
     if (Number.isSafeInteger(value)) this.integer(value);
@@ -260,6 +275,11 @@ function lengthOf(value: string | null | undefined): number {
 
 function checkText(value: unknown, column: string): void {
   if (typeof value !== 'string') throw new TypeError(`interactions.${column} must be a string`);
+}
+
+function checkNullableNumber(value: number | null | undefined, column: string): void {
+  if (value !== null && value !== undefined && !Number.isFinite(value))
+    throw new TypeError(`interactions.${column} must be a finite number`);
 }
 
 function checkInteger(value: number, column: string): void {

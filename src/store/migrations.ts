@@ -184,6 +184,16 @@ export const MIGRATIONS: readonly Migration[] = [
     // The last sequence number of the records log a move stored, in its transaction (see record-log.ts).
     statements: ['CREATE TABLE log_marks (log VARCHAR PRIMARY KEY, seq BIGINT NOT NULL)'],
   },
+  {
+    version: 9,
+    description: 'amount, price and profit of purchase and cart events',
+    // Summed by analytics and experiment results (docs/guide.md, "Revenue"); NULL on events stored before.
+    statements: [
+      'ALTER TABLE interactions ADD COLUMN amount DOUBLE',
+      'ALTER TABLE interactions ADD COLUMN price DOUBLE',
+      'ALTER TABLE interactions ADD COLUMN profit DOUBLE',
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

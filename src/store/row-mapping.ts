@@ -22,6 +22,10 @@ export function nullableString(value: unknown): string | null {
   return value === null ? null : String(value);
 }
 
+export function nullableNumber(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
 /** A row of ITEM_COLUMNS (as DuckDB's JS values), starting at `offset`. */
 export function itemFromRow(row: readonly unknown[], offset = 0): StoredItem {
   const item = catalogItemFromRow(row, offset);

@@ -6,7 +6,7 @@ import type { StoredItem, StoredUser } from '../contract/catalog.js';
 
 export type { StoredItem, StoredUser };
 
-export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating';
+export type InteractionType = 'view' | 'cart' | 'purchase' | 'rating' | 'bookmark';
 
 export interface StoredInteraction {
   eventId: string | null;
@@ -23,6 +23,10 @@ export interface StoredInteraction {
   merged?: boolean;
   /** The answer the event followed, when the client says so. */
   recommId?: string | null;
+  /** Purchase and cart events: units (1 when not given), their total price and total profit. */
+  amount?: number | null;
+  price?: number | null;
+  profit?: number | null;
 }
 
 export interface StoredImpression {

@@ -481,6 +481,9 @@ export class WriteQueue {
         appendNullable(a, event.recommId ?? null);
         a.appendInteger(this.itemKeys.keyOf(tenantId, event.itemId));
         a.appendBigInt(identityHash(identityOf(event)));
+        appendNullableDouble(a, event.amount);
+        appendNullableDouble(a, event.price);
+        appendNullableDouble(a, event.profit);
       });
     if (rows.impressions.length)
       await this.append('impressions', rows.impressions, (a, tenantId, event) => {
@@ -574,6 +577,11 @@ function settle(pending: Pending, applier: () => unknown): void {
 function appendNullable(appender: DuckDBAppender, value: string | null): void {
   if (value === null) appender.appendNull();
   else appender.appendVarchar(value);
+}
+
+function appendNullableDouble(appender: DuckDBAppender, value: number | null | undefined): void {
+  if (value === null || value === undefined) appender.appendNull();
+  else appender.appendDouble(value);
 }
 
 function appendItem(a: DuckDBAppender, tenantId: string, item: StoredItem): void {

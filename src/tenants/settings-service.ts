@@ -1,6 +1,7 @@
 import {
   TENANT_SETTINGS_UPDATE,
   defaultTenantSettings,
+  interactionWeightsOf,
   type TenantSettings,
   type TenantSettingsUpdate,
 } from '../contract/tenant-settings.js';
@@ -16,7 +17,12 @@ export const tenantSettingsDocuments: StoredDocumentKind = {
   kind: TENANT_SETTINGS_KIND,
   restore(tenant, stored) {
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(stored);
-    if (parsed.success) tenant.replaceSettings({ ...defaultTenantSettings(), ...parsed.data });
+    if (parsed.success)
+      tenant.replaceSettings({
+        ...defaultTenantSettings(),
+        ...parsed.data,
+        interactionWeights: interactionWeightsOf(parsed.data.interactionWeights),
+      });
   },
 };
 
@@ -31,6 +37,8 @@ export function updateTenantSettings(
     for (const [field, value] of Object.entries(update)) {
       if (value !== undefined) Object.assign(settings, { [field]: value });
     }
+    if (update.interactionWeights)
+      settings.interactionWeights = interactionWeightsOf(update.interactionWeights);
     rows.statements.push(saveConfigDocument(tenant.tenantId, TENANT_SETTINGS_KIND, '', settings));
     return () => {
       tenant.replaceSettings(settings);

@@ -32,6 +32,11 @@ interface Demo {
   apiKey: string;
 }
 
+/** A sum of prices as the page shows it ("1,234.50"). */
+function money(value: number): string {
+  return new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(value);
+}
+
 /** A number as the page shows it ("12,345"). */
 function shown(text: string | null): number {
   return Number((text ?? '').replace(/,/g, ''));
@@ -73,7 +78,13 @@ describe('dashboard (daemon + headless Chromium)', () => {
     expect(logged.status, JSON.stringify(logged.body)).toBe(200);
     const interactions = users.flatMap((userId, i) => [
       { userId, itemId: items[i % 3], type: 'view', scenarioSlug: i % 3 === 0 ? 'banner-b' : 'banner-a' },
-      ...(i % 10 === 0 ? [{ userId, itemId: items[0], type: 'purchase', scenarioSlug: 'banner-a' }] : []),
+      ...(i % 10 === 0
+        ? [{ userId, itemId: items[0], type: 'purchase', scenarioSlug: 'banner-a', price: 25.5, profit: 5 }]
+        : []),
+      ...(i % 10 === 1
+        ? [{ userId, itemId: items[1], type: 'purchase', scenarioSlug: 'banner-b', price: 12 }]
+        : []),
+      ...(i % 20 === 2 ? [{ userId, itemId: items[2], type: 'bookmark' }] : []),
     ]);
     const acted = await call(daemon.url, 'POST', '/ingestion/interactions', {
       headers,
@@ -193,9 +204,21 @@ describe('dashboard (daemon + headless Chromium)', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });
     expect(states, JSON.stringify(states)).toEqual(Object.fromEntries(PANELS.map((name) => [name, 'ready'])));
 
-    const summary = await api<{ interactions: number; items: number }>('/analytics/summary', range);
+    const summary = await api<{
+      interactions: number;
+      items: number;
+      revenue: number;
+      profit: number;
+      byType: { bookmark: number };
+    }>('/analytics/summary', range);
     expect(shown(await page.getByTestId('summary-interactions').textContent())).toBe(summary.interactions);
     expect(shown(await page.getByTestId('summary-items').textContent())).toBe(summary.items);
+    // Revenue and profit as sums of prices with two decimals; the bookmarks beside the other types.
+    expect(summary.revenue).toBeGreaterThan(0);
+    expect(await page.getByTestId('summary-revenue').textContent()).toBe(money(summary.revenue));
+    expect(await page.getByTestId('summary-profit').textContent()).toBe(money(summary.profit));
+    expect(shown(await page.getByTestId('summary-bookmarks').textContent())).toBe(summary.byType.bookmark);
+    expect(summary.byType.bookmark).toBeGreaterThan(0);
     const algorithms = await api<{ data: { algorithm: string; answers: number }[] }>(
       '/analytics/algorithms',
       range,
@@ -211,7 +234,7 @@ describe('dashboard (daemon + headless Chromium)', () => {
     const volumeTotal = volume.data.reduce((sum, day) => sum + day.count, 0);
     expect(shown(await page.getByTestId('volume-total').textContent())).toBe(volumeTotal);
 
-    const bannerA = await api<{ impressions: number; clicks: number }>(
+    const bannerA = await api<{ impressions: number; clicks: number; revenue: number }>(
       '/analytics/scenario/banner-a/summary',
       range,
     );
@@ -220,6 +243,8 @@ describe('dashboard (daemon + headless Chromium)', () => {
       bannerA.impressions,
     );
     expect(shown(await page.getByTestId('scenario-clicks-banner-a').textContent())).toBe(bannerA.clicks);
+    expect(bannerA.revenue).toBe(153);
+    expect(await page.getByTestId('scenario-revenue-banner-a').textContent()).toBe('153.00');
 
     // The funnel chart follows the selected scenario.
     await page.getByTestId('scenario-select-banner-b').click();
@@ -243,6 +268,10 @@ describe('dashboard (daemon + headless Chromium)', () => {
       `${(variantB.ctr * 100).toFixed(2)}%`,
     );
     expect(await page.getByTestId('experiment-banner-test-verdict-banner-b').textContent()).toMatch(
+      /^(significant at 95%|not significant yet|not enough data yet)$/,
+    );
+    expect(await page.getByTestId('experiment-banner-test-revenue-banner-a').textContent()).toBe('153.00');
+    expect(await page.getByTestId('experiment-banner-test-revenue-verdict-banner-b').textContent()).toMatch(
       /^(significant at 95%|not significant yet|not enough data yet)$/,
     );
 

@@ -77,7 +77,9 @@ describe('tenant analytics', () => {
       users: 4,
       interactions: 7,
       impressions: 6,
-      byType: { view: 4, cart: 1, purchase: 1, rating: 1 },
+      byType: { view: 4, cart: 1, purchase: 1, rating: 1, bookmark: 0 },
+      revenue: 0,
+      profit: 0,
     });
   });
 
@@ -96,6 +98,7 @@ describe('tenant analytics', () => {
         { type: 'cart', count: 1 },
         { type: 'purchase', count: 1 },
         { type: 'rating', count: 1 },
+        { type: 'bookmark', count: 0 },
       ],
     });
     // The window's bounds are whole UTC days, both included.
@@ -205,13 +208,14 @@ describe('scenario analytics', () => {
       purchases: 1,
       ctr: 0.4,
       conversion: 0.5,
+      revenue: 0,
     });
     expect(await get(`/analytics/scenario/home/funnel-volume?${WINDOW}`)).toEqual({
       data: [
-        { date: '2026-03-01', impressions: 3, clicks: 1, carts: 1, purchases: 1 },
-        { date: '2026-03-02', impressions: 2, clicks: 1, carts: 0, purchases: 0 },
-        { date: '2026-03-03', impressions: 0, clicks: 0, carts: 0, purchases: 0 },
-        { date: '2026-03-04', impressions: 0, clicks: 0, carts: 0, purchases: 0 },
+        { date: '2026-03-01', impressions: 3, clicks: 1, carts: 1, purchases: 1, revenue: 0 },
+        { date: '2026-03-02', impressions: 2, clicks: 1, carts: 0, purchases: 0, revenue: 0 },
+        { date: '2026-03-03', impressions: 0, clicks: 0, carts: 0, purchases: 0, revenue: 0 },
+        { date: '2026-03-04', impressions: 0, clicks: 0, carts: 0, purchases: 0, revenue: 0 },
       ],
     });
     expect(await get(`/analytics/scenario/home/top-items?${WINDOW}`)).toEqual({
@@ -239,6 +243,7 @@ describe('scenario analytics', () => {
       purchases: 0,
       ctr: 0,
       conversion: 0,
+      revenue: 0,
     });
     expectError(
       await call(daemon.url, 'GET', '/analytics/scenario/nope/summary', { headers }),
@@ -343,6 +348,9 @@ describe('experiments', () => {
           ctr: 0.1,
           conversion: 0,
           significance: null,
+          revenue: 0,
+          revenuePerUser: 0,
+          revenueSignificance: null,
         },
         {
           scenario: 'shop-b',
@@ -358,6 +366,10 @@ describe('experiments', () => {
             pValue: expect.any(Number),
             difference95: expect.any(Array),
           },
+          revenue: 0,
+          revenuePerUser: 0,
+          // Nobody bought: equal means, no difference.
+          revenueSignificance: { lift: null, pValue: 1, difference95: [0, 0] },
         },
       ]);
       expect(results.variants[1].significance.pValue).toBeLessThan(0.001);

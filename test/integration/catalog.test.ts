@@ -104,6 +104,7 @@ describe('/catalog/tenant-settings', () => {
       dimensions: [],
       freshness: { keyPath: null, type: 'date', fallbackToCreatedAt: true },
       userProvisioningModes: [],
+      interactionWeights: { view: 1, cart: 2, purchase: 4, rating: 3, bookmark: 2 },
     });
   });
 
@@ -134,16 +135,26 @@ describe('/catalog/tenant-settings', () => {
     ]);
     const second = await call(daemon.url, 'PUT', '/catalog/tenant-settings', {
       headers,
-      body: { fieldMapper: { namePath: 'attributes.title' } },
+      body: { fieldMapper: { namePath: 'attributes.title' }, interactionWeights: { bookmark: 5, view: 0.5 } },
     });
     expect(second.body.freshness.keyPath).toBe('attributes.publishedAt');
     expect(second.body.fieldMapper).toEqual({ namePath: 'attributes.title' });
+    // The types left out take their default weights.
+    expect(second.body.interactionWeights).toEqual({
+      view: 0.5,
+      cart: 2,
+      purchase: 4,
+      rating: 3,
+      bookmark: 5,
+    });
 
     for (const body of [
       { dimensions: [{ key: 'x', type: 'color' }] },
       { userProvisioningModes: ['always'] },
       { freshness: { keyPath: 5 } },
       { unknown: true },
+      { interactionWeights: { bookmark: -1 } },
+      { interactionWeights: { click: 1 } },
     ]) {
       expectError(
         await call(daemon.url, 'PUT', '/catalog/tenant-settings', { headers, body }),

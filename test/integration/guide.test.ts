@@ -247,6 +247,7 @@ describe('docs/guide.md', () => {
     expect(answerOf('/catalog/tenant-settings')).toMatchObject({
       freshness: { keyPath: 'attributes.publishedAt' },
       userProvisioningModes: ['on_identity_merge', 'on_first_known_interaction'],
+      interactionWeights: { view: 1, cart: 2, purchase: 4, rating: 3, bookmark: 3 },
     });
     expect(answerOf('/catalog/vector-defaults')).toEqual({
       hnsw_ef: 128,
@@ -267,6 +268,28 @@ describe('docs/guide.md', () => {
       { updated: 2 },
       { deleted: 2 },
     ]);
+
+    // Revenue: the priced purchase, the sums it joins (the demo's purchases carry prices), a view's price refused.
+    const [paid, summary, funnel, refused] = answersOf('"price": 119.98') as [
+      unknown,
+      { revenue: number; profit: number },
+      { data: { revenue: number }[] },
+      { code: string; message: string },
+    ];
+    expect(paid).toEqual({ accepted: 1 });
+    expect(summary.revenue).toBeGreaterThan(119.98);
+    expect(summary.profit).toBeGreaterThan(23.5);
+    expect(funnel.data.at(-1)!.revenue).toBeGreaterThanOrEqual(119.98);
+    expect(refused).toMatchObject({
+      code: 'INVALID_BODY',
+      message: expect.stringMatching(/purchase and cart/),
+    });
+    const [bookmarked, byType] = answersOf('"type":"bookmark"') as [
+      unknown,
+      { data: { type: string; count: number }[] },
+    ];
+    expect(bookmarked).toEqual({ accepted: 1 });
+    expect(byType.data).toContainEqual({ type: 'bookmark', count: 1 });
 
     expect(answerOf('/analytics/scenario/pdp/summary')).toMatchObject({ impressions: expect.any(Number) });
     expect(answerOf('"scenario":"pdp","itemId":"sku-000680","userId":"user-00042"')).toMatchObject({

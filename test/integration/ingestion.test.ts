@@ -171,7 +171,7 @@ describe('POST /ingestion/interactions and /ingestion/impressions', () => {
       ],
     });
     expect(badType.body.message).toBe(
-      'invalid body at interactions.0.type: Invalid option: expected one of "view"|"cart"|"purchase"|"rating" (1 more problem in details)',
+      'invalid body at interactions.0.type: Invalid option: expected one of "view"|"cart"|"purchase"|"rating"|"bookmark" (1 more problem in details)',
     );
   });
 

@@ -82,7 +82,18 @@ export const VALIDATION = z.looseObject({
 
 export const SEGMENTS = data(z.looseObject({ name: z.string(), itemCount: COUNT }));
 
-export const SETTINGS = z.looseObject({ userProvisioningModes: z.array(z.string()) });
+export const SETTINGS = z.looseObject({
+  userProvisioningModes: z.array(z.string()),
+  interactionWeights: z
+    .looseObject({
+      view: z.number(),
+      cart: z.number(),
+      purchase: z.number(),
+      rating: z.number(),
+      bookmark: z.number(),
+    })
+    .describe('The weight an interaction of each type gets when it carries none, in histories and models'),
+});
 
 export const VECTOR_DEFAULTS = z.looseObject({});
 
@@ -96,12 +107,17 @@ export const USER_EXPORT = z.looseObject({
   impressions: z.array(z.looseObject({})),
 });
 
+/** A sum of prices or profits, rounded to 4 places (docs/guide.md, "Revenue"). */
+const MONEY = z.number();
+
 export const SUMMARY = z.looseObject({
   items: COUNT,
   users: COUNT,
   interactions: COUNT,
   impressions: COUNT,
-  byType: z.looseObject({ view: COUNT, cart: COUNT, purchase: COUNT, rating: COUNT }),
+  byType: z.looseObject({ view: COUNT, cart: COUNT, purchase: COUNT, rating: COUNT, bookmark: COUNT }),
+  revenue: MONEY.describe('The sum of the prices of purchases in the window'),
+  profit: MONEY.describe('The sum of the profits of purchases in the window'),
 });
 
 export const VOLUME = data(z.looseObject({ date: z.string(), count: COUNT }));
@@ -115,8 +131,24 @@ export const SCENARIO_TOP_ITEMS = data(z.looseObject({ itemId: ID, ...FUNNEL, ct
 export const ALGORITHM_FIGURES = data(
   z.looseObject({ algorithm: z.string(), answers: COUNT, impressions: COUNT, clicks: COUNT, ctr: RATE }),
 );
-export const SCENARIO_SUMMARY = z.looseObject({ ...FUNNEL, ctr: RATE, conversion: RATE });
-export const FUNNEL_VOLUME = data(z.looseObject({ date: z.string(), ...FUNNEL }));
+/** Purchases carrying the scenario, or a recommId impressions logged with it carried. */
+const SCENARIO_REVENUE = MONEY.describe(
+  "The sum of the prices of the scenario's purchases: those carrying its slug or a recommId of its answers",
+);
+export const SCENARIO_SUMMARY = z.looseObject({
+  ...FUNNEL,
+  ctr: RATE,
+  conversion: RATE,
+  revenue: SCENARIO_REVENUE,
+});
+export const FUNNEL_VOLUME = data(z.looseObject({ date: z.string(), ...FUNNEL, revenue: SCENARIO_REVENUE }));
+
+/** Welch's t-test of revenue per user, a later variant against the first. */
+const REVENUE_SIGNIFICANCE = z.looseObject({
+  lift: z.number().nullable(),
+  pValue: z.number().nullable(),
+  difference95: z.array(z.number()).nullable(),
+});
 
 export const EXPERIMENT_RESULTS = z.looseObject({
   variants: z.array(
@@ -129,6 +161,9 @@ export const EXPERIMENT_RESULTS = z.looseObject({
       ctr: RATE,
       conversion: RATE,
       significance: z.looseObject({}).nullable(),
+      revenue: MONEY,
+      revenuePerUser: MONEY,
+      revenueSignificance: REVENUE_SIGNIFICANCE.nullable(),
     }),
   ),
 });

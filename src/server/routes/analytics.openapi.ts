@@ -7,7 +7,9 @@ const SUMMARY_EXAMPLE = {
   users: 1200,
   interactions: 48_000,
   impressions: 91_000,
-  byType: { view: 40_000, cart: 5000, purchase: 2000, rating: 1000 },
+  byType: { view: 40_000, cart: 5000, purchase: 2000, rating: 1000, bookmark: 0 },
+  revenue: 61_870.5,
+  profit: 9_412.25,
 };
 
 /** A scenario's funnel over the window; CTR is clicks per impression, conversion purchases per click. */
@@ -45,7 +47,7 @@ export const openapi: Operations = {
   'GET /analytics/summary': analytics(
     'analyticsSummary',
     'Summary',
-    'Items, users, interactions, impressions and interactions by type.',
+    'Items, users, interactions, impressions, interactions by type, and the revenue and profit of purchases (the sums of their `price` and `profit`).',
     R.SUMMARY,
     SUMMARY_EXAMPLE,
   ),
@@ -110,19 +112,19 @@ export const openapi: Operations = {
   'GET /analytics/scenario/:slug/summary': scenarioAnalytics(
     'scenarioSummary',
     'Scenario summary',
-    "A scenario's impressions, clicks, carts, purchases, CTR and conversion.",
+    "A scenario's impressions, clicks, carts, purchases, CTR, conversion and revenue (the prices of purchases carrying its slug or a recommId of its answers).",
     R.SCENARIO_SUMMARY,
-    FUNNEL_EXAMPLE,
+    Object.assign({}, FUNNEL_EXAMPLE, { revenue: 84.9 }),
   ),
   'GET /analytics/scenario/:slug/funnel-volume': scenarioAnalytics(
     'scenarioFunnelVolume',
     'Scenario funnel per day',
-    "A scenario's funnel, every day of the window.",
+    "A scenario's funnel and revenue, every day of the window.",
     R.FUNNEL_VOLUME,
     {
       data: [
-        { date: '2025-06-01', impressions: 860, clicks: 51, carts: 3, purchases: 1 },
-        { date: '2025-06-02', impressions: 870, clicks: 53, carts: 2, purchases: 1 },
+        { date: '2025-06-01', impressions: 860, clicks: 51, carts: 3, purchases: 1, revenue: 39.95 },
+        { date: '2025-06-02', impressions: 870, clicks: 53, carts: 2, purchases: 1, revenue: 44.95 },
       ],
     },
   ),

@@ -19,6 +19,7 @@ const SETTINGS_EXAMPLE = {
   dimensions: [],
   freshness: { keyPath: null, type: 'date', fallbackToCreatedAt: true },
   userProvisioningModes: ['on_first_known_interaction'],
+  interactionWeights: { view: 1, cart: 2, purchase: 4, rating: 3, bookmark: 3 },
 };
 
 /**
@@ -96,9 +97,10 @@ export const openapi: Operations = {
     id: 'updateTenantSettings',
     tag: 'Catalog',
     summary: 'Update the tenant settings',
-    description: 'Partial: the fields sent replace those fields. API key or JWT only.',
+    description:
+      'Partial: the fields sent replace those fields (in `interactionWeights`, a type left out takes its default weight). API key or JWT only.',
     body: R.SETTINGS,
-    example: { userProvisioningModes: ['on_first_known_interaction'] },
+    example: { userProvisioningModes: ['on_first_known_interaction'], interactionWeights: { bookmark: 3 } },
     answer: SETTINGS_EXAMPLE,
   },
 };

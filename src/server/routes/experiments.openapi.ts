@@ -12,7 +12,7 @@ export const openapi: Operations = {
     tag: 'Experiments',
     summary: "An experiment's results",
     description:
-      "Per variant: users served, impressions, clicks, purchases, CTR, conversion, and the lift over the first variant with a two-proportion z-test's p-value and 95% interval.",
+      "Per variant: users served, impressions, clicks, purchases, CTR, conversion, and the lift over the first variant with a two-proportion z-test's p-value and 95% interval; revenue, revenue per user, and for later variants Welch's t-test of revenue per user against the first (`revenueSignificance`).",
     body: R.EXPERIMENT_RESULTS,
     answer: {
       variants: [
@@ -25,6 +25,9 @@ export const openapi: Operations = {
           ctr: 0.1651,
           conversion: 0.0192,
           significance: null,
+          revenue: 1318.5,
+          revenuePerUser: 9.7667,
+          revenueSignificance: null,
         },
         {
           scenario: 'home-b',
@@ -35,6 +38,9 @@ export const openapi: Operations = {
           ctr: 0.1617,
           conversion: 0.0119,
           significance: { metric: 'ctr', lift: -0.0209, pValue: 0.5712, difference95: [-0.0154, 0.0085] },
+          revenue: 904.2,
+          revenuePerUser: 5.48,
+          revenueSignificance: { lift: -0.4389, pValue: 0.0831, difference95: [-9.1, 0.5734] },
         },
       ],
     },

@@ -29,8 +29,20 @@ export const openapi: Operations = {
     tag: 'Ingestion',
     summary: 'Send interactions',
     description:
-      'Appends up to 10,000 views, carts, purchases and ratings, durably. An eventId stored before is accepted and not stored again; events naming items the catalog lacks are accepted and counted in `unknownItems`.',
-    example: { interactions: [{ userId: 'u-42', itemId: 'sku-1', type: 'purchase', scenarioSlug: 'home' }] },
+      'Appends up to 10,000 views, carts, purchases, ratings and bookmarks, durably. An eventId stored before is accepted and not stored again; events naming items the catalog lacks are accepted and counted in `unknownItems`. Purchases and carts may carry `amount` (> 0, default 1), `price` (≥ 0, the total for the amount) and `profit` (the total); other types may not (400 `INVALID_BODY`).',
+    example: {
+      interactions: [
+        {
+          userId: 'u-42',
+          itemId: 'sku-1',
+          type: 'purchase',
+          scenarioSlug: 'home',
+          amount: 2,
+          price: 59.8,
+          profit: 12,
+        },
+      ],
+    },
     answer: { accepted: 1 },
   },
   'POST /ingestion/impressions': {

@@ -105,6 +105,12 @@ const BAD_BODIES: [string, unknown][] = [
     { interactions: [event({ userId: '' }), event({}), event({ weight: 'x', type: 1 })] },
   ],
   ['too many events', { interactions: Array.from({ length: MAX_BATCH + 1 }, () => event({})) }],
+  ['a price on a view', { interactions: [event({ price: 10 })] }],
+  ['an amount on a bookmark', { interactions: [event({ type: 'bookmark', amount: 1 })] }],
+  ['a zero amount', { interactions: [event({ type: 'purchase', amount: 0 })] }],
+  ['a negative price', { interactions: [event({ type: 'cart', price: -0.01 })] }],
+  ['a price as text', { interactions: [event({ type: 'purchase', price: '9.99' })] }],
+  ['a null profit', { interactions: [event({ type: 'purchase', profit: null })] }],
 ];
 
 const GOOD_BODIES: [string, unknown][] = [
@@ -137,6 +143,13 @@ const GOOD_BODIES: [string, unknown][] = [
   ['a timestamp without offset', { interactions: [event({ timestamp: '2024-02-29 23:00' })] }],
   ['ids at their longest', { interactions: [event({ userId: 'u'.repeat(512), eventId: 'e'.repeat(256) })] }],
   ['a negative weight', { interactions: [event({ weight: -1 })] }],
+  ['a bookmark', { interactions: [event({ type: 'bookmark' })] }],
+  ['a priced purchase', { interactions: [event({ type: 'purchase', amount: 2, price: 19.98, profit: -3 })] }],
+  [
+    'a free cart with a fractional amount',
+    { interactions: [event({ type: 'cart', amount: 0.5, price: 0 })] },
+  ],
+  ['a lone price', { interactions: [event({ type: 'purchase', price: 5 })] }],
   ['as many events as allowed', { interactions: Array.from({ length: MAX_BATCH }, () => event({})) }],
 ];
 
@@ -159,8 +172,14 @@ describe('checkInteractionsBody', () => {
       userId: id,
       sessionId: id,
       itemId: id,
-      type: fc.oneof(fc.constantFrom('view', 'cart', 'purchase', 'rating', 'click', ''), fc.integer()),
+      type: fc.oneof(
+        fc.constantFrom('view', 'cart', 'purchase', 'rating', 'bookmark', 'click', ''),
+        fc.integer(),
+      ),
       weight: fc.oneof(fc.double(), fc.string({ maxLength: 2 }), fc.constant(null)),
+      amount: fc.oneof(fc.double(), fc.constantFrom(0, 1, -1), fc.constant(null)),
+      price: fc.oneof(fc.double(), fc.constantFrom(0, -0.5, 12.5), fc.string({ maxLength: 2 })),
+      profit: fc.oneof(fc.double(), fc.constant(null)),
       timestamp: fc.oneof(
         fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
         fc.constantFrom('2024-01-01', '2024-01-01T10:00', '2024-13-45', 'now', '2024-01-01T00:00:00+0200'),
@@ -177,7 +196,7 @@ describe('checkInteractionsBody', () => {
       {
         userId: fc.string({ minLength: 1, maxLength: 5 }),
         itemId: fc.string({ minLength: 1, maxLength: 5 }),
-        type: fc.constantFrom('view', 'cart', 'purchase', 'rating'),
+        type: fc.constantFrom('view', 'cart', 'purchase', 'rating', 'bookmark'),
         timestamp: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
       },
       { requiredKeys: ['userId', 'itemId', 'type'] },

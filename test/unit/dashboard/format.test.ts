@@ -6,6 +6,8 @@ import {
   describeError,
   formatCount,
   formatInterval,
+  formatMoney,
+  formatMoneyInterval,
   formatPValue,
   formatPercent,
   funnelSteps,
@@ -18,6 +20,15 @@ import {
 } from '../../../dashboard/src/format.js';
 
 describe('dashboard formatting', () => {
+  it('formats sums of prices with two decimals, and their intervals signed', () => {
+    expect(formatMoney(1234.5)).toBe('1,234.50');
+    expect(formatMoney(0)).toBe('0.00');
+    expect(formatMoney(-3.456)).toBe('-3.46');
+    expect(formatMoney(undefined)).toBe('–');
+    expect(formatMoneyInterval([-1.5, 20])).toBe('[-1.50, +20.00]');
+    expect(formatMoneyInterval(null)).toBe('–');
+  });
+
   it('formats counts the same in every locale', () => {
     expect(formatCount(0)).toBe('0');
     expect(formatCount(1234567)).toBe('1,234,567');
@@ -133,6 +144,7 @@ describe('dashboard data shapes', () => {
       purchases: 5,
       ctr: 0.25,
       conversion: 0.025,
+      revenue: 99.5,
     });
     expect(steps.map((s) => [s.label, s.count, s.share])).toEqual([
       ['Impressions', 200, 1],
@@ -141,7 +153,8 @@ describe('dashboard data shapes', () => {
       ['Purchases', 5, 0.025],
     ]);
     expect(
-      funnelSteps({ impressions: 0, clicks: 0, carts: 0, purchases: 0, ctr: 0, conversion: 0 })[1].share,
+      funnelSteps({ impressions: 0, clicks: 0, carts: 0, purchases: 0, ctr: 0, conversion: 0, revenue: 0 })[1]
+        .share,
     ).toBe(0);
   });
 

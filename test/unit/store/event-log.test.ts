@@ -28,7 +28,13 @@ async function stored(store: Store): Promise<unknown[][]> {
  * Runs a child process that writes `batches` batches of interactions (event ids `<prefix>-<batch>-<n>`)
  * through the store's write queue and is killed with SIGKILL right after the last is acknowledged.
  */
-function writeAndDie(dir: string, prefix: string, batches: number, perBatch: number): void {
+function writeAndDie(
+  dir: string,
+  prefix: string,
+  batches: number,
+  perBatch: number,
+  fields: Record<string, unknown> = {},
+): void {
   const script = `
     const { Store } = await import(${JSON.stringify(COMPILED_DATABASE)});
     const store = await Store.open(${JSON.stringify(dir)});
@@ -36,7 +42,8 @@ function writeAndDie(dir: string, prefix: string, batches: number, perBatch: num
       await store.writes.submit((rows) => {
         for (let n = 0; n < ${perBatch}; n++)
           rows.interactions.push(['t', { eventId: '${prefix}-' + b + '-' + n, userId: 'u' + n, sessionId: null,
-            itemId: 'item-' + (n % 7), type: 'view', weight: 1, scenarioSlug: null, country: null, ts: n, receivedAt: 1 }]);
+            itemId: 'item-' + (n % 7), type: 'view', weight: 1, scenarioSlug: null, country: null, ts: n, receivedAt: 1,
+            ...${JSON.stringify(fields)} }]);
         return () => undefined;
       });
     process.kill(process.pid, 'SIGKILL');`;
@@ -163,6 +170,39 @@ describe('the interactions log', () => {
     writeFileSync(file, whole);
     const reopened = await open(dir);
     expect(await stored(reopened)).toHaveLength(10);
+    expect(segments(dir)).toEqual([]);
+  });
+
+  it('keeps the amount, price and profit of an acknowledged purchase through SIGKILL', async () => {
+    const dir = dataDir();
+    writeAndDie(dir, 'paid', 1, 3, { type: 'purchase', amount: 2, price: 19.98, profit: -0.5 });
+    const store = await open(dir);
+    const rows = await store.read(
+      async (db) =>
+        (
+          await db.runAndReadAll('SELECT type, amount, price, profit FROM interactions ORDER BY seq')
+        ).getRowsJS() as unknown[][],
+    );
+    expect(rows).toEqual(Array.from({ length: 3 }, () => ['purchase', 2, 19.98, -0.5]));
+  });
+
+  it('moves a segment an older nextrec left, its lines without amount, price and profit, as NULL', async () => {
+    const dir = dataDir();
+    writeAndDie(dir, 'old', 1, 4);
+    const [segment] = segments(dir);
+    const file = path.join(eventLogDirOf(path.join(dir, 'nextrec.duckdb')), segment);
+    // The lines as the layout before those three columns wrote them: the same, short of three fields.
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    expect(lines.every((line) => line.endsWith(',,,'))).toBe(true);
+    writeFileSync(file, lines.map((line) => `${line.slice(0, -3)}\n`).join(''));
+    const store = await open(dir);
+    expect((await stored(store)).map((row) => row[0])).toEqual(
+      Array.from({ length: 4 }, (_, n) => `old-0-${n}`),
+    );
+    const prices = await store.read(async (db) =>
+      (await db.runAndReadAll('SELECT count(*) FROM interactions WHERE price IS NULL')).getRowsJS(),
+    );
+    expect(Number(prices[0][0])).toBe(4);
     expect(segments(dir)).toEqual([]);
   });
 });

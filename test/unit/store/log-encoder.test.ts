@@ -29,6 +29,8 @@ function reference({ tenantId, event: e, itemKey }: Row, seq: number): string {
       : /^$|[",\n\r]/.test(value)
         ? `"${value.replaceAll('"', '""')}"`
         : value;
+  const number = (value: number | null | undefined) =>
+    value === null || value === undefined ? '' : String(value);
   return (
     [
       text(tenantId),
@@ -47,6 +49,9 @@ function reference({ tenantId, event: e, itemKey }: Row, seq: number): string {
       text(e.recommId),
       String(itemKey),
       String(identityHash(identityOf(e))),
+      number(e.amount),
+      number(e.price),
+      number(e.profit),
     ].join(',') + '\n'
   );
 }
@@ -62,7 +67,7 @@ describe('LineEncoder', () => {
   it('writes a row as one CSV line', () => {
     const hash = String(identityHash('u'));
     expect(new LineEncoder().encode(batchOf([row])).toString()).toBe(
-      `t,x,u,,i,view,1,,,1,1,1,false,,0,${hash}\n`,
+      `t,x,u,,i,view,1,,,1,1,1,false,,0,${hash},,,\n`,
     );
   });
 
@@ -80,7 +85,13 @@ describe('LineEncoder', () => {
           userId: optional,
           sessionId: optional,
           itemId: text,
-          type: fc.constantFrom('view' as const, 'cart' as const, 'purchase' as const, 'rating' as const),
+          type: fc.constantFrom(
+            'view' as const,
+            'cart' as const,
+            'purchase' as const,
+            'rating' as const,
+            'bookmark' as const,
+          ),
           weight: fc.oneof(
             fc.integer({ min: -1e6, max: 1e6 }),
             fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -91,6 +102,17 @@ describe('LineEncoder', () => {
           receivedAt: fc.nat(),
           merged: fc.boolean(),
           recommId: optional,
+          amount: fc.option(fc.double({ min: 0.001, max: 1e9, noNaN: true }), { nil: null }),
+          price: fc.option(
+            fc.oneof(
+              fc.integer({ min: 0, max: 1e9 }),
+              fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+            ),
+            {
+              nil: null,
+            },
+          ),
+          profit: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }),
         }),
         itemKey: fc.nat({ max: 2 ** 31 - 1 }),
       }),
@@ -122,6 +144,9 @@ describe('LineEncoder', () => {
     expect(() => encode({ ...row, tenantId: null as unknown as string })).toThrow(/tenant_id/);
     expect(() => encode({ ...row, event: { ...row.event, weight: Number.NaN } })).toThrow(/weight/);
     expect(() => encode({ ...row, event: { ...row.event, ts: 1.5 } })).toThrow(/\.ts/);
+    expect(() => encode({ ...row, event: { ...row.event, price: Number.POSITIVE_INFINITY } })).toThrow(
+      /price/,
+    );
     expect(() => encode({ ...row, event: { ...row.event, itemId: null as unknown as string } })).toThrow(
       /item_id/,
     );

@@ -138,6 +138,25 @@ describe('migrate', () => {
     expect(await rows('SELECT merged FROM interactions WHERE seq IS NULL')).toEqual([[false]]);
   });
 
+  it('adds amount, price and profit to stored events, NULL on those stored before (version 9)', async () => {
+    await migrate(
+      db,
+      MIGRATIONS.filter((m) => m.version <= 8),
+    );
+    await db.run(`INSERT INTO interactions (tenant_id, item_id, type, weight, ts, received_at, item_key, identity_hash)
+      VALUES ('t', 'a', 'purchase', 4, 1, 1, 0, 0)`);
+    expect(await migrate(db)).toEqual({ from: 8, to: SCHEMA_VERSION });
+    const rows = async (sql: string) => (await db.runAndReadAll(sql)).getRowsJS();
+    expect(await rows('SELECT item_id, type, amount, price, profit FROM interactions')).toEqual([
+      ['a', 'purchase', null, null, null],
+    ]);
+    // The three come last, in this order: the appender and the log write them there.
+    const columns = await rows(
+      "SELECT column_name FROM duckdb_columns() WHERE table_name = 'interactions' ORDER BY column_index",
+    );
+    expect(columns.slice(-3).flat()).toEqual(['amount', 'price', 'profit']);
+  });
+
   it('refuses a file written by a newer binary, with a message that says what to do', async () => {
     await migrate(db);
     await db.run('INSERT INTO schema_migrations VALUES (999, $1, 0)', ['from the future']);
