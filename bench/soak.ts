@@ -211,7 +211,7 @@ function windowLine(window: LatencyWindow, sample: WindowSample | undefined): st
   return (
     `soak: ${window.startS} s: ${latency}; RSS ${sample.rssMiB} MiB; cores daemon ${sample.daemonCores} ` +
     `machine ${sample.machineCores}, load ${sample.loadAverage.toFixed(2)}; commits ${sample.commits.count} ` +
-    `of ${sample.commits.meanMs} ms; cache hits ${sample.cacheHitRatio}; event-loop delay p99 ${sample.eventLoopDelayMs.p99} max ${sample.eventLoopDelayMs.max} ms` +
+    `of ${sample.commits.meanMs} ms; cache hits ${sample.cacheHitRatio}; event loop blocked p99 ${sample.eventLoopBlockedMs.p99} max ${sample.eventLoopBlockedMs.max} ms` +
     (events.length > 0 ? `; ${events.join('; ')}` : '')
   );
 }

@@ -111,6 +111,13 @@ class RequestHistogram {
 }
 
 /**
+ * The period of the timer whose lateness measures the event loop's delay (`nodejs_eventloop_lag_*`):
+ * those figures time the whole interval between two of its runs, so they never fall below it, and a loop
+ * that was blocked 3 ms reads 13 ms (docs/configuration.md, "Health and metrics").
+ */
+export const EVENT_LOOP_TIMER_MS = 10;
+
+/**
  * The daemon's Prometheus metrics, in a registry of their own: request rate and latency per route, the
  * result cache's hits and misses, the write queue's depth and commit latency, model builds, ages, versions
  * and lag, the vector indexing backlog, and prom-client's process metrics (resident memory, event-loop
@@ -130,7 +137,8 @@ export class Metrics {
 
   constructor(sources: MetricSources, options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics !== false)
+      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_TIMER_MS });
     this.requests = new RequestHistogram(
       'nextrec_http_request_duration_seconds',
       'HTTP requests by route pattern, method and status class: their count and how long they took',

@@ -139,11 +139,11 @@ describe('batch models through the daemon', () => {
     }, 5);
     try {
       const headers = tenantHeaders(await createTenant(daemon.url, 'loadshop'));
-      // Ten users who each view 500 of 1,000 items: models larger than those the daemon maps on its
-      // event loop (docs/batch-models.md), so that the loading thread loads them.
-      const interactions = Array.from({ length: 5_000 }, (_, i) => ({
-        userId: `u${i % 10}`,
-        itemId: `i${((i % 10) * 100 + Math.floor(i / 10)) % 1_000}`,
+      // Thirty users who each view 300 of 3,000 items, each user's overlapping the next one's: an EASE
+      // model larger than the versions loaded at the daemon's priority (docs/batch-models.md, "Hot swap").
+      const interactions = Array.from({ length: 9_000 }, (_, i) => ({
+        userId: `u${i % 30}`,
+        itemId: `i${((i % 30) * 100 + Math.floor(i / 30)) % 3_000}`,
         type: 'view',
       }));
       await call(daemon.url, 'POST', '/ingestion/interactions', { headers, body: { interactions } });
