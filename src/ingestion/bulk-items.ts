@@ -2,7 +2,8 @@ import type { BulkUpdateSet } from '../contract/catalog-bulk.js';
 import { compileFilter } from '../nextql/index.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { rowKey, type StoredItem } from '../store/rows.js';
+import type { StoredItem } from '../store/rows.js';
+import { itemsWrite } from './items.js';
 import { mergeAttributes } from './merge-attributes.js';
 
 /** Items a bulk update writes at a time: each chunk is one write of the queue, as an upsert batch is. */
@@ -48,27 +49,9 @@ export async function updateItems(
   let updated = 0;
   for (let start = 0; start < externalIds.length; start += BULK_CHUNK) {
     const chunk = externalIds.slice(start, start + BULK_CHUNK);
-    updated += await runtime.store.writes.submit((rows, scratch) => {
-      const now = Date.now();
-      const merged: StoredItem[] = [];
-      for (const externalId of chunk) {
-        const key = rowKey(tenant.tenantId, externalId);
-        const current = (scratch.get(key) as StoredItem | undefined) ?? tenant.catalog.get(externalId);
-        if (current === undefined) continue;
-        const item = updatedItem(current, set, now);
-        scratch.set(key, item);
-        rows.items.set(key, [tenant.tenantId, item]);
-        merged.push(item);
-      }
-      return () => {
-        for (const item of merged) tenant.upsertItem(item);
-        runtime.vectors.itemsChanged(
-          tenant,
-          merged.map((item) => item.externalId),
-        );
-        return merged.length;
-      };
-    });
+    updated += await runtime.store.writes.submit(
+      itemsWrite(runtime, tenant, chunk, (current, _index, now) => current && updatedItem(current, set, now)),
+    );
   }
   return updated;
 }

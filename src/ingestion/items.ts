@@ -2,6 +2,7 @@ import type { ItemUpsert } from '../contract/ingestion.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { rowKey, type StoredItem } from '../store/rows.js';
+import type { Write } from '../store/write-queue.js';
 import { mergeAttributes } from './merge-attributes.js';
 
 /** Merges a delta into the stored item (or creates it): only the fields sent change. */
@@ -24,28 +25,46 @@ export function mergeItem(current: StoredItem | undefined, delta: ItemUpsert, no
 }
 
 /**
- * Upserts item deltas durably. The merge runs at flush time against the state plus what earlier writes
- * of the same flush staged, so concurrent deltas of one item never overwrite each other.
+ * A write of the queue that upserts, for each of `ids`, what `merge` makes of its stored item: the one an
+ * earlier write of the same flush staged, else the state's (undefined for an unknown id). An id that
+ * `merge` gives nothing for is left out. The merge runs at flush time, so concurrent writes of one item
+ * never overwrite each other. Once committed, the state takes the items and the vector indexer looks at
+ * them again; the write answers how many items it upserted.
  */
-export function upsertItems(runtime: Runtime, tenant: TenantState, deltas: ItemUpsert[]): Promise<number> {
-  return runtime.store.writes.submit((rows, scratch) => {
+export function itemsWrite(
+  runtime: Runtime,
+  tenant: TenantState,
+  ids: readonly string[],
+  merge: (current: StoredItem | undefined, index: number, now: number) => StoredItem | undefined,
+): Write<number> {
+  return (rows, scratch) => {
     const now = Date.now();
     const merged: StoredItem[] = [];
-    for (const delta of deltas) {
-      const key = rowKey(tenant.tenantId, delta.externalId);
-      const current = (scratch.get(key) as StoredItem | undefined) ?? tenant.catalog.get(delta.externalId);
-      const item = mergeItem(current, delta, now);
+    ids.forEach((externalId, index) => {
+      const key = rowKey(tenant.tenantId, externalId);
+      const current = (scratch.get(key) as StoredItem | undefined) ?? tenant.catalog.get(externalId);
+      const item = merge(current, index, now);
+      if (item === undefined) return;
       scratch.set(key, item);
       rows.items.set(key, [tenant.tenantId, item]);
       merged.push(item);
-    }
+    });
     return () => {
       for (const item of merged) tenant.upsertItem(item);
       runtime.vectors.itemsChanged(
         tenant,
         merged.map((item) => item.externalId),
       );
-      return deltas.length;
+      return merged.length;
     };
-  }, deltas.length);
+  };
+}
+
+/** Upserts item deltas durably: only the fields each delta sends change (see itemsWrite). */
+export function upsertItems(runtime: Runtime, tenant: TenantState, deltas: ItemUpsert[]): Promise<number> {
+  const ids = deltas.map((delta) => delta.externalId);
+  const write = itemsWrite(runtime, tenant, ids, (current, index, now) =>
+    mergeItem(current, deltas[index], now),
+  );
+  return runtime.store.writes.submit(write, deltas.length);
 }
