@@ -124,6 +124,14 @@ async function startServing(
   ranker: Ranker,
   rankingThread: WorkerRanker | undefined,
 ): Promise<Daemon> {
+  // Before the store's state loads (minutes for a large one), so that a Redis out of reach fails at once.
+  const redisUrl = options.server?.rateLimitRedis;
+  const rateLimitRedis =
+    redisUrl === undefined
+      ? undefined
+      : await connectRateLimitRedis(redisUrl).catch((error: unknown) => {
+          throw new StartError((error as Error).message);
+        });
   const embedder = await openEmbedder(options.modelDir);
   const runtime = await openRuntime(options.dataDir, ranker.changes, loadingThreads(), {
     embedder,
@@ -132,17 +140,10 @@ async function startServing(
     duckdb: options.duckdb,
     spareCpu: options.spareCpu,
   }).catch((error: unknown) => {
+    rateLimitRedis?.disconnect();
     throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });
   const key = operatorKey(options.dataDir);
-  const redisUrl = options.server?.rateLimitRedis;
-  const rateLimitRedis =
-    redisUrl === undefined
-      ? undefined
-      : await connectRateLimitRedis(redisUrl).catch(async (error: unknown) => {
-          await abandonStart(runtime, key, []);
-          throw new StartError((error as Error).message);
-        });
   let app: FastifyInstance | undefined;
   let embeddings: FastifyInstance | undefined;
   let embeddingsUrl: string | undefined;
@@ -189,6 +190,8 @@ async function startServing(
     return serving(options, runtime, ranker, { app, url: address }, { app: embeddings, url: embeddingsUrl });
   } catch (error) {
     await abandonStart(runtime, key, [app, embeddings]);
+    // The app quits it when it closes; one that failed before it took the client leaves it here.
+    rateLimitRedis?.disconnect();
     throw error;
   }
 }

@@ -34,8 +34,8 @@ export async function connectRateLimitRedis(url: string): Promise<Redis> {
     return redis;
   } catch (error) {
     redis.disconnect();
-    const reason =
-      (lastError ?? error) instanceof Error ? (lastError ?? (error as Error)).message : String(error);
+    const cause: unknown = lastError ?? error;
+    const reason = cause instanceof Error ? cause.message : String(cause);
     throw new Error(`cannot reach the rate limits' Redis at ${redisAddress(url)}: ${reason}`);
   }
 }
