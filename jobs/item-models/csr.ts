@@ -82,15 +82,19 @@ export function keepLargest(
   lists: { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array },
   share: number,
 ): { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array } {
+  if (!(share > 0 && share <= 1))
+    throw new RangeError(`the share of weights kept must be in (0, 1] (${share})`);
   const total = lists.weights.length;
-  const kept = Math.ceil(total * share);
-  if (kept >= total) return lists;
+  if (Math.ceil(total * share) >= total) return lists;
   const magnitudes = Float32Array.from(lists.weights, Math.abs).sort();
-  const threshold = magnitudes[total - kept];
+  // The entries at or above the threshold, ties included: the kept length, known before copying.
+  let first = total - Math.ceil(total * share);
+  const threshold = magnitudes[first];
+  while (first > 0 && magnitudes[first - 1] === threshold) first--;
   const items = lists.offsets.length - 1;
   const offsets = new Int32Array(items + 1);
-  const neighbours = new Int32Array(total);
-  const weights = new Float32Array(total);
+  const neighbours = new Int32Array(total - first);
+  const weights = new Float32Array(total - first);
   let length = 0;
   for (let i = 0; i < items; i++) {
     for (let k = lists.offsets[i]; k < lists.offsets[i + 1]; k++) {
@@ -100,5 +104,5 @@ export function keepLargest(
     }
     offsets[i + 1] = length;
   }
-  return { offsets, neighbours: neighbours.slice(0, length), weights: weights.slice(0, length) };
+  return { offsets, neighbours, weights };
 }

@@ -92,10 +92,9 @@ export const easeJob: ModelJob<EaseParameters> = {
       threads: context.threads,
     });
     const items = await lake.texts('SELECT item_id FROM ease_items ORDER BY e');
-    const bySource = keepLargest(
-      parameters.prune === 'target' ? transposeLists(lists) : lists,
-      parameters.keepShare,
-    );
+    // Pruned before the transpose, which then sorts only the entries kept (the same ones either way).
+    const kept = keepLargest(lists, parameters.keepShare);
+    const bySource = parameters.prune === 'target' ? transposeLists(kept) : kept;
     const encoded = MODEL_FORMATS.ease.encode({ items, ...bySource });
     return {
       ...encoded,
