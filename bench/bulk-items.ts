@@ -1,10 +1,8 @@
-import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startBenchDaemon } from './support/bench-daemon.js';
-import type { ChildServer } from './support/child-server.js';
-import { mib, procStatus } from './support/daemon-memory.js';
+import { measured, mib, waitForDaemonIdle, type Measured } from './support/daemon-memory.js';
 import { positiveInteger } from './support/options.js';
-import { benchShop, loadInteractions, loadItems, postJson } from './support/shop-loader.js';
+import { benchShop, loadInteractions, postItems, postJson, shopItems } from './support/shop-loader.js';
 
 /**
  * Bulk catalog operations (docs/guide.md, "Deleting items") on a daemon holding a generated shop
@@ -15,52 +13,6 @@ import { benchShop, loadInteractions, loadItems, postJson } from './support/shop
  * same daemon, is the catalog's load through `POST /ingestion/items` in batches of 5,000: the bulk rates
  * are also given as ratios to it.
  */
-
-interface Measured<T> {
-  value: T;
-  seconds: number;
-  before: number;
-  peak: number;
-}
-
-/** Resets the process's peak resident size to its current one, where the kernel allows it. */
-function resetPeak(pid: number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Times `work`, with the daemon's resident memory before it and at its peak during it. */
-async function measured<T>(daemon: ChildServer, work: () => Promise<T>): Promise<Measured<T>> {
-  const before = procStatus(daemon.pid, 'VmRSS');
-  const peakReset = resetPeak(daemon.pid);
-  let sampled = before;
-  const sampler = setInterval(() => (sampled = Math.max(sampled, procStatus(daemon.pid, 'VmRSS'))), 20);
-  try {
-    const started = process.hrtime.bigint();
-    const value = await work();
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const peak = peakReset ? Math.max(procStatus(daemon.pid, 'VmHWM'), sampled) : sampled;
-    return { value, seconds, before, peak };
-  } finally {
-    clearInterval(sampler);
-  }
-}
-
-/** Waits until the daemon used less than a tenth of a core over a second (at most 120 s). */
-async function untilIdle(daemon: ChildServer): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  let last = daemon.cpuSeconds();
-  while (last !== undefined && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const now = daemon.cpuSeconds()!;
-    if (now - last < 0.1) return;
-    last = now;
-  }
-}
 
 function figures(run: Measured<unknown>, items: number) {
   const itemsPerS = Math.round(items / run.seconds);
@@ -93,10 +45,12 @@ async function main(): Promise<void> {
   const bench = await startBenchDaemon('bulk-items');
   try {
     const { daemon, headers } = bench;
-    await untilIdle(daemon);
-    const ingest = await measured(daemon, () => loadItems(daemon.url, headers, size));
+    // Generated before the timed window, so that the baseline times the requests alone.
+    const catalog = shopItems(size);
+    await waitForDaemonIdle(daemon, 120_000);
+    const ingest = await measured(daemon, () => postItems(daemon.url, headers, catalog));
     await loadInteractions(daemon.url, headers, size);
-    await untilIdle(daemon);
+    await waitForDaemonIdle(daemon, 120_000);
     const update = await measured(daemon, () =>
       postJson(
         `${daemon.url}/catalog/items/bulk-update`,
@@ -107,7 +61,7 @@ async function main(): Promise<void> {
     );
     if ((update.value as { updated: number }).updated !== items)
       throw new Error(`bulk-update answered ${JSON.stringify(update.value)}`);
-    await untilIdle(daemon);
+    await waitForDaemonIdle(daemon, 120_000);
     const remove = await measured(daemon, () =>
       postJson(`${daemon.url}/catalog/items/bulk-delete`, headers, { filter: 'true' }, 200),
     );

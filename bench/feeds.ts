@@ -1,4 +1,3 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -6,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { generateShop, type ShopItem } from '../fixtures/shop.js';
 import { OPERATOR_KEY, startBenchDaemon, type BenchDaemon } from './support/bench-daemon.js';
-import type { ChildServer } from './support/child-server.js';
+import { measured, MIB, mib, procStatus, waitForDaemonIdle } from './support/daemon-memory.js';
 import { positiveInteger } from './support/options.js';
 import { postJson } from './support/shop-loader.js';
 
@@ -25,7 +24,6 @@ import { postJson } from './support/shop-loader.js';
 const TARGET_ITEMS_PER_S = 20_000;
 const TARGET_RSS_GROWTH_MIB = 200;
 const INGEST_BATCH = 5_000;
-const MIB = 1024 * 1024;
 
 const FORMATS = ['json', 'merchant', 'csv'] as const;
 type Format = (typeof FORMATS)[number];
@@ -256,49 +254,6 @@ async function startSource(source: Source): Promise<{ url: string; close(): Prom
   };
 }
 
-/** A field of /proc/<pid>/status in bytes (VmRSS, VmHWM). */
-function memory(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(match[1]) * 1024;
-}
-
-/** Resets the process's peak resident size to its current one, where the kernel allows it. */
-function resetPeak(pid: number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-interface Measured<T> {
-  value: T;
-  seconds: number;
-  /** Resident bytes before, and at the peak during, the work. */
-  before: number;
-  peak: number;
-}
-
-/** Times `work` and reads the daemon's resident memory before it and at its peak during it. */
-async function measured<T>(daemon: ChildServer, work: () => Promise<T>): Promise<Measured<T>> {
-  const before = memory(daemon.pid, 'VmRSS');
-  const peakReset = resetPeak(daemon.pid);
-  // Sampled too, for a kernel that keeps the peak from being reset.
-  let sampled = before;
-  const sampler = setInterval(() => (sampled = Math.max(sampled, memory(daemon.pid, 'VmRSS'))), 20);
-  try {
-    const started = process.hrtime.bigint();
-    const value = await work();
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const peak = peakReset ? Math.max(memory(daemon.pid, 'VmHWM'), sampled) : sampled;
-    return { value, seconds, before, peak };
-  } finally {
-    clearInterval(sampler);
-  }
-}
-
 interface Aftermath {
   /** Seconds from the sync's answer until the vectors build served every item (undefined: not in 180 s). */
   vectorsServedAfter: number | undefined;
@@ -327,26 +282,14 @@ async function aftermath(bench: BenchDaemon, items: number): Promise<Aftermath> 
       if (report.tenants.bench.models.vectors.source >= items) servedAfter = (Date.now() - started) / 1000;
       else await new Promise((resolve) => setTimeout(resolve, 500));
     }
-    await untilIdle(bench.daemon);
+    await waitForDaemonIdle(bench.daemon);
     return servedAfter;
   });
   return {
     vectorsServedAfter: followed.value,
     peak: followed.peak,
-    settled: memory(bench.daemon.pid, 'VmRSS'),
+    settled: procStatus(bench.daemon.pid, 'VmRSS'),
   };
-}
-
-/** Waits until the daemon used less than a tenth of a core over a second (at most 60 s). */
-async function untilIdle(daemon: ChildServer): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  let last = daemon.cpuSeconds();
-  while (last !== undefined && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    const now = daemon.cpuSeconds()!;
-    if (now - last < 0.1) return;
-    last = now;
-  }
 }
 
 interface SyncResult {
@@ -379,7 +322,7 @@ async function measureFeed(format: Format, items: ShopItem[], pageSize: number) 
     };
     await postJson(`${url}/catalog/feeds/${feed.id}/preview`, bench.headers, undefined, 200);
     await postJson(`${url}/catalog/feeds/${feed.id}/activate`, bench.headers, undefined, 200);
-    await untilIdle(bench.daemon);
+    await waitForDaemonIdle(bench.daemon);
     const first = await measured(bench.daemon, () => sync(bench, feed.id));
     if (first.value.upserted !== items.length || first.value.errors.length > 0) {
       throw new Error(`the first sync answered ${JSON.stringify(first.value).slice(0, 500)}`);
@@ -404,7 +347,7 @@ async function measureIngestion(items: ShopItem[]) {
   }
   const bench = await startBenchDaemon('feeds-ingest');
   try {
-    await untilIdle(bench.daemon);
+    await waitForDaemonIdle(bench.daemon);
     return await measured(bench.daemon, async () => {
       for (const body of bodies)
         await postJson(`${bench.daemon.url}/ingestion/items`, bench.headers, body, 200);
@@ -412,10 +355,6 @@ async function measureIngestion(items: ShopItem[]) {
   } finally {
     await bench.stop();
   }
-}
-
-function mib(bytes: number): number {
-  return Number((bytes / MIB).toFixed(1));
 }
 
 type FeedRun = Awaited<ReturnType<typeof measureFeed>>;

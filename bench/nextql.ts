@@ -3,6 +3,7 @@
  * hand-written predicate over the same column arrays. Prints one JSON line.
  */
 import { compileFilter, type ItemColumns, type TopLevelField } from '../src/nextql/index.js';
+import { random } from './support/random.js';
 
 const ITEM_COUNT = 100_000;
 const WARMUP_RUNS = 10;
@@ -23,17 +24,6 @@ const CATEGORIES = [
 ];
 const BRANDS = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark'];
 const GENRES = ['casual', 'sport', 'formal', 'outdoor', 'vintage'];
-
-/** Deterministic pseudo-random numbers (mulberry32), so runs are comparable. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 class BenchColumns implements ItemColumns {
   readonly version = 1;

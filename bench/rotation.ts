@@ -12,6 +12,8 @@ import { fromBody, type RecommendationRequest } from '../src/engine/request.js';
 import { RotationRecord, type RotationSettings } from '../src/engine/rotation.js';
 import { DEFAULT_WEIGHTS } from '../src/ingestion/events.js';
 import { TenantState } from '../src/state/tenant-state.js';
+import { median } from './support/latency-windows.js';
+import { random } from './support/random.js';
 
 const ITEM_COUNT = 50_000;
 const EVENT_COUNT = 200_000;
@@ -21,17 +23,6 @@ const ANSWERS_BEFORE = 20;
 const MEASURED = 3_000;
 const ROUNDS = 5;
 const NOW = Date.now();
-
-/** Deterministic pseudo-random numbers (mulberry32), so runs are comparable. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function buildTenant(): TenantState {
   const tenant = new TenantState('bench');
@@ -138,7 +129,6 @@ for (let round = 0; round < ROUNDS; round++) {
   ratios05.push(half / reference);
   ratios1.push(full / reference);
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const micros = recordMicros(tenant);
 
 console.log(

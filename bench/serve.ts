@@ -18,6 +18,7 @@ import { publishModel } from '../src/artifacts/publish.js';
 import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
+import { waitForDaemonIdle } from './support/daemon-memory.js';
 import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
 import { measureBatchLatency, type BatchRequestSpec } from './support/batch-latency.js';
 import { machineBusySeconds } from './support/machine-cpu.js';
@@ -267,22 +268,6 @@ async function swapDuringRun(dataDir: string, daemon: ChildServer): Promise<numb
   throw new Error('the daemon did not swap the published versions in within a minute');
 }
 
-/**
- * Resolves once the daemon has used less than a tenth of a core over a second (or after a minute): after
- * its model build it still collects garbage and closes DuckDB work for a while, which would slow the
- * first baseline run and flatter the first case.
- */
-async function waitForIdle(daemon: ChildServer): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  let before = daemon.cpuSeconds();
-  while (before !== undefined && Date.now() < deadline) {
-    await sleep(1_000);
-    const after = daemon.cpuSeconds()!;
-    if (after - before < 0.1) return;
-    before = after;
-  }
-}
-
 /** The same seeds in an order of their own, so that consecutive requests hit unrelated users or items. */
 function shuffled(ids: string[]): string[] {
   const order = Array.from(ids.keys());
@@ -431,7 +416,9 @@ async function measureAll(
   console.log(
     `serve: ${MODELS_IN_USE.join(' and ')} in place ${((performance.now() - started) / 1000).toFixed(1)} s after the start`,
   );
-  await waitForIdle(daemon);
+  // After its model build the daemon still collects garbage and closes DuckDB work for a while, which
+  // would slow the first baseline run and flatter the first case.
+  await waitForDaemonIdle(daemon);
   const bare = await startChildServer('bare route', [BARE_ROUTE], /bare route listening on (http:\/\/\S+)/);
   try {
     // The cases' own requests, which the bare route answers at the same paths.
@@ -624,7 +611,7 @@ async function measureBatches(
   options: Options,
 ): Promise<void> {
   await waitForModels(daemon, options.interactions, options.items);
-  await waitForIdle(daemon);
+  await waitForDaemonIdle(daemon);
   for (const batchCase of BATCH_CASES) {
     if (options.cases !== undefined && !batchCase.name.includes(options.cases)) continue;
     const figures = await measureBatchLatency(

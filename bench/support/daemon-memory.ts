@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { OPERATOR_KEY } from './bench-daemon.js';
 import type { ChildServer } from './child-server.js';
 
-// A daemon's memory as bench/memory and bench/soak read it: from /proc and from GET /debug/memory.
+// A daemon's memory as the benchmarks read it (from /proc and from GET /debug/memory), and waits for it to
+// settle.
 
 export const MIB = 1024 * 1024;
 /** A build over millions of interactions takes a while on a shared 2-core machine. */
@@ -42,6 +43,42 @@ export function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no ${field} in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
+}
+
+/** Resets the process's peak resident size to its current one, where the kernel allows it. */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface Measured<T> {
+  value: T;
+  seconds: number;
+  /** Resident bytes before, and at the peak during, the work. */
+  before: number;
+  peak: number;
+}
+
+/** Times `work` and reads the daemon's resident memory before it and at its peak during it. */
+export async function measured<T>(daemon: ChildServer, work: () => Promise<T>): Promise<Measured<T>> {
+  const before = procStatus(daemon.pid, 'VmRSS');
+  const peakReset = resetPeak(daemon.pid);
+  // Sampled too, for a kernel that keeps the peak from being reset.
+  let sampled = before;
+  const sampler = setInterval(() => (sampled = Math.max(sampled, procStatus(daemon.pid, 'VmRSS'))), 20);
+  try {
+    const started = process.hrtime.bigint();
+    const value = await work();
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const peak = peakReset ? Math.max(procStatus(daemon.pid, 'VmHWM'), sampled) : sampled;
+    return { value, seconds, before, peak };
+  } finally {
+    clearInterval(sampler);
+  }
 }
 
 export async function memoryReport(daemon: ChildServer): Promise<MemoryReport> {
@@ -118,6 +155,18 @@ export async function waitForQuiet(daemon: ChildServer): Promise<void> {
     await sleep(5_000);
     const after = daemon.cpuSeconds()!;
     if (after - before < 0.25) return;
+    before = after;
+  }
+}
+
+/** Resolves once the daemon used less than a tenth of a core over a second (at most after `timeoutMs`). */
+export async function waitForDaemonIdle(daemon: ChildServer, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let before = daemon.cpuSeconds();
+  while (before !== undefined && Date.now() < deadline) {
+    await sleep(1_000);
+    const after = daemon.cpuSeconds()!;
+    if (after - before < 0.1) return;
     before = after;
   }
 }

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { generateInteractions, generateShop } from '../../fixtures/shop.js';
+import { generateInteractions, generateShop, type ShopItem } from '../../fixtures/shop.js';
 import { postBatches, type Batch, type Target } from './load.js';
 
 export interface ShopSize {
@@ -33,7 +33,20 @@ export async function loadShop(
 
 /** Posts the generated catalog through `/ingestion/items` of `url`. */
 export async function loadItems(url: string, headers: Record<string, string>, size: ShopSize): Promise<void> {
-  const { items } = generateShop({ ...size, interactions: 0 });
+  await postItems(url, headers, shopItems(size));
+}
+
+/** The generated shop's catalog, as `loadItems` posts it. */
+export function shopItems(size: ShopSize): ShopItem[] {
+  return generateShop({ ...size, interactions: 0 }).items;
+}
+
+/** Posts `items` through `/ingestion/items` of `url` in batches of 5,000, each of which must upsert them all. */
+export async function postItems(
+  url: string,
+  headers: Record<string, string>,
+  items: ShopItem[],
+): Promise<void> {
   for (let start = 0; start < items.length; start += BATCH_SIZE) {
     const batch = items.slice(start, start + BATCH_SIZE);
     const answer = await postJson(`${url}/ingestion/items`, headers, { items: batch }, 200);
