@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatMoney } from '../../dashboard/src/format.js';
 import { call, startDaemonProcess, type DaemonProcess } from '../support/daemon-process.js';
 import { PATIENCE_MS } from '../support/eventually.js';
 
@@ -30,11 +31,6 @@ const PANELS = [
 interface Demo {
   tenantId: string;
   apiKey: string;
-}
-
-/** A sum of prices as the page shows it ("1,234.50"). */
-function money(value: number): string {
-  return new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(value);
 }
 
 /** A number as the page shows it ("12,345"). */
@@ -215,8 +211,8 @@ describe('dashboard (daemon + headless Chromium)', () => {
     expect(shown(await page.getByTestId('summary-items').textContent())).toBe(summary.items);
     // Revenue and profit as sums of prices with two decimals; the bookmarks beside the other types.
     expect(summary.revenue).toBeGreaterThan(0);
-    expect(await page.getByTestId('summary-revenue').textContent()).toBe(money(summary.revenue));
-    expect(await page.getByTestId('summary-profit').textContent()).toBe(money(summary.profit));
+    expect(await page.getByTestId('summary-revenue').textContent()).toBe(formatMoney(summary.revenue));
+    expect(await page.getByTestId('summary-profit').textContent()).toBe(formatMoney(summary.profit));
     expect(shown(await page.getByTestId('summary-bookmarks').textContent())).toBe(summary.byType.bookmark);
     expect(summary.byType.bookmark).toBeGreaterThan(0);
     const algorithms = await api<{ data: { algorithm: string; answers: number }[] }>(

@@ -1,9 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { liveSegments, tableDir } from '../../src/lake/layout.js';
 import { currentVersion, modelDir } from '../../src/artifacts/layout.js';
 import {
   BIN,
@@ -16,6 +14,7 @@ import {
 import { eventually } from '../support/eventually.js';
 import { modelCaughtUp, modelProgress } from '../support/models.js';
 import { schedulingOf, withBuilds, type Scheduling } from '../support/scheduling.js';
+import { queryLake } from '../support/store-file.js';
 
 const run = promisify(execFile);
 const daemons = daemonsOfFile();
@@ -24,21 +23,13 @@ const started = daemons.start;
 
 /** The event ids the lake's interaction segments hold, read by DuckDB from the Parquet files. */
 async function lakeEventIds(dataDir: string, tenantId: string): Promise<string[]> {
-  const files = liveSegments(tableDir(dataDir, tenantId, 'interactions')).map(
-    (segment) => `'${segment.file}'`,
+  const rows = await queryLake(
+    dataDir,
+    tenantId,
+    'interactions',
+    (source) => `SELECT event_id FROM ${source} ORDER BY seq`,
   );
-  if (files.length === 0) return [];
-  const instance = await DuckDBInstance.create(':memory:');
-  const db = await instance.connect();
-  try {
-    const reader = await db.runAndReadAll(
-      `SELECT event_id FROM read_parquet([${files.join(', ')}]) ORDER BY seq`,
-    );
-    return reader.getColumns()[0].map(String);
-  } finally {
-    db.closeSync();
-    instance.closeSync();
-  }
+  return rows.map(([eventId]) => String(eventId));
 }
 
 function views(prefix: string, count: number) {

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   OPERATOR_KEY,
@@ -13,6 +11,7 @@ import {
   type DaemonProcess,
   type TenantCredentials,
 } from '../support/daemon-process.js';
+import { filesNaming, lakeFiles, storeFiles } from '../support/data-files.js';
 
 let daemon: DaemonProcess;
 let shop: TenantCredentials;
@@ -34,14 +33,6 @@ async function recommendations(route: string): Promise<string[]> {
 
 function merge(userId: string, sessionIds: string[]) {
   return call(daemon.url, 'POST', '/identity/merge', { headers, body: { userId, sessionIds } });
-}
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    return statSync(file).isDirectory() ? filesUnder(file) : [file];
-  });
 }
 
 beforeAll(async () => {
@@ -187,13 +178,9 @@ describe('user export and delete', () => {
       body: { tenantId: 'shop' },
     });
     expect(lake.status).toBe(200);
-    const lakeDir = path.join(daemon.dataDir, 'lake', 'shop');
-    const holding = (id: string, files: string[]) => files.filter((file) => readFileSync(file).includes(id));
-    expect(holding('anon-1', filesUnder(lakeDir)).length).toBeGreaterThan(0);
+    expect(filesNaming('anon-1', lakeFiles(daemon.dataDir, 'shop')).length).toBeGreaterThan(0);
     expect(await recommendations('/recommendations/recently-viewed/alice')).not.toEqual([]);
-    const storeFiles = () =>
-      filesUnder(daemon.dataDir).filter((file) => path.basename(file).startsWith('nextrec.duckdb'));
-    expect(holding('anon-1', storeFiles()).length).toBeGreaterThan(0);
+    expect(filesNaming('anon-1', storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
 
     const deleted = await call(daemon.url, 'DELETE', '/users/alice', { headers });
     expect(deleted.status).toBe(204);
@@ -202,10 +189,10 @@ describe('user export and delete', () => {
     expectError(await call(daemon.url, 'GET', '/users/anon-1/export', { headers }), 404, 'NOT_FOUND');
     expect(await recommendations('/recommendations/recently-viewed/alice')).toEqual([]);
     expect(await recommendations('/recommendations/recently-viewed/anon-1')).toEqual([]);
-    expect(storeFiles().length).toBeGreaterThan(0);
+    expect(storeFiles(daemon.dataDir).length).toBeGreaterThan(0);
     for (const id of ['alice', 'anon-1', 'anon-2']) {
-      expect(holding(id, storeFiles())).toEqual([]);
-      expect(holding(id, filesUnder(lakeDir))).toEqual([]);
+      expect(filesNaming(id, storeFiles(daemon.dataDir))).toEqual([]);
+      expect(filesNaming(id, lakeFiles(daemon.dataDir, 'shop'))).toEqual([]);
     }
     // Everyone else is still there.
     expect((await call(daemon.url, 'GET', '/users/bob/export', { headers })).body.interactions).toHaveLength(

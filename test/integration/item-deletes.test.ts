@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FACTORS } from '../../src/artifacts/formats.js';
@@ -15,6 +14,7 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
+import { filesNaming, filesUnder, lakeFiles, storeFiles } from '../support/data-files.js';
 import { modelCaughtUp } from '../support/models.js';
 
 let daemon: DaemonProcess;
@@ -32,18 +32,6 @@ const ITEMS = [
   { externalId: GONE, category: 'shirts', attributes: { color: 'red', price: 99 } },
 ];
 
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    return statSync(file).isDirectory() ? filesUnder(file) : [file];
-  });
-}
-
-const holding = (id: string, files: string[]) => files.filter((file) => readFileSync(file).includes(id));
-const storeFiles = () =>
-  filesUnder(daemon.dataDir).filter((file) => path.basename(file).startsWith('nextrec.duckdb'));
-const lakeFiles = () => filesUnder(path.join(daemon.dataDir, 'lake', 'shop'));
 const artifactFiles = () => filesUnder(path.join(daemon.dataDir, 'artifacts', 'shop'));
 
 async function ok(method: string, route: string, body?: object) {
@@ -113,9 +101,9 @@ describe('deleting an item', () => {
     });
     expect(lake.status).toBe(200);
     // What must be gone afterwards is there now, so that its absence then means something.
-    expect(holding(GONE, storeFiles()).length).toBeGreaterThan(0);
-    expect(holding(GONE, lakeFiles()).length).toBeGreaterThan(0);
-    expect(holding(GONE, artifactFiles()).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE, storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE, lakeFiles(daemon.dataDir, 'shop')).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE, artifactFiles()).length).toBeGreaterThan(0);
     expect(versions(modelDir(daemon.dataDir, 'shop', 'factors'))).toHaveLength(2);
   });
 
@@ -137,8 +125,8 @@ describe('deleting an item', () => {
     expect(listed.total).toBe(ITEMS.length - 1);
 
     // Nothing of it in any file of the data dir: store, logs, lake, artifacts.
-    expect(storeFiles().length).toBeGreaterThan(0);
-    expect(holding(GONE, filesUnder(daemon.dataDir))).toEqual([]);
+    expect(storeFiles(daemon.dataDir).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE, filesUnder(daemon.dataDir))).toEqual([]);
 
     // Its events went; the others stayed, an impression keeping the other items it showed.
     const after = await ok('GET', '/users/u1/export');
@@ -177,15 +165,15 @@ describe('deleting an item', () => {
     const item = await ok('GET', `/catalog/items/${GONE}`);
     expect(item).toMatchObject({ externalId: GONE, category: 'shoes', attributes: {} });
     expect((await call(daemon.url, 'DELETE', `/catalog/items/${GONE}`, { headers })).status).toBe(204);
-    expect(holding(GONE, filesUnder(daemon.dataDir))).toEqual([]);
+    expect(filesNaming(GONE, filesUnder(daemon.dataDir))).toEqual([]);
   });
 });
 
 describe('deleting a user', () => {
   it('leaves no kept model version naming the user', async () => {
-    expect(holding(GONE_USER, artifactFiles()).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE_USER, artifactFiles()).length).toBeGreaterThan(0);
     expect((await call(daemon.url, 'DELETE', `/users/${GONE_USER}`, { headers })).status).toBe(204);
-    expect(holding(GONE_USER, filesUnder(daemon.dataDir))).toEqual([]);
+    expect(filesNaming(GONE_USER, filesUnder(daemon.dataDir))).toEqual([]);
     const served = FACTORS.decode(openCurrent(daemon.dataDir, 'shop', 'factors')!);
     expect(served.users).toEqual(['u0', 'u1']);
     expect(Array.from(served.userFactors)).toEqual([0.25, 1, 0.25, 3]);
@@ -254,6 +242,6 @@ describe('bulk operations', () => {
     daemon = await startDaemonProcess({ dataDir: daemon.dataDir });
     expect((await ok('GET', '/catalog/items?limit=100')).total).toBe(9);
     expectError(await call(daemon.url, 'GET', '/catalog/items/i3', { headers }), 404, 'NOT_FOUND');
-    expect(holding(GONE, filesUnder(daemon.dataDir))).toEqual([]);
+    expect(filesNaming(GONE, filesUnder(daemon.dataDir))).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
-import { PATIENCE_MS } from '../support/eventually.js';
+import { eventually } from '../support/eventually.js';
 
 /** A free port of 127.0.0.1, for the Redis server. */
 async function freePort(): Promise<number> {
@@ -40,25 +40,20 @@ async function startRedis(port: number): Promise<ChildProcess> {
       ),
     ),
   );
-  const answering = (async () => {
-    for (const deadline = Date.now() + PATIENCE_MS; ;) {
-      const probe = new Redis(port, '127.0.0.1', {
-        lazyConnect: true,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => null,
-      });
-      probe.on('error', () => undefined);
-      try {
-        await probe.connect();
-        if ((await probe.ping()) === 'PONG') return;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-      } finally {
-        probe.disconnect();
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+  const answering = eventually(async () => {
+    const probe = new Redis(port, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    probe.on('error', () => undefined);
+    try {
+      await probe.connect();
+      expect(await probe.ping()).toBe('PONG');
+    } finally {
+      probe.disconnect();
     }
-  })();
+  });
   await Promise.race([failed, answering]);
   return child;
 }

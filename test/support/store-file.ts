@@ -1,5 +1,7 @@
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { liveSegments, tableDir, type EventTable } from '../../src/lake/layout.js';
+import { sqlString } from '../../src/store/sql.js';
 
 /** Reads the store file of a stopped daemon directly, to check what was made durable. */
 export async function queryStore(dataDir: string, sql: string, params: (string | number)[] = []) {
@@ -7,6 +9,28 @@ export async function queryStore(dataDir: string, sql: string, params: (string |
   const connection = await instance.connect();
   try {
     return (await connection.runAndReadAll(sql, params)).getRowObjectsJS();
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/**
+ * Reads the live segments of a tenant's lake table with DuckDB in memory, their paths quoted by sqlString:
+ * `select` makes the query of their `read_parquet(...)`. No rows when the table has no segment yet.
+ */
+export async function queryLake(
+  dataDir: string,
+  tenantId: string,
+  table: EventTable,
+  select: (source: string) => string,
+): Promise<unknown[][]> {
+  const files = liveSegments(tableDir(dataDir, tenantId, table)).map((segment) => sqlString(segment.file));
+  if (files.length === 0) return [];
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    return (await connection.runAndReadAll(select(`read_parquet([${files.join(', ')}])`))).getRowsJS();
   } finally {
     connection.closeSync();
     instance.closeSync();

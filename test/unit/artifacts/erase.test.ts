@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import {
 } from '../../../src/artifacts/layout.js';
 import { openCurrent, openVersion } from '../../../src/artifacts/open.js';
 import { publishModel } from '../../../src/artifacts/publish.js';
+import { filesNaming, filesUnder } from '../../support/data-files.js';
 
 const TENANT = 'shop';
 /** Ids no other id contains, so that their bytes in a file mean that the file names them. */
@@ -56,15 +57,8 @@ const LISTS: NeighbourLists = {
   weights: Float32Array.from([0.9, 0.5, 0.8, 0.7, 0.6]),
 };
 
-function filesUnder(root: string): string[] {
-  return readdirSync(root).flatMap((name) => {
-    const file = path.join(root, name);
-    return statSync(file).isDirectory() ? filesUnder(file) : [file];
-  });
-}
-
-const naming = (id: string) =>
-  filesUnder(path.join(dir, 'artifacts')).filter((file) => readFileSync(file).includes(id));
+/** The files of the data dir's artifacts that name `id`. */
+const naming = (id: string) => filesNaming(id, filesUnder(path.join(dir, 'artifacts')));
 
 describe('eraseFromArtifacts', () => {
   it('removes the older versions naming a deleted item and publishes the current one again without it', () => {

@@ -1,10 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lakeRoot, liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
+import { liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
 import { LakeExporter, exportTenantLake } from '../../../src/store/lake-export.js';
 import type { RowBuffer } from '../../../src/store/rows.js';
 import { sqlString } from '../../../src/store/sql.js';
+import { filesNaming, lakeFiles } from '../../support/data-files.js';
 import {
   closeTempStore,
   openTempStore,
@@ -30,15 +29,6 @@ function write(fill: (rows: RowBuffer) => void): Promise<void> {
     return () => undefined;
   });
 }
-
-function lakeFiles(): string[] {
-  const root = path.join(lakeRoot(temp.dir), TENANT);
-  return readdirSync(root, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name));
-}
-
-const holding = (id: string) => lakeFiles().filter((file) => readFileSync(file).includes(id));
 
 async function rows(table: 'interactions' | 'impressions' | 'items', columns: string): Promise<unknown[][]> {
   const dir = tableDir(temp.dir, TENANT, table);
@@ -76,7 +66,7 @@ describe('eraseItemsFromLake', () => {
       );
     });
     await exportTenantLake(temp.store, temp.dir, TENANT);
-    expect(holding(GONE).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE, lakeFiles(temp.dir, TENANT)).length).toBeGreaterThan(0);
     // The store loses them first, as a deletion does.
     await write((rows) => {
       rows.statements.push(
@@ -89,7 +79,7 @@ describe('eraseItemsFromLake', () => {
     // The interactions segment, the impressions segment and the items snapshot.
     expect(await new LakeExporter(temp.store, temp.dir).eraseItems(TENANT, [GONE, 'never-was'])).toBe(3);
 
-    expect(holding(GONE)).toEqual([]);
+    expect(filesNaming(GONE, lakeFiles(temp.dir, TENANT))).toEqual([]);
     expect(await rows('items', 'external_id')).toEqual([['a'], ['b']]);
     expect(await rows('interactions', 'event_id, item_id')).toEqual([
       ['e0', 'a'],

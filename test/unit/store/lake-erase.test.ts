@@ -1,11 +1,12 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { coveredSegments, lakeRoot, liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
+import { coveredSegments, liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
 import { Store } from '../../../src/store/database.js';
 import { LakeExporter, eraseFromLake, exportTenantLake } from '../../../src/store/lake-export.js';
 import { sqlString } from '../../../src/store/sql.js';
 import type { RowBuffer, StoredImpression, StoredInteraction } from '../../../src/store/rows.js';
+import { filesNaming, lakeFiles } from '../../support/data-files.js';
 import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
 
 const TENANT = 'shop';
@@ -77,19 +78,6 @@ function erased(rows: RowBuffer, n: number): void {
   ]);
 }
 
-/** Every file under the tenant's lake folder. */
-function lakeFiles(): string[] {
-  const root = path.join(lakeRoot(dir), TENANT);
-  return readdirSync(root, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.join(entry.parentPath, entry.name));
-}
-
-function filesHolding(text: string): string[] {
-  const needle = Buffer.from(text);
-  return lakeFiles().filter((file) => readFileSync(file).includes(needle));
-}
-
 async function lakeRows(
   sql: (files: string) => string,
   table: 'interactions' | 'impressions',
@@ -156,16 +144,16 @@ describe('eraseFromLake', () => {
     const untouchedTime = statSync(onlyOthers.file).mtimeMs;
     // Parquet pages are compressed: look for the start of the long session id, kept as a literal.
     const sessionStart = ERASED_SESSION.slice(0, 20);
-    expect(filesHolding(ERASED_USER).length).toBeGreaterThan(0);
-    expect(filesHolding(sessionStart).length).toBeGreaterThan(0);
+    expect(filesNaming(ERASED_USER, lakeFiles(dir, TENANT)).length).toBeGreaterThan(0);
+    expect(filesNaming(sessionStart, lakeFiles(dir, TENANT)).length).toBeGreaterThan(0);
     const before = await lakeRows((f) => `SELECT count(*) FROM ${f}`, 'interactions');
 
     await deleteFromStore();
     // Interactions: merged, mixed, only-erased; impressions: the same three; users: one snapshot.
     expect(await new LakeExporter(store, dir).erase(TENANT, ERASED)).toBe(7);
 
-    expect(filesHolding(ERASED_USER)).toEqual([]);
-    expect(filesHolding(sessionStart)).toEqual([]);
+    expect(filesNaming(ERASED_USER, lakeFiles(dir, TENANT))).toEqual([]);
+    expect(filesNaming(sessionStart, lakeFiles(dir, TENANT))).toEqual([]);
     expect(readFileSync(onlyOthers.file).equals(untouched)).toBe(true);
     expect(statSync(onlyOthers.file).mtimeMs).toBe(untouchedTime);
     // The emptied segment is still there, with its range and its columns.
@@ -210,7 +198,7 @@ describe('eraseFromLake', () => {
     await exported;
     // Two segments and the users snapshot held the user.
     expect(await erasing).toBe(3);
-    expect(filesHolding(ERASED_USER)).toEqual([]);
+    expect(filesNaming(ERASED_USER, lakeFiles(dir, TENANT))).toEqual([]);
     // The session id was not asked for: its rows stay.
     expect(
       await lakeRows(
@@ -231,7 +219,7 @@ describe('eraseFromLake', () => {
     const live = path.join(usersDir, `snapshot-0000000000000002.parquet.${process.pid}.partial`);
     writeFileSync(live, 'being written');
     expect(await eraseFromLake(store, dir, TENANT, ERASED)).toBe(0);
-    expect(lakeFiles()).not.toContain(dead);
-    expect(lakeFiles()).toContain(live);
+    expect(lakeFiles(dir, TENANT)).not.toContain(dead);
+    expect(lakeFiles(dir, TENANT)).toContain(live);
   });
 });
