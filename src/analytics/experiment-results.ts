@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Experiment } from '../contract/scenarios.js';
 import { compareMeans, compareRates } from './significance.js';
-import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, SCENARIO_PURCHASES, money, windowParams } from './sql.js';
-import { rate } from './window.js';
+import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, SCENARIO_PURCHASES, windowParams } from './sql.js';
+import { money, rate } from './window.js';
 
 /**
  * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
@@ -72,7 +72,7 @@ export async function experimentResults(
       clicks,
       purchases,
       revenue: earned,
-      revenuePerUser: served === 0 ? 0 : money(earned / served),
+      revenuePerUser: rate(earned, served),
     };
   });
   const samples = slugs.map((scenario) => {

@@ -12,11 +12,6 @@ export const INTERACTIONS =
 
 export const IMPRESSIONS = 'impressions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3';
 
-/** A sum of money as the answers give it: rounded to 4 places, so that sums of prices show no binary noise. */
-export function money(value: unknown): number {
-  return Math.round(Number(value ?? 0) * 10_000) / 10_000;
-}
-
 /**
  * Purchases in the window credited to the scenarios of `slugs` (a SQL list of them), as rows of
  * (scenario, ts, user_id, price, profit): each purchase carrying a scenario's slug, or a recommId that
