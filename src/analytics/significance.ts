@@ -63,15 +63,12 @@ export interface Sample {
   variance: number;
 }
 
-/** How a variant's mean compares with the control's by Welch's t-test (docs/guide.md, "Revenue"). */
-export interface MeanComparison {
-  /** The variant's mean over the control's, minus 1; null when the control's mean is 0. */
-  lift: number | null;
-  /** Two-sided p-value of the difference; null with fewer than two in either sample. */
-  pValue: number | null;
-  /** 95% interval of the difference of the means (variant − control); null when pValue is. */
-  difference95: [number, number] | null;
-}
+/**
+ * How a variant's mean compares with the control's by Welch's t-test (docs/guide.md, "Revenue"), as a
+ * Comparison of means: lift the variant's mean over the control's, minus 1 (null when the control's mean
+ * is 0); pValue and difference95 (variant − control) null with fewer than two in either sample.
+ */
+export type MeanComparison = Omit<Comparison, 'metric'>;
 
 /**
  * Welch's t-test of the variant's mean against the control's: unequal variances, the Welch–Satterthwaite
