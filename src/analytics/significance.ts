@@ -4,7 +4,7 @@
  * unpooled one.
  */
 
-import { studentTCdf, studentTQuantile } from './student-t.js';
+import { studentTQuantile, studentTTwoSided } from './student-t.js';
 
 /** The standard normal distribution function, by the error function (Abramowitz and Stegun 7.1.26). */
 export function normalCdf(z: number): number {
@@ -89,7 +89,7 @@ export function compareMeans(control: Sample, variant: Sample): MeanComparison {
     };
   const df = (a + b) ** 2 / (a ** 2 / (control.count - 1) + b ** 2 / (variant.count - 1));
   const t = difference / se;
-  const pValue = 2 * (1 - studentTCdf(Math.abs(t), df));
+  const pValue = studentTTwoSided(t, df);
   const margin = studentTQuantile(0.975, df) * se;
   return {
     lift,
