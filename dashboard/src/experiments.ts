@@ -13,7 +13,23 @@ import {
   verdict,
 } from './format.js';
 import type { Loader } from './panel.js';
-import type { DataList, Experiment, ExperimentResults, VariantResult } from './types.js';
+import type { DataList, Experiment, ExperimentResults, RevenueSignificance, VariantResult } from './types.js';
+
+/**
+ * The verdict on a variant's difference with the first: 'baseline' for the first, else a badge, marked good
+ * below p 0.05, with `title` giving its hover text.
+ */
+function verdictBadge(
+  comparison: RevenueSignificance | null,
+  title?: (comparison: RevenueSignificance) => string,
+): HTMLElement | string {
+  if (comparison === null) return 'baseline';
+  return h(
+    'span',
+    { class: (comparison.pValue ?? 1) < 0.05 ? 'badge good' : 'badge', title: title?.(comparison) },
+    verdict(comparison.pValue),
+  );
+}
 
 function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLElement {
   const id = (name: string) => (v: VariantResult) => `experiment-${experiment.slug}-${name}-${v.scenario}`;
@@ -60,14 +76,7 @@ function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLEl
       },
       {
         label: 'Verdict',
-        cell: (v) =>
-          v.significance === null
-            ? 'baseline'
-            : h(
-                'span',
-                { class: (v.significance.pValue ?? 1) < 0.05 ? 'badge good' : 'badge' },
-                verdict(v.significance.pValue),
-              ),
+        cell: (v) => verdictBadge(v.significance),
         testId: id('verdict'),
       },
       { label: 'Revenue', numeric: true, cell: (v) => formatMoney(v.revenue), testId: id('revenue') },
@@ -91,18 +100,13 @@ function resultsTable(experiment: Experiment, variants: VariantResult[]): HTMLEl
       },
       {
         label: 'Revenue verdict',
+        // The interval in the hover text: the table is wide enough already.
         cell: (v) =>
-          v.revenueSignificance === null || v.revenueSignificance === undefined
-            ? 'baseline'
-            : h(
-                'span',
-                {
-                  class: (v.revenueSignificance.pValue ?? 1) < 0.05 ? 'badge good' : 'badge',
-                  // The interval in the hover text: the table is wide enough already.
-                  title: `95% interval of the revenue per user difference: ${formatMoneyInterval(v.revenueSignificance.difference95)}`,
-                },
-                verdict(v.revenueSignificance.pValue),
-              ),
+          verdictBadge(
+            v.revenueSignificance,
+            (revenue) =>
+              `95% interval of the revenue per user difference: ${formatMoneyInterval(revenue.difference95)}`,
+          ),
         testId: id('revenue-verdict'),
       },
     ],

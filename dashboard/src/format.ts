@@ -14,17 +14,20 @@ export function formatCount(value: number): string {
 
 const MONEY = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
-/** A sum of prices (1234.5 → "1,234.50"), in the shop's own currency. */
-export function formatMoney(value: number | null | undefined): string {
+/**
+ * A sum of prices (1234.5 → "1,234.50"), in the shop's own currency; `signed` puts "+" before a positive
+ * value.
+ */
+export function formatMoney(value: number | null | undefined, signed = false): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '–';
-  return MONEY.format(value);
+  const text = MONEY.format(value);
+  return signed && value > 0 ? `+${text}` : text;
 }
 
 /** The 95% interval of a difference of two sums of prices. */
 export function formatMoneyInterval(interval: readonly [number, number] | null | undefined): string {
   if (!interval) return '–';
-  const signed = (value: number) => (value > 0 ? `+${formatMoney(value)}` : formatMoney(value));
-  return `[${signed(interval[0])}, ${signed(interval[1])}]`;
+  return `[${formatMoney(interval[0], true)}, ${formatMoney(interval[1], true)}]`;
 }
 
 /** A fraction (0.1234) as a percentage ("12.34%"); `signed` puts "+" before a positive value. */

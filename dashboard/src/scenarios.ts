@@ -159,20 +159,19 @@ export function funnelPanel(slug: string | undefined): Loader {
     const { data } = await api.get<DataList<FunnelDay>>(path, signal);
     return (body) => {
       const { box, canvas } = chartBox('funnel-chart', `Funnel of ${slug} per day`);
-      const totals = (['impressions', 'clicks', 'carts', 'purchases'] as const).map((key) =>
+      const totalItem = (key: string, text: string) =>
         h(
           'span',
           { class: 'total-item' },
-          h('span', { 'data-testid': `funnel-total-${key}` }, formatCount(total(data, (d) => d[key]))),
+          h('span', { 'data-testid': `funnel-total-${key}` }, text),
           ` ${key}`,
+        );
+      const totals = [
+        ...(['impressions', 'clicks', 'carts', 'purchases'] as const).map((key) =>
+          totalItem(key, formatCount(total(data, (d) => d[key]))),
         ),
-      );
-      const revenue = h(
-        'span',
-        { class: 'total-item' },
-        h('span', { 'data-testid': 'funnel-total-revenue' }, formatMoney(total(data, (d) => d.revenue ?? 0))),
-        ' revenue',
-      );
+        totalItem('revenue', formatMoney(total(data, (d) => d.revenue))),
+      ];
       body.append(
         h(
           'p',
@@ -181,7 +180,6 @@ export function funnelPanel(slug: string | undefined): Loader {
           h('strong', { 'data-testid': 'funnel-scenario' }, slug),
           ': ',
           ...totals,
-          revenue,
         ),
         box,
       );

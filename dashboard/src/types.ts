@@ -116,13 +116,8 @@ export interface VariantResult {
   revenueSignificance: RevenueSignificance | null;
 }
 
-export interface RevenueSignificance {
-  /** Relative change of revenue per user over the first variant. */
-  lift: number | null;
-  pValue: number | null;
-  /** 95% interval of the difference of revenue per user with the first variant. */
-  difference95: [number, number] | null;
-}
+/** As Significance, of revenue per user: its relative change and the 95% interval of its difference. */
+export type RevenueSignificance = Omit<Significance, 'metric'>;
 
 export interface ExperimentResults {
   variants: VariantResult[];

@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Experiment } from '../contract/scenarios.js';
 import { compareMeans, compareRates } from './significance.js';
-import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, SCENARIO_PURCHASES, money, windowParams } from './sql.js';
-import { rate } from './window.js';
+import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, SCENARIO_PURCHASES, windowParams } from './sql.js';
+import { money, rate } from './window.js';
 
 /**
  * `GET /experiments/:slug/results` (CONTRACT.md, "Configuration resources"): per variant, the users it
@@ -27,12 +27,6 @@ export async function experimentResults(
     const found = (await db.runAndReadAll(sql(slugList), [...params, ...slugs])).getRowsJS();
     return new Map(found.map((row) => [String(row[0]), row.slice(1).map(Number)]));
   };
-  const users = await read(
-    (list) => `SELECT scenario, count(DISTINCT user_id) FROM ${ANSWER_DAYS('experiment_users')}
-        AND experiment = $4 AND scenario IN (${list})
-      GROUP BY scenario`,
-    [experiment.slug],
-  );
   const impressions = await read(
     (list) => `SELECT scenario_slug, sum(len(item_keys)) FROM ${IMPRESSIONS} AND scenario_slug IN (${list})
       GROUP BY scenario_slug`,
@@ -46,37 +40,45 @@ export async function experimentResults(
       GROUP BY scenario_slug`,
     [],
   );
-  const revenue = await read(
-    (list) => `SELECT scenario, sum(price) FROM ${SCENARIO_PURCHASES(list)} GROUP BY scenario`,
-    [],
-  );
-  const perUser = await read(
-    (list) => `WITH served AS (
-        SELECT DISTINCT scenario, user_id FROM ${ANSWER_DAYS('experiment_users')}
+  // Per scenario: the users it served, its revenue, and the sample of what each user it served or who
+  // bought through it spent (count, mean, variance), the purchases read once.
+  const spending = await read(
+    (list) => `WITH bought AS MATERIALIZED (SELECT scenario, user_id, price FROM ${SCENARIO_PURCHASES(list)}),
+      earned AS (SELECT scenario, sum(price) AS revenue FROM bought GROUP BY scenario),
+      served AS (
+        SELECT DISTINCT scenario, user_id, true AS served FROM ${ANSWER_DAYS('experiment_users')}
            AND experiment = $4 AND scenario IN (${list})),
       spent AS (
-        SELECT scenario, user_id, sum(coalesce(price, 0)) AS spent FROM ${SCENARIO_PURCHASES(list)}
+        SELECT scenario, user_id, sum(coalesce(price, 0)) AS spent FROM bought
          WHERE user_id IS NOT NULL GROUP BY ALL),
-      each AS (SELECT scenario, coalesce(spent, 0) AS spent FROM served FULL OUTER JOIN spent USING (scenario, user_id))
-     SELECT scenario, count(*), avg(spent), coalesce(var_samp(spent), 0) FROM each GROUP BY scenario`,
+      each AS (
+        SELECT scenario, served, coalesce(spent, 0) AS spent
+          FROM served FULL OUTER JOIN spent USING (scenario, user_id)),
+      stats AS (
+        SELECT scenario, count(*) FILTER (WHERE served) AS users, count(*) AS count, avg(spent) AS mean,
+               coalesce(var_samp(spent), 0) AS variance
+          FROM each GROUP BY scenario)
+     SELECT scenario, coalesce(users, 0), coalesce(revenue, 0), coalesce(count, 0), coalesce(mean, 0),
+            coalesce(variance, 0)
+       FROM stats FULL OUTER JOIN earned USING (scenario)`,
     [experiment.slug],
   );
   const figures = slugs.map((scenario) => {
     const [clicks = 0, purchases = 0] = actions.get(scenario) ?? [];
-    const served = users.get(scenario)?.[0] ?? 0;
-    const earned = money(revenue.get(scenario)?.[0]);
+    const [users = 0, revenue = 0] = spending.get(scenario) ?? [];
+    const earned = money(revenue);
     return {
       scenario,
-      users: served,
+      users,
       impressions: impressions.get(scenario)?.[0] ?? 0,
       clicks,
       purchases,
       revenue: earned,
-      revenuePerUser: served === 0 ? 0 : money(earned / served),
+      revenuePerUser: rate(earned, users),
     };
   });
   const samples = slugs.map((scenario) => {
-    const [count = 0, mean = 0, variance = 0] = perUser.get(scenario) ?? [];
+    const [, , count = 0, mean = 0, variance = 0] = spending.get(scenario) ?? [];
     return { count, mean, variance };
   });
   const control = figures[0];

@@ -8,10 +8,9 @@ import {
   INTERACTIONS,
   SCENARIO_PURCHASES,
   WITH_ITEM_IDS,
-  money,
   windowParams,
 } from './sql.js';
-import { rate, type Window } from './window.js';
+import { money, rate, type Window } from './window.js';
 
 /**
  * The analytics of a tenant over a window of UTC days (docs/guide.md, "Analytics and experiments"), each one DuckDB query over

@@ -4,7 +4,7 @@
  * unpooled one.
  */
 
-import { studentTCdf, studentTQuantile } from './student-t.js';
+import { studentTQuantile, studentTTwoSided } from './student-t.js';
 
 /** The standard normal distribution function, by the error function (Abramowitz and Stegun 7.1.26). */
 export function normalCdf(z: number): number {
@@ -63,15 +63,12 @@ export interface Sample {
   variance: number;
 }
 
-/** How a variant's mean compares with the control's by Welch's t-test (docs/guide.md, "Revenue"). */
-export interface MeanComparison {
-  /** The variant's mean over the control's, minus 1; null when the control's mean is 0. */
-  lift: number | null;
-  /** Two-sided p-value of the difference; null with fewer than two in either sample. */
-  pValue: number | null;
-  /** 95% interval of the difference of the means (variant − control); null when pValue is. */
-  difference95: [number, number] | null;
-}
+/**
+ * How a variant's mean compares with the control's by Welch's t-test (docs/guide.md, "Revenue"), as a
+ * Comparison of means: lift the variant's mean over the control's, minus 1 (null when the control's mean
+ * is 0); pValue and difference95 (variant − control) null with fewer than two in either sample.
+ */
+export type MeanComparison = Omit<Comparison, 'metric'>;
 
 /**
  * Welch's t-test of the variant's mean against the control's: unequal variances, the Welch–Satterthwaite
@@ -92,7 +89,7 @@ export function compareMeans(control: Sample, variant: Sample): MeanComparison {
     };
   const df = (a + b) ** 2 / (a ** 2 / (control.count - 1) + b ** 2 / (variant.count - 1));
   const t = difference / se;
-  const pValue = 2 * (1 - studentTCdf(Math.abs(t), df));
+  const pValue = studentTTwoSided(t, df);
   const margin = studentTQuantile(0.975, df) * se;
   return {
     lift,

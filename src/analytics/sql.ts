@@ -12,24 +12,21 @@ export const INTERACTIONS =
 
 export const IMPRESSIONS = 'impressions WHERE tenant_id = $1 AND ts >= $2 AND ts < $3';
 
-/** A sum of money as the answers give it: rounded to 4 places, so that sums of prices show no binary noise. */
-export function money(value: unknown): number {
-  return Math.round(Number(value ?? 0) * 10_000) / 10_000;
-}
-
 /**
  * Purchases in the window credited to the scenarios of `slugs` (a SQL list of them), as rows of
- * (scenario, ts, user_id, price, profit): each purchase carrying a scenario's slug, or a recommId that
+ * (scenario, ts, user_id, price): each purchase carrying a scenario's slug, or a recommId that
  * impressions logged with the scenario carried (an answer of it), once per scenario (docs/guide.md, "Revenue").
+ * Only the impressions whose recommId a purchase of the window carries are read for the answers.
  */
 export const SCENARIO_PURCHASES = (slugs: string) => `(
   WITH purchases AS (SELECT * FROM ${INTERACTIONS} AND type = 'purchase'),
     answered AS (
       SELECT DISTINCT recomm_id, scenario_slug FROM impressions
-       WHERE tenant_id = $1 AND ts < $3 AND recomm_id IS NOT NULL AND scenario_slug IN (${slugs}))
-  SELECT scenario_slug AS scenario, ts, user_id, price, profit FROM purchases WHERE scenario_slug IN (${slugs})
+       WHERE tenant_id = $1 AND ts < $3 AND scenario_slug IN (${slugs})
+         AND recomm_id IN (SELECT recomm_id FROM purchases))
+  SELECT scenario_slug AS scenario, ts, user_id, price FROM purchases WHERE scenario_slug IN (${slugs})
   UNION ALL
-  SELECT a.scenario_slug, p.ts, p.user_id, p.price, p.profit FROM purchases p JOIN answered a USING (recomm_id)
+  SELECT a.scenario_slug, p.ts, p.user_id, p.price FROM purchases p JOIN answered a USING (recomm_id)
    WHERE p.scenario_slug IS DISTINCT FROM a.scenario_slug)`;
 
 /** Rows of a daily rollup of the answer record (answer_days, answer_items, experiment_users) in the window. */

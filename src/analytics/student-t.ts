@@ -4,16 +4,18 @@
  * the modified Lentz method), and its quantiles by bisection on it.
  */
 
+/** The coefficients of the Lanczos approximation with g = 7. */
+const LANCZOS = [
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+];
+
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, nine coefficients): about 15 significant digits. */
 function logGamma(x: number): number {
-  const c = [
-    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
-  ];
   if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
   const z = x - 1;
-  let sum = c[0];
-  for (let i = 1; i < 9; i++) sum += c[i] / (z + i);
+  let sum = LANCZOS[0];
+  for (let i = 1; i < LANCZOS.length; i++) sum += LANCZOS[i] / (z + i);
   const t = z + 7.5;
   return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(sum);
 }
@@ -68,6 +70,14 @@ export function studentTCdf(t: number, df: number): number {
   if (!Number.isFinite(t)) return t > 0 ? 1 : 0;
   const tail = 0.5 * regularizedBeta(df / (df + t * t), df / 2, 0.5);
   return t > 0 ? 1 - tail : tail;
+}
+
+/**
+ * P(|T| ≥ |t|), the two-sided p-value of t, straight from the incomplete beta function: no 1 − P(T ≤ |t|)
+ * to lose the digits of a small p (0 for an infinite t).
+ */
+export function studentTTwoSided(t: number, df: number): number {
+  return regularizedBeta(df / (df + t * t), df / 2, 0.5);
 }
 
 /** The t with P(T ≤ t) = p, 0.5 ≤ p < 1, to about 12 significant digits. */

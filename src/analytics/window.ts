@@ -32,7 +32,17 @@ export function windowOf(query: Pick<AnalyticsQuery, 'from' | 'to'>, now = Date.
   return { fromMs, untilMs: toMs + DAY_MS, days };
 }
 
+/** Rounded to 4 places, as the answers give rates and sums of money. */
+function round4(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}
+
 /** A rate as the contract gives it: a fraction rounded to 4 places, 0 when the denominator is 0. */
 export function rate(numerator: number, denominator: number): number {
-  return denominator === 0 ? 0 : Math.round((numerator / denominator) * 10_000) / 10_000;
+  return denominator === 0 ? 0 : round4(numerator / denominator);
+}
+
+/** A sum of money as the answers give it: rounded to 4 places, so that sums of prices show no binary noise. */
+export function money(value: unknown): number {
+  return round4(Number(value ?? 0));
 }

@@ -4,7 +4,6 @@ import { MalformedDocumentError } from './answer.js';
 import { addValue, RECORDS_PER_BATCH, type SourceRecord } from './document-records.js';
 import { XmlNamespaces } from './xml-namespaces.js';
 
-export { GOOGLE_NAMESPACE } from './xml-namespaces.js';
 const ATOM_NAMESPACE = 'http://www.w3.org/2005/Atom';
 
 /** An element of an item being read: its name, its text so far, its child elements once it has some. */
