@@ -10,7 +10,7 @@ import { assignScenario, type Assignment } from '../experiments.js';
 import { expressionContext } from '../expression-context.js';
 import { vectorSearch } from '../search.js';
 import type { EffectiveConfig, PipelineContext } from '../context.js';
-import type { Overrides, RecommendationRequest } from '../request.js';
+import type { Overrides, RecommendationRequest, RotatedItems } from '../request.js';
 
 const DEFAULT_COUNT = 10;
 
@@ -190,6 +190,25 @@ function searchConfig(placement: PlacementConfig, extracted: string | null, coun
   } satisfies Partial<EffectiveConfig>);
 }
 
+/** The dense ids of the known items a request excludes; undefined without any. */
+function excludedIds(tenant: TenantState, exclude: readonly string[] | undefined): Set<number> | undefined {
+  if (exclude === undefined || exclude.length === 0) return undefined;
+  const ids = new Set<number>();
+  for (const externalId of exclude) {
+    const id = tenant.catalog.idOf(externalId);
+    if (id >= 0) ids.add(id);
+  }
+  return ids;
+}
+
+/** Rotation's factors by dense id (engine/rotation.ts); undefined without rotated items. */
+function rotationFactors(rotated: RotatedItems | undefined): Map<number, number> | undefined {
+  if (rotated === undefined || rotated.ids.length === 0) return undefined;
+  const factors = new Map<number, number>();
+  for (let i = 0; i < rotated.ids.length; i++) factors.set(rotated.ids[i], rotated.factors[i]);
+  return factors;
+}
+
 /** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
 export function resolve(tenant: TenantState, request: RecommendationRequest, now: number): PipelineContext {
   let scenario: Scenario | undefined;
@@ -228,5 +247,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     geo: logicType === 'recently-viewed' ? undefined : geoLiftFor(tenant, request.country, now),
     poolSize: Math.max(3 * count, 100),
     expressionContext: expressionContext(tenant, logicType, request),
+    excluded: excludedIds(tenant, request.exclude),
+    rotationFactors: rotationFactors(request.rotated),
   };
 }
