@@ -3,7 +3,7 @@ import { ApiError } from '../../contract/errors.js';
 import type { Constraints, LogicType, Rule, Scenario } from '../../contract/scenarios.js';
 import { geoLiftFor } from '../../models/geo-lift.js';
 import { compileBooster, compileFilter, joinFilterClauses, splitFilterClauses } from '../../nextql/index.js';
-import type { TenantConfig } from '../../state/tenant-config.js';
+import { configDerived, type ConfigSlot } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
 import { assignScenario, type Assignment } from '../experiments.js';
@@ -147,10 +147,7 @@ interface PlainPlacement {
  * expressions (the whole filter included) anew cost as much as a stage. Keyed by objects and constants,
  * whose hashes are stored, rather than by a string built per request.
  */
-const plainConfigs = new WeakMap<
-  TenantConfig,
-  { version: number; byPlacement: Map<Scenario | LogicType, PlainPlacement> }
->();
+const plainConfigs: ConfigSlot<Map<Scenario | LogicType, PlainPlacement>> = new WeakMap();
 
 function plainEffectiveConfig(
   tenant: TenantState,
@@ -158,15 +155,11 @@ function plainEffectiveConfig(
   logicType: LogicType,
   count: number,
 ): EffectiveConfig {
-  let memo = plainConfigs.get(tenant.config);
-  if (!memo || memo.version !== tenant.config.version) {
-    memo = { version: tenant.config.version, byPlacement: new Map() };
-    plainConfigs.set(tenant.config, memo);
-  }
-  let plain = memo.byPlacement.get(scenario ?? logicType);
+  const byPlacement = configDerived(tenant.config, plainConfigs, () => new Map());
+  let plain = byPlacement.get(scenario ?? logicType);
   if (!plain) {
     plain = { placement: placementConfig(tenant, scenario, logicType, {}), byCount: new Map() };
-    memo.byPlacement.set(scenario ?? logicType, plain);
+    byPlacement.set(scenario ?? logicType, plain);
   }
   let config = plain.byCount.get(count);
   if (!config) plain.byCount.set(count, (config = withCount(plain.placement, count)));
