@@ -60,7 +60,8 @@ function jsonOf(payload: string, contentType: string | undefined): string {
 /** The items of a recommendation answer, which a `distinctRecomms` batch's later lists skip. */
 function recommendedItems(request: BatchRequest, result: BatchResult): string[] {
   if (result.status !== 200 || !request.path.startsWith('/recommendations')) return [];
-  return readAnswerSummary(result.json)?.itemIds ?? [];
+  // A whole answer: it is read as rendered, before the brace that closes it after its recommId.
+  return readAnswerSummary(result.json.slice(0, -1))?.itemIds ?? [];
 }
 
 /**
