@@ -1,6 +1,6 @@
 import { listValue } from '@duckdb/node-api';
 import { OneAtATime } from '../one-at-a-time.js';
-import { summarizeAnswer, type AnswerSummary } from '../engine/answer-summary.js';
+import { readAnswerSummary, type AnswerSummary } from '../engine/answer-summary.js';
 import type { Store } from '../store/database.js';
 import type { Statement } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
@@ -147,11 +147,7 @@ export class AnswerLog {
    * not read again.
    */
   summarize(body: string): AnswerSummary | undefined {
-    try {
-      return summarizeAnswer(body);
-    } catch {
-      return undefined;
-    }
+    return readAnswerSummary(body);
   }
 
   /** Records an answer given: its text, or what `summarize` read of it. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NON_EMPTY_ID } from './common.js';
 import { expression } from './expressions.js';
 
-/** `DELETE /catalog/items/:externalId` (docs/guide.md, "Deleting items"). */
+/** The item `GET` and `DELETE /catalog/items/:externalId` name (docs/guide.md, "Deleting items"). */
 export const ITEM_PARAMS = z.strictObject({ externalId: NON_EMPTY_ID });
 
 /** What a bulk update sets on every item its filter matches: attributes merge key by key, null removes. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { expression } from './expressions.js';
-import { LOGIC_TYPES, SLUG } from './scenarios.js';
+import { LOGIC_TYPES, ROTATION_RATE, ROTATION_TIME, SLUG } from './scenarios.js';
 
 const ID = z.string().min(1).max(512);
 const COUNT = z.number().int().min(1).max(1000);
@@ -30,8 +30,6 @@ const OVERRIDES = {
 export const OVERRIDE_FIELDS = Object.keys(OVERRIDES) as (keyof typeof OVERRIDES)[];
 
 /** Rotation of user-to-item (docs/guide.md, "Rotation"): a rate in 0..1 (0: off), a window in seconds. */
-export const ROTATION_RATE = z.number().min(0).max(1);
-export const ROTATION_TIME = z.number().positive();
 const ROTATION = { rotationRate: ROTATION_RATE.optional(), rotationTime: ROTATION_TIME.optional() };
 
 /** What both POST bodies share: the items seeds, count, country, projection, cache switch and overrides. */

@@ -16,6 +16,10 @@ export { SLUG } from './common.js';
 
 const PERCENT = z.number().min(0).max(100);
 
+/** Rotation of user-to-item (docs/guide.md, "Rotation"): a rate in 0..1 (0: off), a window in seconds. */
+export const ROTATION_RATE = z.number().min(0).max(1);
+export const ROTATION_TIME = z.number().positive();
+
 export const CONSTRAINTS = z.strictObject({
   maxPerCategory: z.number().int().min(1).optional(),
   freshnessBoostDays: z.number().positive().optional(),
@@ -45,8 +49,8 @@ export const SCENARIO = z
     segmentationId: z.string().min(1).max(128).optional(),
     itemsPerSegment: z.number().int().min(1).optional(),
     autoExpandSegments: z.boolean().default(true),
-    rotationRate: z.number().min(0).max(1).optional(),
-    rotationTime: z.number().positive().optional(),
+    rotationRate: ROTATION_RATE.optional(),
+    rotationTime: ROTATION_TIME.optional(),
   })
   .refine((s) => s.minItems === undefined || s.maxItems === undefined || s.minItems <= s.maxItems, {
     message: 'minItems must not exceed maxItems',

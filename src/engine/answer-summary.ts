@@ -93,3 +93,12 @@ export function summarizeAnswer(body: string): AnswerSummary {
   }
   return summary;
 }
+
+/** What summarizeAnswer reads of an answer, or undefined for a text it cannot read. */
+export function readAnswerSummary(body: string): AnswerSummary | undefined {
+  try {
+    return summarizeAnswer(body);
+  } catch {
+    return undefined;
+  }
+}

@@ -54,6 +54,10 @@ export interface PipelineContext {
   readonly poolSize: number;
   /** What context_item() and context_user() read in the request's filters and boosters. */
   readonly expressionContext?: EvaluationContext;
+  /** Dense ids of the known items the request excludes (stage 3); none without any. */
+  readonly excluded?: ReadonlySet<number>;
+  /** Rotation's factor per dense id of the request's rotated items; none without any. */
+  readonly rotationFactors?: ReadonlyMap<number, number>;
 }
 
 export interface Algorithm {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LogicType } from '../contract/scenarios.js';
 import { readKey, valueColumn, type EvaluationContext, type KeyPlan } from '../nextql/index.js';
-import type { TenantConfig } from '../state/tenant-config.js';
+import { configDerived, type ConfigSlot, type TenantConfig } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { RecommendationRequest } from './request.js';
 
@@ -17,21 +17,16 @@ import type { RecommendationRequest } from './request.js';
 const CONTEXT_USER = 'context_user';
 
 /** Whether some scenario or rule of the configuration calls context_user(), by configuration version. */
-const usersRead = new WeakMap<TenantConfig, { version: number; reads: boolean }>();
+const usersRead: ConfigSlot<boolean> = new WeakMap();
 
-function configReadsUser(config: TenantConfig): boolean {
-  let memo = usersRead.get(config);
-  if (memo === undefined || memo.version !== config.version) {
-    const texts: string[] = [];
-    for (const scenario of config.scenarios.values()) {
-      if (scenario.filter) texts.push(scenario.filter);
-      texts.push(...scenario.boosters);
-    }
-    for (const rule of config.rules.values()) if (rule.expression) texts.push(rule.expression);
-    memo = { version: config.version, reads: texts.some((text) => text.includes(CONTEXT_USER)) };
-    usersRead.set(config, memo);
+function readsUser(config: TenantConfig): boolean {
+  const texts: string[] = [];
+  for (const scenario of config.scenarios.values()) {
+    if (scenario.filter) texts.push(scenario.filter);
+    texts.push(...scenario.boosters);
   }
-  return memo.reads;
+  for (const rule of config.rules.values()) if (rule.expression) texts.push(rule.expression);
+  return texts.some((text) => text.includes(CONTEXT_USER));
 }
 
 /**
@@ -42,7 +37,7 @@ export function attachUserContext(tenant: TenantState, request: RecommendationRe
   if (request.userId === undefined) return;
   const { filter, boosters } = request.overrides;
   const reads =
-    configReadsUser(tenant.config) ||
+    configDerived(tenant.config, usersRead, readsUser) ||
     (filter?.includes(CONTEXT_USER) ?? false) ||
     (boosters?.some((text) => text.includes(CONTEXT_USER)) ?? false);
   if (!reads) return;

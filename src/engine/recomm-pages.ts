@@ -37,6 +37,34 @@ function stringSize(value: string | null | undefined): number {
   return value ? STRING_OVERHEAD + value.length * 2 : 0;
 }
 
+/** What an object or an array of a document adds besides its entries. */
+const OBJECT_OVERHEAD = 64;
+
+/**
+ * An upper estimate of a JSON document (the user's document a request carries for context_user()): each
+ * string as above, each key a string, each other value a slot, each object and array OBJECT_OVERHEAD.
+ */
+function documentSize(document: unknown): number {
+  let size = 0;
+  const pending: unknown[] = [document];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') size += STRING_OVERHEAD + value.length * 2;
+    else if (value === null || typeof value !== 'object') size += STRING_OVERHEAD;
+    else if (Array.isArray(value)) {
+      size += OBJECT_OVERHEAD;
+      for (const entry of value as unknown[]) pending.push(entry);
+    } else {
+      size += OBJECT_OVERHEAD;
+      for (const [key, entry] of Object.entries(value)) {
+        size += STRING_OVERHEAD + key.length * 2;
+        pending.push(entry);
+      }
+    }
+  }
+  return size;
+}
+
 /** An upper estimate of what a page's request and items take, without serializing them. */
 function pageSize(page: Page): number {
   const { request } = page;
@@ -58,6 +86,8 @@ function pageSize(page: Page): number {
     stringSize(request.search?.semanticText) +
     (request.search?.vector?.byteLength ?? 0) +
     stringsSize(request.exclude) +
+    (request.rotated ? request.rotated.ids.byteLength + request.rotated.factors.byteLength : 0) +
+    (request.userContext ? documentSize(request.userContext) : 0) +
     stringsSize(page.shown)
   );
 }

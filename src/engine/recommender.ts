@@ -1,6 +1,6 @@
 import { ApiError } from '../contract/errors.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { summarizeAnswer, type AnswerSummary } from './answer-summary.js';
+import { readAnswerSummary, type AnswerSummary } from './answer-summary.js';
 import { attachUserContext } from './expression-context.js';
 import { resolveProjection, type ResolvedProjection } from './projection.js';
 import { algorithmOfAnswer, newRecommId } from './recomm-id.js';
@@ -21,15 +21,6 @@ export interface AnswerRecorder {
   summarize(body: string): AnswerSummary | undefined;
   /** The answer's text, or what `summarize` read of it. */
   record(tenantId: string, userId: string | undefined, answer: string | AnswerSummary): void;
-}
-
-/** What a rendered answer lists, read as the record of answers reads it; undefined if it cannot be. */
-function summaryOf(body: string): AnswerSummary | undefined {
-  try {
-    return summarizeAnswer(body);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
@@ -181,7 +172,7 @@ export class Recommender {
     const recommId = newRecommId(algorithmOfAnswer(body));
     this.answers?.record(tenant.tenantId, request.userId, summary ?? body);
     if (this.pages || rotation) {
-      const itemIds = (summary ?? summaryOf(body))?.itemIds;
+      const itemIds = (summary ?? readAnswerSummary(body))?.itemIds;
       if (itemIds && rotation) this.rotation.record(tenant, rotation, itemIds, now);
       if (itemIds && this.pages)
         this.pages.remember(tenant.tenantId, recommId, page?.request ?? request, itemIds, page?.shown);

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { TenantConfig } from '../state/tenant-config.js';
+import { configDerived, type ConfigSlot, type TenantConfig } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { assignScenario } from './experiments.js';
 import type { RecommendationRequest, RotatedItems } from './request.js';
@@ -41,15 +41,10 @@ const RETURN_BYTES = 16;
 let counts = new Uint16Array(1024);
 
 /** Whether some scenario of the configuration sets a rotation rate, by configuration version. */
-const rotatingConfigs = new WeakMap<TenantConfig, { version: number; rotates: boolean }>();
+const rotatingConfigs: ConfigSlot<boolean> = new WeakMap();
 
 function scenariosRotate(config: TenantConfig): boolean {
-  let memo = rotatingConfigs.get(config);
-  if (memo === undefined || memo.version !== config.version) {
-    const rotates = [...config.scenarios.values()].some((scenario) => (scenario.rotationRate ?? 0) > 0);
-    rotatingConfigs.set(config, (memo = { version: config.version, rotates }));
-  }
-  return memo.rotates;
+  return [...config.scenarios.values()].some((scenario) => (scenario.rotationRate ?? 0) > 0);
 }
 
 /**
@@ -62,7 +57,8 @@ export function rotationOf(
 ): RotationSettings | undefined {
   if (request.userId === undefined || request.search) return undefined;
   // Most requests neither ask for rotation nor have a scenario that does: no experiment assignment then.
-  if ((request.rotationRate ?? 0) === 0 && !scenariosRotate(tenant.config)) return undefined;
+  if ((request.rotationRate ?? 0) === 0 && !configDerived(tenant.config, rotatingConfigs, scenariosRotate))
+    return undefined;
   let scenario = request.scenario === undefined ? undefined : tenant.config.scenarios.get(request.scenario);
   // An unknown scenario is the ranking's 404.
   if (request.scenario !== undefined && scenario === undefined) return undefined;

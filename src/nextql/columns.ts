@@ -27,10 +27,7 @@ export interface Selector {
   scanAll(into: Int32Array): number;
 }
 
-/** Mutable per-run input of bound selectors, set before each run. */
-export type ColumnRun = RunValues;
-
-export function bindSelector(plan: ConditionPlan, columns: ItemColumns, run: ColumnRun): Selector {
+export function bindSelector(plan: ConditionPlan, columns: ItemColumns, run: RunValues): Selector {
   const size = columns.size;
   switch (plan.kind) {
     case 'constant':

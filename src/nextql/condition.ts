@@ -1,13 +1,13 @@
-import { bindSelector, type ColumnRun, type ItemColumns, type Selector } from './columns.js';
+import { bindSelector, type ItemColumns, type Selector } from './columns.js';
 import { documentPredicate, type DocumentPredicate } from './document.js';
 import type { NextqlItem } from './keys.js';
 import type { ConditionPlan, RunSubject } from './plan.js';
-import { nowText, type EvaluationOptions } from './runtime.js';
+import { nowText, type EvaluationOptions, type RunValues } from './runtime.js';
 
 interface BoundSelector {
   readonly version: number;
   readonly selector: Selector;
-  readonly run: ColumnRun;
+  readonly run: RunValues;
 }
 
 /** A planned condition with its two evaluation paths: per document, and over item columns. */
@@ -48,7 +48,7 @@ export class ConditionEvaluator {
   private selectorFor(columns: ItemColumns, options: EvaluationOptions | undefined): Selector {
     let bound = this.bound.get(columns);
     if (bound === undefined || bound.version !== columns.version) {
-      const run: ColumnRun = { now: '', context: undefined };
+      const run: RunValues = { now: '', context: undefined };
       bound = { version: columns.version, selector: bindSelector(this.plan, columns, run), run };
       this.bound.set(columns, bound);
     }

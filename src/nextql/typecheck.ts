@@ -70,7 +70,7 @@ function checkOperand(checker: Checker, operand: Operand, scope: Scope): void {
 }
 
 /** The functions that read the request's seed item and user (docs/guide.md, "Context in nextQL"). */
-export const CONTEXT_FUNCTIONS: ReadonlySet<string> = new Set(['context_item', 'context_user']);
+const CONTEXT_FUNCTIONS: ReadonlySet<string> = new Set(['context_item', 'context_user']);
 
 function checkCall(checker: Checker, call: Call): void {
   if (call.name === 'now') {

@@ -44,3 +44,23 @@ export class TenantConfig {
     this.version++;
   }
 }
+
+/** Values worked out from configurations (see configDerived): one slot per kind of value. */
+export type ConfigSlot<T> = WeakMap<TenantConfig, { version: number; value: T }>;
+
+/**
+ * The value `compute` works out from the configuration, kept in `slot` until the configuration's version
+ * changes (a configuration dropped drops it too).
+ */
+export function configDerived<T>(
+  config: TenantConfig,
+  slot: ConfigSlot<T>,
+  compute: (config: TenantConfig) => T,
+): T {
+  let memo = slot.get(config);
+  if (memo === undefined || memo.version !== config.version) {
+    memo = { version: config.version, value: compute(config) };
+    slot.set(config, memo);
+  }
+  return memo.value;
+}

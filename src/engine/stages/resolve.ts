@@ -3,14 +3,14 @@ import { ApiError } from '../../contract/errors.js';
 import type { Constraints, LogicType, Rule, Scenario } from '../../contract/scenarios.js';
 import { geoLiftFor } from '../../models/geo-lift.js';
 import { compileBooster, compileFilter, joinFilterClauses, splitFilterClauses } from '../../nextql/index.js';
-import type { TenantConfig } from '../../state/tenant-config.js';
+import { configDerived, type ConfigSlot } from '../../state/tenant-config.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { defaultAlgorithm, findAlgorithm } from '../algorithms/registry.js';
 import { assignScenario, type Assignment } from '../experiments.js';
 import { expressionContext } from '../expression-context.js';
 import { vectorSearch } from '../search.js';
 import type { EffectiveConfig, PipelineContext } from '../context.js';
-import type { Overrides, RecommendationRequest } from '../request.js';
+import type { Overrides, RecommendationRequest, RotatedItems } from '../request.js';
 
 const DEFAULT_COUNT = 10;
 
@@ -147,10 +147,7 @@ interface PlainPlacement {
  * expressions (the whole filter included) anew cost as much as a stage. Keyed by objects and constants,
  * whose hashes are stored, rather than by a string built per request.
  */
-const plainConfigs = new WeakMap<
-  TenantConfig,
-  { version: number; byPlacement: Map<Scenario | LogicType, PlainPlacement> }
->();
+const plainConfigs: ConfigSlot<Map<Scenario | LogicType, PlainPlacement>> = new WeakMap();
 
 function plainEffectiveConfig(
   tenant: TenantState,
@@ -158,15 +155,11 @@ function plainEffectiveConfig(
   logicType: LogicType,
   count: number,
 ): EffectiveConfig {
-  let memo = plainConfigs.get(tenant.config);
-  if (!memo || memo.version !== tenant.config.version) {
-    memo = { version: tenant.config.version, byPlacement: new Map() };
-    plainConfigs.set(tenant.config, memo);
-  }
-  let plain = memo.byPlacement.get(scenario ?? logicType);
+  const byPlacement = configDerived(tenant.config, plainConfigs, () => new Map());
+  let plain = byPlacement.get(scenario ?? logicType);
   if (!plain) {
     plain = { placement: placementConfig(tenant, scenario, logicType, {}), byCount: new Map() };
-    memo.byPlacement.set(scenario ?? logicType, plain);
+    byPlacement.set(scenario ?? logicType, plain);
   }
   let config = plain.byCount.get(count);
   if (!config) plain.byCount.set(count, (config = withCount(plain.placement, count)));
@@ -188,6 +181,25 @@ function searchConfig(placement: PlacementConfig, extracted: string | null, coun
     filter: filterClauses.length === 0 ? undefined : compileFilter(joinFilterClauses(filterClauses)),
     count,
   } satisfies Partial<EffectiveConfig>);
+}
+
+/** The dense ids of the known items a request excludes; undefined without any. */
+function excludedIds(tenant: TenantState, exclude: readonly string[] | undefined): Set<number> | undefined {
+  if (exclude === undefined || exclude.length === 0) return undefined;
+  const ids = new Set<number>();
+  for (const externalId of exclude) {
+    const id = tenant.catalog.idOf(externalId);
+    if (id >= 0) ids.add(id);
+  }
+  return ids;
+}
+
+/** Rotation's factors by dense id (engine/rotation.ts); undefined without rotated items. */
+function rotationFactors(rotated: RotatedItems | undefined): Map<number, number> | undefined {
+  if (rotated === undefined || rotated.ids.length === 0) return undefined;
+  const factors = new Map<number, number>();
+  for (let i = 0; i < rotated.ids.length; i++) factors.set(rotated.ids[i], rotated.factors[i]);
+  return factors;
 }
 
 /** Stage 1: the scenario, the algorithm, the seeds and the effective configuration of the request. */
@@ -228,5 +240,7 @@ export function resolve(tenant: TenantState, request: RecommendationRequest, now
     geo: logicType === 'recently-viewed' ? undefined : geoLiftFor(tenant, request.country, now),
     poolSize: Math.max(3 * count, 100),
     expressionContext: expressionContext(tenant, logicType, request),
+    excluded: excludedIds(tenant, request.exclude),
+    rotationFactors: rotationFactors(request.rotated),
   };
 }

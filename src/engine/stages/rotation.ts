@@ -19,10 +19,8 @@ const none: Rotation = { apply: () => undefined, finish: () => undefined };
 
 /** The rotation of a request: nothing to do without rotated items. */
 export function rotation(context: PipelineContext): Rotation {
-  const rotated = context.request.rotated;
-  if (rotated === undefined || rotated.ids.length === 0) return none;
-  const factors = new Map<number, number>();
-  for (let i = 0; i < rotated.ids.length; i++) factors.set(rotated.ids[i], rotated.factors[i]);
+  const factors = context.rotationFactors;
+  if (factors === undefined) return none;
   const hidden = requestPools.take(factors.size);
   return {
     apply(batch) {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_BODY, type BatchBody, type BatchRequest } from '../../contract/batch.js';
 import { ApiError } from '../../contract/errors.js';
+import { readAnswerSummary } from '../../engine/answer-summary.js';
 import { asBatchRequest, BATCH_HEADER, batchOf, type BatchContext } from '../batch-requests.js';
 import { SCOPE } from '../plugins/auth.js';
 
@@ -59,11 +60,8 @@ function jsonOf(payload: string, contentType: string | undefined): string {
 /** The items of a recommendation answer, which a `distinctRecomms` batch's later lists skip. */
 function recommendedItems(request: BatchRequest, result: BatchResult): string[] {
   if (result.status !== 200 || !request.path.startsWith('/recommendations')) return [];
-  const body = JSON.parse(result.json) as { items?: unknown; recommId?: unknown } | null;
-  if (!body || !Array.isArray(body.items) || typeof body.recommId !== 'string') return [];
-  return body.items.flatMap((item: { itemId?: unknown } | null) =>
-    typeof item?.itemId === 'string' ? [item.itemId] : [],
-  );
+  // A whole answer: it is read as rendered, before the brace that closes it after its recommId.
+  return readAnswerSummary(result.json.slice(0, -1))?.itemIds ?? [];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { AT, USER_EXAMPLE } from '../openapi/examples.js';
-import { z } from 'zod';
+import { BULK_DELETED, BULK_UPDATED } from '../../contract/catalog-bulk.js';
 import * as R from '../openapi/responses.js';
 import type { Operations } from '../openapi/operation.js';
 
@@ -62,7 +62,7 @@ export const openapi: Operations = {
     description:
       'Sets `available`, `category` and attributes (merged key by key, `null` removes a key) on every item ' +
       'the nextQL `filter` matches (`true`: every item), written as item upserts are; answers how many.',
-    body: z.object({ updated: z.number().int() }),
+    body: BULK_UPDATED,
     example: { filter: '\'category\' = "shoes"', set: { available: false, attributes: { sale: null } } },
     answer: { updated: 12 },
   },
@@ -73,7 +73,7 @@ export const openapi: Operations = {
     description:
       'Deletes every item the nextQL `filter` matches, as `DELETE /catalog/items/{externalId}` deletes one; ' +
       'answers how many.',
-    body: z.object({ deleted: z.number().int() }),
+    body: BULK_DELETED,
     example: { filter: '\'category\' = "discontinued"' },
     answer: { deleted: 3 },
   },

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { itemDocument, userDocument } from '../../contract/catalog.js';
-import { NON_EMPTY_ID, PAGE_QUERY, type PageQuery } from '../../contract/common.js';
+import { PAGE_QUERY, type PageQuery } from '../../contract/common.js';
 import {
   BULK_DELETE_BODY,
   BULK_DELETED,
@@ -26,17 +25,13 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
     return { data: result.rows.map(itemDocument), page, limit, total: result.total };
   });
 
-  app.get(
-    '/catalog/items/:externalId',
-    { schema: { params: z.strictObject({ externalId: NON_EMPTY_ID }) } },
-    async (request) => {
-      const { externalId } = request.params as { externalId: string };
-      const { catalog } = request.tenant;
-      const document = catalog.rawDocument(catalog.idOf(externalId));
-      if (!document) throw new ApiError('NOT_FOUND', `item '${externalId}' does not exist`);
-      return document;
-    },
-  );
+  app.get('/catalog/items/:externalId', { schema: { params: ITEM_PARAMS } }, async (request) => {
+    const { externalId } = request.params as { externalId: string };
+    const { catalog } = request.tenant;
+    const document = catalog.rawDocument(catalog.idOf(externalId));
+    if (!document) throw new ApiError('NOT_FOUND', `item '${externalId}' does not exist`);
+    return document;
+  });
 
   // Deleting items (docs/guide.md, "Deleting items"): every credential that writes the catalog.
   const forgetAnswers = (tenantId: string) => () => {

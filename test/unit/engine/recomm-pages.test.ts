@@ -136,6 +136,22 @@ describe('RecommPages', () => {
     expect(pages.get('shop', 'r999')?.shown).toEqual(items);
   });
 
+  it("counts the rotated items and the user's document a page's request carries against its bound", () => {
+    const rotating: RecommendationRequest = Object.assign({}, recommendation, {
+      rotated: { ids: new Int32Array(2000), factors: new Float64Array(2000) },
+    });
+    const documented: RecommendationRequest = Object.assign({}, recommendation, {
+      userContext: { externalId: 'x', attributes: { bio: 'x'.repeat(10_000) }, createdAt: '' },
+    });
+    // 24,000 bytes of arrays, 20,000 of text: two pages of either fill 64 KiB.
+    for (const carrying of [rotating, documented]) {
+      const pages = new RecommPages({ maxBytes: 64 * 1024, ttlMs: 60_000 });
+      for (let i = 0; i < 10; i++) pages.remember('shop', `r${i}`, carrying, ['a']);
+      expect(pages.size).toBeLessThanOrEqual(3);
+      expect(pages.get('shop', 'r9')?.request).toBe(carrying);
+    }
+  });
+
   it("keeps a chain's items: the pages before, then its own", () => {
     const pages = new RecommPages();
     pages.remember('shop', 'r2', recommendation, ['c'], ['a', 'b']);
