@@ -1,5 +1,4 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { eraseFromArtifacts } from '../artifacts/erase.js';
 import { userDocument } from '../contract/catalog.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
@@ -7,7 +6,7 @@ import type { TenantState } from '../state/tenant-state.js';
 import { REVENUE_TYPES } from '../contract/ingestion.js';
 import { nullableNumber, nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
 import { placeholders } from '../store/sql.js';
-import { isDiskFull } from '../store/disk-full.js';
+import { finishErasure } from '../ingestion/erasure.js';
 
 /** A user and the sessions merged into it: every identity whose data is the user's. */
 function identitiesOf(tenant: TenantState, userId: string): string[] {
@@ -180,22 +179,15 @@ export async function deleteUser(
       runtime.answers.forget(tenant.tenantId, identities);
     };
   });
-  try {
+  await finishErasure(runtime, tenant.tenantId, {
     // The answer record's rows of them (its experiments' users), which only the answer log writes.
-    await runtime.answers.purge(tenant.tenantId, identities);
-    await runtime.lake.erase(tenant.tenantId, identities);
-    eraseFromArtifacts(runtime.dataDir, tenant.tenantId, { users: new Set(identities) });
-    await runtime.store.scrub();
-  } catch (error) {
-    if (!isDiskFull(error)) throw error;
-    // The deletion committed: the answer must not say that nothing was done. A second DELETE finishes it.
-    throw new ApiError(
-      'INSUFFICIENT_STORAGE',
+    purgeAnswers: () => runtime.answers.purge(tenant.tenantId, identities),
+    eraseLake: () => runtime.lake.erase(tenant.tenantId, identities),
+    erased: { users: new Set(identities) },
+    // A second DELETE finishes it.
+    diskFull:
       "the user's rows were deleted from the store, but the data dir's disk is full: the answer record, " +
-        'the lake, the model versions or the store file could not be rewritten without them; send the DELETE again once ' +
-        'space is freed',
-    );
-  } finally {
-    runtime.models.rebuild(tenant.tenantId);
-  }
+      'the lake, the model versions or the store file could not be rewritten without them; send the DELETE again once ' +
+      'space is freed',
+  });
 }

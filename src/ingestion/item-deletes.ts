@@ -1,9 +1,8 @@
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import { eraseFromArtifacts } from '../artifacts/erase.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { isDiskFull } from '../store/disk-full.js';
+import { finishErasure } from './erasure.js';
 
 /** The ids being deleted, in the write connection's TEMP schema while a deletion runs. */
 const DELETED = 'temp.deleted_items';
@@ -134,25 +133,20 @@ export async function deleteItems(
   }
   const erased = [...new Set([...ids, ...(left ?? [])])];
   unfinished.set(tenant, new Set(erased));
-  try {
-    runtime.answers.forgetItems(tenantId, erased);
-    await runtime.answers.purgeItems(tenantId, erased);
-    await runtime.lake.eraseItems(tenantId, erased);
-    eraseFromArtifacts(runtime.dataDir, tenantId, { items: new Set(erased) });
-    await runtime.store.scrub();
-    unfinished.delete(tenant);
-  } catch (error) {
-    if (!isDiskFull(error)) throw error;
-    // The deletion committed: the answer must not say that nothing was done. A later one finishes it.
-    throw new ApiError(
-      'INSUFFICIENT_STORAGE',
+  await finishErasure(runtime, tenantId, {
+    purgeAnswers: async () => {
+      runtime.answers.forgetItems(tenantId, erased);
+      await runtime.answers.purgeItems(tenantId, erased);
+    },
+    eraseLake: () => runtime.lake.eraseItems(tenantId, erased),
+    erased: { items: new Set(erased) },
+    // A later deletion finishes it.
+    diskFull:
       "the items' rows were deleted from the store and from serving, but the data dir's disk is full: the " +
-        'answer record, the lake, the model versions or the store file could not be rewritten without ' +
-        'them; the next item deletion of the tenant, once space is freed, finishes it',
-    );
-  } finally {
-    runtime.models.rebuild(tenantId);
-  }
+      'answer record, the lake, the model versions or the store file could not be rewritten without ' +
+      'them; the next item deletion of the tenant, once space is freed, finishes it',
+  });
+  unfinished.delete(tenant);
   if (!removed.any && mustExist) throw new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
   return removed.items;
 }
