@@ -114,9 +114,15 @@ export async function deleteItems(
 ): Promise<number> {
   const ids = [...new Set(itemIds)];
   const { tenantId } = tenant;
+  const notFound = () => new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
+  // Nothing to delete nor to finish: no exclusive task (which moves the logs first) is queued.
+  if (ids.length === 0 && !unfinished.has(tenant)) {
+    if (mustExist) throw notFound();
+    return 0;
+  }
   const removed = await runtime.store.writes.exclusive(async (db) => {
-    const known = ids.some((id) => tenant.catalog.idOf(id) >= 0);
     if (ids.length === 0) return { items: 0, any: false };
+    const known = ids.some((id) => tenant.catalog.idOf(id) >= 0);
     const stored = await removeFromStore(db, tenantId, ids);
     // Committed: what serves them goes now, before any later write is built.
     tenant.removeItems(ids);
@@ -128,7 +134,7 @@ export async function deleteItems(
   });
   const left = unfinished.get(tenant);
   if (!removed.any && !left) {
-    if (mustExist) throw new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
+    if (mustExist) throw notFound();
     return 0;
   }
   const erased = [...new Set([...ids, ...(left ?? [])])];
@@ -147,6 +153,6 @@ export async function deleteItems(
       'them; the next item deletion of the tenant, once space is freed, finishes it',
   });
   unfinished.delete(tenant);
-  if (!removed.any && mustExist) throw new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
+  if (!removed.any && mustExist) throw notFound();
   return removed.items;
 }
