@@ -4,7 +4,13 @@ import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { REVENUE_TYPES } from '../contract/ingestion.js';
-import { nullableNumber, nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
+import {
+  nullableString,
+  REVENUE_COLUMNS,
+  revenueFromRow,
+  userFromRow,
+  USER_COLUMNS,
+} from '../store/row-mapping.js';
 import { placeholders } from '../store/sql.js';
 import { finishErasure } from '../ingestion/erasure.js';
 
@@ -28,6 +34,8 @@ function matching(identities: string[]) {
   };
 }
 
+const REVENUE = REVENUE_COLUMNS.join(', ');
+
 /**
  * The user's interactions, each event once (CONTRACT.md, "Integrator features"): a session's event that a
  * merge copied to the user is listed as the copy (the user's, with the session id it came from), not
@@ -38,14 +46,14 @@ function matching(identities: string[]) {
 function interactionsOnce(where: string): string {
   return `WITH mine AS (
       SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, seq,
-             amount, price, profit, coalesce(merged, false) AS copy,
+             ${REVENUE}, coalesce(merged, false) AS copy,
              CASE WHEN coalesce(merged, false) THEN session_id ELSE coalesce(user_id, session_id) END AS source
         FROM interactions WHERE ${where} AND NOT (coalesce(merged, false) AND user_id <> $2)),
     numbered AS (
       SELECT *, row_number() OVER (PARTITION BY copy, source, item_id, type, weight, ts ORDER BY seq) AS nth
         FROM mine)
     SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at,
-           amount, price, profit
+           ${REVENUE}
       FROM numbered o
      WHERE copy OR NOT EXISTS (
        SELECT 1 FROM numbered c
@@ -55,9 +63,9 @@ function interactionsOnce(where: string): string {
 }
 
 /** A purchase's or a cart's amount, price and profit (docs/guide.md, "Revenue"); nothing for other types. */
-function revenueFields(type: string, [amount, price, profit]: unknown[]) {
+function revenueFields(type: string, revenue: unknown[]) {
   if (!REVENUE_TYPES.has(type)) return {};
-  return { amount: nullableNumber(amount), price: nullableNumber(price), profit: nullableNumber(profit) };
+  return revenueFromRow(revenue);
 }
 
 async function rowsOf(db: DuckDBConnection, sql: string, params: string[]): Promise<unknown[][]> {

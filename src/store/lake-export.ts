@@ -23,6 +23,7 @@ import {
 import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
 import type { Store } from './database.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
+import { REVENUE_COLUMNS } from './row-mapping.js';
 import { sqlString } from './sql.js';
 
 /** The fields of the vectors job's configuration file in the lake (`vectorConfigFile`, src/lake/layout.ts). */
@@ -37,7 +38,8 @@ export type VectorConfigKinds = ReadonlyMap<string, VectorConfigField>;
 /** The columns each table exports (the tenant is the folder). */
 const COLUMNS: Record<EventTable | SnapshotTable, string> = {
   interactions:
-    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, amount, price, profit',
+    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, ' +
+    REVENUE_COLUMNS.join(', '),
   impressions: 'seq, event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at',
   items:
     'external_id, category, attributes::VARCHAR AS attributes, expires_at, available, feed_managed, created_at, updated_at',
