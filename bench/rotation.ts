@@ -10,7 +10,7 @@ import { LocalRanker } from '../src/engine/ranker.js';
 import { Recommender } from '../src/engine/recommender.js';
 import { fromBody, type RecommendationRequest } from '../src/engine/request.js';
 import { RotationRecord, type RotationSettings } from '../src/engine/rotation.js';
-import { DEFAULT_WEIGHTS } from '../src/ingestion/events.js';
+import { DEFAULT_WEIGHTS } from '../src/contract/tenant-settings.js';
 import { TenantState } from '../src/state/tenant-state.js';
 import { median } from './support/latency-windows.js';
 import { random } from './support/random.js';

@@ -25,10 +25,7 @@ import { loadCredentials } from './tenants/load-credentials.js';
 import { rateLimitDocuments } from './tenants/rate-limit-service.js';
 import { tenantSettingsDocuments } from './tenants/settings-service.js';
 
-/**
- * Every kind of configuration document, from their owners: the state and the store know none of them.
- * Loading config/ here also registers the kinds the lake export writes for the vectors job.
- */
+/** Every kind of configuration document, from their owners: the state and the store know none of them. */
 const DOCUMENT_KINDS: readonly StoredDocumentKind[] = [
   tenantSettingsDocuments,
   vectorDefaultsDocuments,
@@ -96,7 +93,13 @@ export async function openRuntime(
     await store.close();
     throw error;
   }
-  const lake = new LakeExporter(store, dataDir);
+  // The kinds the lake export writes for the vectors job (default delays).
+  const vectorConfig = new Map(
+    DOCUMENT_KINDS.flatMap((documents) =>
+      documents.vectorConfig ? [[documents.kind, documents.vectorConfig] as const] : [],
+    ),
+  );
+  const lake = new LakeExporter(store, dataDir, undefined, undefined, vectorConfig);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparers);
   const launcher = new BuildLauncher(options.spareCpu);
   // Large loads disturb serving as builds do: their loading thread runs where builds do

@@ -51,19 +51,25 @@ function keptLists(
   kept: number,
 ): { offsets: Int32Array; targets: Int32Array; values: Float32Array } {
   const newOffsets = new Int32Array(kept + 1);
-  const newTargets: number[] = [];
-  const newValues: number[] = [];
+  let entries = 0;
+  for (let row = 0; row < numbers.length; row++) {
+    if (numbers[row] < 0) continue;
+    for (let k = offsets[row]; k < offsets[row + 1]; k++) if (numbers[targets[k]] >= 0) entries++;
+  }
+  const newTargets = new Int32Array(entries);
+  const newValues = new Float32Array(entries);
+  let next = 0;
   for (let row = 0; row < numbers.length; row++) {
     if (numbers[row] < 0) continue;
     for (let k = offsets[row]; k < offsets[row + 1]; k++) {
       const target = numbers[targets[k]];
       if (target < 0) continue;
-      newTargets.push(target);
-      newValues.push(values[k]);
+      newTargets[next] = target;
+      newValues[next++] = values[k];
     }
-    newOffsets[numbers[row] + 1] = newTargets.length;
+    newOffsets[numbers[row] + 1] = next;
   }
-  return { offsets: newOffsets, targets: Int32Array.from(newTargets), values: Float32Array.from(newValues) };
+  return { offsets: newOffsets, targets: newTargets, values: newValues };
 }
 
 /** Rows of `width` numbers of `matrix` that `numbers` keeps, in order. */
@@ -118,30 +124,39 @@ function withoutItemsInVectors(model: ItemVectors, erased: ErasedIds): ItemVecto
   };
 }
 
-/**
- * Whether a version names an erased id and, if so, its model rewritten without them (files and shape):
- * undefined when it names none.
- */
-function rewrite(model: ModelName, artifact: VerifiedArtifact, erased: ErasedIds) {
+function any(erased: ReadonlySet<string> | undefined): boolean {
+  return erased !== undefined && erased.size > 0;
+}
+
+/** Whether a model can name any of the erased ids: only factors hold users. */
+function concerns(model: ModelName, erased: ErasedIds): boolean {
+  return any(erased.items) || (model === 'factors' && any(erased.users));
+}
+
+/** A version's model decoded: what it names and, on demand, itself rewritten without the erased ids. */
+function decoded(model: ModelName, artifact: VerifiedArtifact, erased: ErasedIds) {
   switch (model) {
     case 'cooccurrence':
     case 'ease': {
       const lists = NEIGHBOUR_LISTS.decode(artifact);
-      return names(lists.items, erased.items)
-        ? NEIGHBOUR_LISTS.encode(withoutItemsInLists(lists, erased))
-        : undefined;
+      return {
+        names: names(lists.items, erased.items),
+        rewrite: () => NEIGHBOUR_LISTS.encode(withoutItemsInLists(lists, erased)),
+      };
     }
     case 'factors': {
       const factors = FACTORS.decode(artifact);
-      return names(factors.items, erased.items) || names(factors.users, erased.users)
-        ? FACTORS.encode(withoutIdsInFactors(factors, erased))
-        : undefined;
+      return {
+        names: names(factors.items, erased.items) || names(factors.users, erased.users),
+        rewrite: () => FACTORS.encode(withoutIdsInFactors(factors, erased)),
+      };
     }
     case 'vectors': {
       const vectors = decodeItemVectors(artifact, 'memory');
-      return names(vectors.items, erased.items)
-        ? VECTORS.encode(withoutItemsInVectors(vectors, erased))
-        : undefined;
+      return {
+        names: names(vectors.items, erased.items),
+        rewrite: () => VECTORS.encode(withoutItemsInVectors(vectors, erased)),
+      };
     }
   }
 }
@@ -151,11 +166,13 @@ function rewrite(model: ModelName, artifact: VerifiedArtifact, erased: ErasedIds
  * "Deleted ids"): an older version that names one is removed; the version CURRENT names is published
  * again without them, as a new version that CURRENT then names, and the old one removed, so that serving
  * goes on from the same model. A version that cannot be read is removed, but the current one, which the
- * loader refused already and the next build replaces.
+ * loader refused already and the next build replaces. A model that cannot hold the ids erased (only
+ * factors hold users) is not opened.
  */
 export function eraseFromArtifacts(dataDir: string, tenantId: string, erased: ErasedIds): ModelErasure[] {
   const done: ModelErasure[] = [];
   for (const model of MODEL_NAMES) {
+    if (!concerns(model, erased)) continue;
     const dir = modelDir(dataDir, tenantId, model);
     const current = currentVersion(dir);
     const erasure: ModelErasure = { model, removed: [] };
@@ -165,17 +182,19 @@ export function eraseFromArtifacts(dataDir: string, tenantId: string, erased: Er
     };
     for (const version of versions(dir)) {
       let artifact: VerifiedArtifact;
-      let rewritten: ReturnType<typeof rewrite>;
+      let rewritten: ReturnType<ReturnType<typeof decoded>['rewrite']> | undefined;
       try {
         artifact = openVersion(dataDir, tenantId, model, version);
-        rewritten = rewrite(model, artifact, erased);
+        const read = decoded(model, artifact, erased);
+        if (!read.names) continue;
+        // Only the current version is published again: the older ones naming an id are removed.
+        if (version === current) rewritten = read.rewrite();
       } catch (error) {
         if (!(error instanceof ArtifactError)) throw error;
         if (version !== current) remove(version);
         continue;
       }
-      if (rewritten === undefined) continue;
-      if (version === current) {
+      if (rewritten !== undefined) {
         const { manifest } = artifact;
         const built: BuiltModel = {
           files: rewritten.files,

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ApiError, type ErrorCode } from '../contract/errors.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
 import type { Store } from '../store/database.js';
+import type { VectorConfigField } from '../store/lake-export.js';
 import type { RowBuffer } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
@@ -23,6 +24,8 @@ export interface ConfigDocumentsOptions<K extends string, T extends ConfigDocume
   notFoundCode?: ErrorCode;
   /** Checks beyond the schema, before a document is stored: throws the 400 of a document that fails. */
   check?: (document: T) => void;
+  /** The field of the vectors job's configuration the documents fill, when the job reads them. */
+  vectorConfig?: VectorConfigField;
 }
 
 /**
@@ -34,6 +37,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
   readonly kind: string;
   readonly keyField: K;
   readonly schema: z.ZodType<T>;
+  readonly vectorConfig?: VectorConfigField;
   private readonly collection: ConfigCollection;
   private readonly notFoundCode: ErrorCode;
   private readonly check: (document: T) => void;
@@ -45,6 +49,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     this.collection = options.collection;
     this.notFoundCode = options.notFoundCode ?? 'NOT_FOUND';
     this.check = options.check ?? (() => undefined);
+    if (options.vectorConfig) this.vectorConfig = options.vectorConfig;
   }
 
   list(tenant: TenantState): T[] {

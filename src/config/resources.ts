@@ -2,7 +2,6 @@ import { ApiError } from '../contract/errors.js';
 import { EXPERIMENT, RULE, SCENARIO, SEGMENTATION } from '../contract/scenarios.js';
 import { EMBEDDING_TEMPLATE, SEARCH_SYNONYM } from '../contract/vectors.js';
 import { algorithmProblem } from '../engine/algorithms/registry.js';
-import { exportToVectorConfig } from '../store/vector-config-kinds.js';
 import { ConfigDocuments } from './config-documents.js';
 
 export const scenarios = new ConfigDocuments({
@@ -11,6 +10,8 @@ export const scenarios = new ConfigDocuments({
   schema: SCENARIO,
   collection: 'scenarios',
   notFoundCode: 'SCENARIO_NOT_FOUND',
+  // The vectors job reads scenarios' vector settings from the lake (docs/batch-models.md).
+  vectorConfig: 'scenarios',
   // A named algorithm must exist and rank the scenario's logic type: never silently the default.
   check: (scenario) => {
     const problem = scenario.algorithm && algorithmProblem(scenario.logicType, scenario.algorithm);
@@ -41,6 +42,7 @@ export const embeddingTemplates = new ConfigDocuments({
   keyField: 'slug',
   schema: EMBEDDING_TEMPLATE,
   collection: 'embeddingTemplates',
+  vectorConfig: 'templates',
 });
 
 export const experiments = new ConfigDocuments({
@@ -66,7 +68,3 @@ export const CONFIG_RESOURCES = [
   experiments,
   searchSynonyms,
 ] as const;
-
-// The vectors job reads templates and scenarios' vector settings from the lake (docs/batch-models.md).
-exportToVectorConfig(embeddingTemplates.kind, 'templates');
-exportToVectorConfig(scenarios.kind, 'scenarios');

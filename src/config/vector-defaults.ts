@@ -1,7 +1,6 @@
 import { VECTOR_DEFAULTS, type VectorDefaults } from '../contract/vectors.js';
 import type { Store } from '../store/database.js';
 import { saveConfigDocument } from '../store/config-statements.js';
-import { exportToVectorConfig } from '../store/vector-config-kinds.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
@@ -11,13 +10,12 @@ export const VECTOR_DEFAULTS_KIND = 'vector-defaults';
 
 export const vectorDefaultsDocuments: StoredDocumentKind = {
   kind: VECTOR_DEFAULTS_KIND,
+  vectorConfig: 'defaults',
   restore(tenant, stored) {
     const parsed = VECTOR_DEFAULTS.safeParse(stored);
     if (parsed.success) tenant.putConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY, parsed.data);
   },
 };
-
-exportToVectorConfig(VECTOR_DEFAULTS_KIND, 'defaults');
 
 /**
  * Replaces a tenant's vector search defaults (`PUT /catalog/vector-defaults`): the fields sent, the others

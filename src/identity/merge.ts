@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { provisionUser } from '../ingestion/users.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { nullableNumber, nullableString } from '../store/row-mapping.js';
+import { REVENUE_COLUMNS, nullableString, revenueFromRow } from '../store/row-mapping.js';
 import type { InteractionType, StoredInteraction, StoredUser } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
 
@@ -18,25 +18,15 @@ async function sessionEvents(
   sessionIds: string[],
 ): Promise<Map<string, StoredInteraction[]>> {
   const reader = await db.runAndReadAll(
-    `SELECT coalesce(user_id, session_id), item_id, type, weight, scenario_slug, country, ts, amount, price, profit
+    `SELECT coalesce(user_id, session_id), item_id, type, weight, scenario_slug, country, ts, ${REVENUE_COLUMNS.join(', ')}
        FROM interactions
       WHERE tenant_id = $1 AND coalesce(user_id, session_id) IN (${placeholders(sessionIds.length, 2)})
       ORDER BY seq`,
     [tenantId, ...sessionIds],
   );
   const bySession = new Map<string, StoredInteraction[]>();
-  for (const [
-    identity,
-    itemId,
-    type,
-    weight,
-    scenarioSlug,
-    country,
-    ts,
-    amount,
-    price,
-    profit,
-  ] of reader.getRowsJS()) {
+  for (const row of reader.getRowsJS()) {
+    const [identity, itemId, type, weight, scenarioSlug, country, ts] = row;
     const session = String(identity);
     let events = bySession.get(session);
     if (!events) bySession.set(session, (events = []));
@@ -51,9 +41,7 @@ async function sessionEvents(
       country: nullableString(country),
       ts: Number(ts),
       receivedAt: 0,
-      amount: nullableNumber(amount),
-      price: nullableNumber(price),
-      profit: nullableNumber(profit),
+      ...revenueFromRow(row, 7), // after the 7 columns above
     });
   }
   return bySession;

@@ -1,13 +1,18 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { eraseFromArtifacts } from '../artifacts/erase.js';
 import { userDocument } from '../contract/catalog.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { REVENUE_TYPES } from '../contract/ingestion.js';
-import { nullableNumber, nullableString, userFromRow, USER_COLUMNS } from '../store/row-mapping.js';
+import {
+  nullableString,
+  REVENUE_COLUMNS,
+  revenueFromRow,
+  userFromRow,
+  USER_COLUMNS,
+} from '../store/row-mapping.js';
 import { placeholders } from '../store/sql.js';
-import { isDiskFull } from '../store/disk-full.js';
+import { finishErasure } from '../ingestion/erasure.js';
 
 /** A user and the sessions merged into it: every identity whose data is the user's. */
 function identitiesOf(tenant: TenantState, userId: string): string[] {
@@ -29,6 +34,8 @@ function matching(identities: string[]) {
   };
 }
 
+const REVENUE = REVENUE_COLUMNS.join(', ');
+
 /**
  * The user's interactions, each event once (CONTRACT.md, "Integrator features"): a session's event that a
  * merge copied to the user is listed as the copy (the user's, with the session id it came from), not
@@ -39,14 +46,14 @@ function matching(identities: string[]) {
 function interactionsOnce(where: string): string {
   return `WITH mine AS (
       SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, seq,
-             amount, price, profit, coalesce(merged, false) AS copy,
+             ${REVENUE}, coalesce(merged, false) AS copy,
              CASE WHEN coalesce(merged, false) THEN session_id ELSE coalesce(user_id, session_id) END AS source
         FROM interactions WHERE ${where} AND NOT (coalesce(merged, false) AND user_id <> $2)),
     numbered AS (
       SELECT *, row_number() OVER (PARTITION BY copy, source, item_id, type, weight, ts ORDER BY seq) AS nth
         FROM mine)
     SELECT event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at,
-           amount, price, profit
+           ${REVENUE}
       FROM numbered o
      WHERE copy OR NOT EXISTS (
        SELECT 1 FROM numbered c
@@ -56,9 +63,9 @@ function interactionsOnce(where: string): string {
 }
 
 /** A purchase's or a cart's amount, price and profit (docs/guide.md, "Revenue"); nothing for other types. */
-function revenueFields(type: string, [amount, price, profit]: unknown[]) {
+function revenueFields(type: string, revenue: unknown[]) {
   if (!REVENUE_TYPES.has(type)) return {};
-  return { amount: nullableNumber(amount), price: nullableNumber(price), profit: nullableNumber(profit) };
+  return revenueFromRow(revenue);
 }
 
 async function rowsOf(db: DuckDBConnection, sql: string, params: string[]): Promise<unknown[][]> {
@@ -180,22 +187,15 @@ export async function deleteUser(
       runtime.answers.forget(tenant.tenantId, identities);
     };
   });
-  try {
+  await finishErasure(runtime, tenant.tenantId, {
     // The answer record's rows of them (its experiments' users), which only the answer log writes.
-    await runtime.answers.purge(tenant.tenantId, identities);
-    await runtime.lake.erase(tenant.tenantId, identities);
-    eraseFromArtifacts(runtime.dataDir, tenant.tenantId, { users: new Set(identities) });
-    await runtime.store.scrub();
-  } catch (error) {
-    if (!isDiskFull(error)) throw error;
-    // The deletion committed: the answer must not say that nothing was done. A second DELETE finishes it.
-    throw new ApiError(
-      'INSUFFICIENT_STORAGE',
+    purgeAnswers: () => runtime.answers.purge(tenant.tenantId, identities),
+    eraseLake: () => runtime.lake.erase(tenant.tenantId, identities),
+    erased: { users: new Set(identities) },
+    // A second DELETE finishes it.
+    diskFull:
       "the user's rows were deleted from the store, but the data dir's disk is full: the answer record, " +
-        'the lake, the model versions or the store file could not be rewritten without them; send the DELETE again once ' +
-        'space is freed',
-    );
-  } finally {
-    runtime.models.rebuild(tenant.tenantId);
-  }
+      'the lake, the model versions or the store file could not be rewritten without them; send the DELETE again once ' +
+      'space is freed',
+  });
 }

@@ -7,7 +7,7 @@ import { itemsWrite } from './items.js';
 import { mergeAttributes } from './merge-attributes.js';
 
 /** Items a bulk update writes at a time: each chunk is one write of the queue, as an upsert batch is. */
-export const BULK_CHUNK = 5_000;
+const BULK_CHUNK = 5_000;
 
 /**
  * The external ids of the catalog's items that a nextQL filter (validated) matches, in catalog order;
@@ -24,7 +24,7 @@ export function matchingItems(tenant: TenantState, filter: string): string[] {
 }
 
 /** The stored item with `set` applied: attributes merge key by key, a null removes the key. */
-export function updatedItem(current: StoredItem, set: BulkUpdateSet, now: number): StoredItem {
+function updatedItem(current: StoredItem, set: BulkUpdateSet, now: number): StoredItem {
   return {
     ...current,
     category: set.category !== undefined ? set.category : current.category,

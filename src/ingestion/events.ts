@@ -1,12 +1,10 @@
 import { REVENUE_TYPES, type Impression, type Interaction } from '../contract/ingestion.js';
-import { DEFAULT_WEIGHTS, type InteractionWeights } from '../contract/tenant-settings.js';
+import type { InteractionWeights } from '../contract/tenant-settings.js';
 import { normalizeCountry } from '../geo/countries.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { StoredImpression, StoredInteraction, StoredUser } from '../store/rows.js';
 import { provisionUser } from './users.js';
-
-export { DEFAULT_WEIGHTS } from '../contract/tenant-settings.js';
 
 function eventTime(timestamp: number | undefined, receivedAt: number): number {
   return timestamp ?? receivedAt;
@@ -20,7 +18,7 @@ function eventTime(timestamp: number | undefined, receivedAt: number): number {
 export function toStoredInteraction(
   event: Interaction,
   receivedAt: number,
-  weights: InteractionWeights = DEFAULT_WEIGHTS,
+  weights: InteractionWeights,
 ): StoredInteraction {
   const revenue = REVENUE_TYPES.has(event.type);
   return {

@@ -1,9 +1,8 @@
 import { listValue, type DuckDBConnection } from '@duckdb/node-api';
-import { eraseFromArtifacts } from '../artifacts/erase.js';
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { isDiskFull } from '../store/disk-full.js';
+import { finishErasure } from './erasure.js';
 
 /** The ids being deleted, in the write connection's TEMP schema while a deletion runs. */
 const DELETED = 'temp.deleted_items';
@@ -115,9 +114,15 @@ export async function deleteItems(
 ): Promise<number> {
   const ids = [...new Set(itemIds)];
   const { tenantId } = tenant;
+  const notFound = () => new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
+  // Nothing to delete nor to finish: no exclusive task (which moves the logs first) is queued.
+  if (ids.length === 0 && !unfinished.has(tenant)) {
+    if (mustExist) throw notFound();
+    return 0;
+  }
   const removed = await runtime.store.writes.exclusive(async (db) => {
-    const known = ids.some((id) => tenant.catalog.idOf(id) >= 0);
     if (ids.length === 0) return { items: 0, any: false };
+    const known = ids.some((id) => tenant.catalog.idOf(id) >= 0);
     const stored = await removeFromStore(db, tenantId, ids);
     // Committed: what serves them goes now, before any later write is built.
     tenant.removeItems(ids);
@@ -129,30 +134,25 @@ export async function deleteItems(
   });
   const left = unfinished.get(tenant);
   if (!removed.any && !left) {
-    if (mustExist) throw new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
+    if (mustExist) throw notFound();
     return 0;
   }
   const erased = [...new Set([...ids, ...(left ?? [])])];
   unfinished.set(tenant, new Set(erased));
-  try {
-    runtime.answers.forgetItems(tenantId, erased);
-    await runtime.answers.purgeItems(tenantId, erased);
-    await runtime.lake.eraseItems(tenantId, erased);
-    eraseFromArtifacts(runtime.dataDir, tenantId, { items: new Set(erased) });
-    await runtime.store.scrub();
-    unfinished.delete(tenant);
-  } catch (error) {
-    if (!isDiskFull(error)) throw error;
-    // The deletion committed: the answer must not say that nothing was done. A later one finishes it.
-    throw new ApiError(
-      'INSUFFICIENT_STORAGE',
+  await finishErasure(runtime, tenantId, {
+    purgeAnswers: async () => {
+      runtime.answers.forgetItems(tenantId, erased);
+      await runtime.answers.purgeItems(tenantId, erased);
+    },
+    eraseLake: () => runtime.lake.eraseItems(tenantId, erased),
+    erased: { items: new Set(erased) },
+    // A later deletion finishes it.
+    diskFull:
       "the items' rows were deleted from the store and from serving, but the data dir's disk is full: the " +
-        'answer record, the lake, the model versions or the store file could not be rewritten without ' +
-        'them; the next item deletion of the tenant, once space is freed, finishes it',
-    );
-  } finally {
-    runtime.models.rebuild(tenantId);
-  }
-  if (!removed.any && mustExist) throw new ApiError('ITEM_NOT_FOUND', `item '${ids[0]}' does not exist`);
+      'answer record, the lake, the model versions or the store file could not be rewritten without ' +
+      'them; the next item deletion of the tenant, once space is freed, finishes it',
+  });
+  unfinished.delete(tenant);
+  if (!removed.any && mustExist) throw notFound();
   return removed.items;
 }

@@ -3,6 +3,7 @@ import type { ServingState, TenantState } from './tenant-state.js';
 import { DAY_MS, HISTORY_WINDOW_MS, PURCHASE_WINDOW_MS } from './user-histories.js';
 import { ITEM_COLUMNS, USER_COLUMNS, catalogItemFromRow, userFromRow } from '../store/row-mapping.js';
 import type { InteractionType } from '../store/rows.js';
+import type { VectorConfigField } from '../store/lake-export.js';
 
 /**
  * A kind of `config_documents` row and how its documents go back into a tenant's state at start. The
@@ -11,6 +12,8 @@ import type { InteractionType } from '../store/rows.js';
  */
 export interface StoredDocumentKind {
   readonly kind: string;
+  /** The field of the vectors job's configuration its documents fill, when the job reads them. */
+  readonly vectorConfig?: VectorConfigField;
   /** Puts one stored document back in memory; one its schema no longer accepts is left out. */
   restore(tenant: TenantState, stored: unknown): void;
 }

@@ -34,8 +34,6 @@ import { TenantVectors, type VectorBase } from '../vector/tenant-vectors.js';
 
 export const GEO_WINDOW_MS = 7 * DAY_MS;
 
-export type { CountsName, NeighbourModel } from './state-changes.js';
-
 /**
  * Everything the daemon serves a tenant from, in memory; rebuilt from the store at start. What ranking
  * reads changes only through the methods here, which tell the change log (when there is one) about it.

@@ -5,6 +5,7 @@ import { sqlString } from './sql.js';
 import { appendItemKey, type FreshKey } from './item-keys.js';
 import { closeAppender } from './appenders.js';
 import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
+import { REVENUE_COLUMNS } from './row-mapping.js';
 import { SegmentLog, segmentsLeft } from './segment-log.js';
 
 /**
@@ -35,9 +36,9 @@ function layoutOf(columns: readonly (readonly [string, string])[]): LogLayout {
 const LAYOUT = layoutOf(LOG_COLUMNS);
 /**
  * The lines of a nextrec before amount, price and profit (schema version 9): a segment such a binary
- * left at a crash is moved with them, the three columns NULL.
+ * left at a crash is moved with them, the revenue columns NULL.
  */
-const LAYOUT_BEFORE_REVENUE = layoutOf(LOG_COLUMNS.slice(0, LOG_COLUMNS.length - 3));
+const LAYOUT_BEFORE_REVENUE = layoutOf(LOG_COLUMNS.slice(0, LOG_COLUMNS.length - REVENUE_COLUMNS.length));
 
 /** The interactions log's segments: `interactions-<first seq>.csv`. */
 const PREFIX = 'interactions';

@@ -23,13 +23,23 @@ import {
 import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
 import type { Store } from './database.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
+import { REVENUE_COLUMNS } from './row-mapping.js';
 import { sqlString } from './sql.js';
-import { vectorConfigKinds, type VectorConfigField } from './vector-config-kinds.js';
+
+/** The fields of the vectors job's configuration file in the lake (`vectorConfigFile`, src/lake/layout.ts). */
+export type VectorConfigField = 'templates' | 'defaults' | 'scenarios';
+
+/**
+ * The kinds of configuration document the vectors job reads, by the field their documents fill: the store
+ * knows none, their owners name them (`StoredDocumentKind.vectorConfig`) and the runtime gathers them.
+ */
+export type VectorConfigKinds = ReadonlyMap<string, VectorConfigField>;
 
 /** The columns each table exports (the tenant is the folder). */
 const COLUMNS: Record<EventTable | SnapshotTable, string> = {
   interactions:
-    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, amount, price, profit',
+    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, ' +
+    REVENUE_COLUMNS.join(', '),
   impressions: 'seq, event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at',
   items:
     'external_id, category, attributes::VARCHAR AS attributes, expires_at, available, feed_managed, created_at, updated_at',
@@ -136,8 +146,12 @@ async function exportSnapshot(
 const writtenVectorConfigs = new Map<string, string>();
 
 /** Writes the tenant's vector configuration to the lake when it changed. */
-async function exportVectorConfig(db: DuckDBConnection, dataDir: string, tenantId: string): Promise<void> {
-  const kinds = vectorConfigKinds();
+async function exportVectorConfig(
+  db: DuckDBConnection,
+  dataDir: string,
+  tenantId: string,
+  kinds: VectorConfigKinds,
+): Promise<void> {
   const config: Record<VectorConfigField, unknown[]> = {
     templates: [],
     defaults: [],
@@ -209,6 +223,7 @@ export async function exportTenantLake(
   dataDir: string,
   tenantId: string,
   compaction: CompactionOptions = DEFAULT_COMPACTION,
+  vectorConfig: VectorConfigKinds = new Map(),
 ): Promise<TableExport[]> {
   return store.read(async (db) => {
     await db.run('BEGIN TRANSACTION');
@@ -221,7 +236,7 @@ export async function exportTenantLake(
       for (const table of SNAPSHOT_TABLES) {
         exported.push({ table, rows: await exportSnapshot(db, dataDir, tenantId, table) });
       }
-      await exportVectorConfig(db, dataDir, tenantId);
+      await exportVectorConfig(db, dataDir, tenantId, vectorConfig);
       return exported;
     } finally {
       await db.run('ROLLBACK');
@@ -384,6 +399,8 @@ export class LakeExporter {
     private readonly dataDir: string,
     delayMs = 2_000,
     maxDelayMs = 30_000,
+    /** The configuration documents written for the vectors job (none by default). */
+    private readonly vectorConfig: VectorConfigKinds = new Map(),
   ) {
     this.due = new QuietTimers(delayMs, maxDelayMs, (tenantId) => {
       if (this.held.has(tenantId)) this.dueWhileHeld.add(tenantId);
@@ -445,7 +462,9 @@ export class LakeExporter {
 
   /** Exports the tenant now, after any export in progress. */
   flush(tenantId: string): Promise<TableExport[]> {
-    return this.exports.run(tenantId, () => exportTenantLake(this.store, this.dataDir, tenantId));
+    return this.exports.run(tenantId, () =>
+      exportTenantLake(this.store, this.dataDir, tenantId, DEFAULT_COMPACTION, this.vectorConfig),
+    );
   }
 
   /**

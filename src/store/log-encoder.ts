@@ -1,6 +1,7 @@
 import { identityHash, identityOf } from './identity-hash.js';
 import type { FreshKey } from './item-keys.js';
 import type { StoredInteraction } from './rows.js';
+import { REVENUE_COLUMNS } from './row-mapping.js';
 
 /**
  * Rows of the interactions log, column by column: each interaction with its tenant, and what the store
@@ -35,9 +36,7 @@ export const LOG_COLUMNS: readonly (readonly [string, string])[] = [
   ['recomm_id', 'VARCHAR'],
   ['item_key', 'INTEGER'],
   ['identity_hash', 'BIGINT'],
-  ['amount', 'DOUBLE'],
-  ['price', 'DOUBLE'],
-  ['profit', 'DOUBLE'],
+  ...REVENUE_COLUMNS.map((name) => [name, 'DOUBLE'] as const),
 ];
 
 /** The buffer's size to start with, and the most it keeps from one batch to the next. */

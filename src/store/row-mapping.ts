@@ -26,6 +26,18 @@ export function nullableNumber(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
 }
 
+/** The revenue columns of `interactions`, in their order (docs/guide.md, "Revenue"). */
+export const REVENUE_COLUMNS = ['amount', 'price', 'profit'] as const;
+
+export type Revenue = Record<(typeof REVENUE_COLUMNS)[number], number | null>;
+
+/** The REVENUE_COLUMNS of a row (as DuckDB's JS values), starting at `offset`. */
+export function revenueFromRow(row: readonly unknown[], offset = 0): Revenue {
+  return Object.fromEntries(
+    REVENUE_COLUMNS.map((column, i) => [column, nullableNumber(row[offset + i])]),
+  ) as Revenue;
+}
+
 /** A row of ITEM_COLUMNS (as DuckDB's JS values), starting at `offset`. */
 export function itemFromRow(row: readonly unknown[], offset = 0): StoredItem {
   const item = catalogItemFromRow(row, offset);

@@ -12,17 +12,26 @@ import type { TenantState } from '../state/tenant-state.js';
 
 export const TENANT_SETTINGS_KIND = 'tenant-settings';
 
+/**
+ * `base` with the fields of `update` that are set in place of its own; interaction weights sent are
+ * completed with the defaults of the types they lack.
+ */
+function settingsWith(base: TenantSettings, update: TenantSettingsUpdate): TenantSettings {
+  const settings: TenantSettings = { ...base };
+  for (const [field, value] of Object.entries(update)) {
+    if (value !== undefined) Object.assign(settings, { [field]: value });
+  }
+  if (update.interactionWeights)
+    settings.interactionWeights = interactionWeightsOf(update.interactionWeights);
+  return settings;
+}
+
 /** A tenant's stored settings, over the defaults of the fields it lacks. */
 export const tenantSettingsDocuments: StoredDocumentKind = {
   kind: TENANT_SETTINGS_KIND,
   restore(tenant, stored) {
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(stored);
-    if (parsed.success)
-      tenant.replaceSettings({
-        ...defaultTenantSettings(),
-        ...parsed.data,
-        interactionWeights: interactionWeightsOf(parsed.data.interactionWeights),
-      });
+    if (parsed.success) tenant.replaceSettings(settingsWith(defaultTenantSettings(), parsed.data));
   },
 };
 
@@ -33,12 +42,7 @@ export function updateTenantSettings(
   update: TenantSettingsUpdate,
 ): Promise<TenantSettings> {
   return runtime.store.writes.submit((rows) => {
-    const settings: TenantSettings = { ...tenant.settings };
-    for (const [field, value] of Object.entries(update)) {
-      if (value !== undefined) Object.assign(settings, { [field]: value });
-    }
-    if (update.interactionWeights)
-      settings.interactionWeights = interactionWeightsOf(update.interactionWeights);
+    const settings = settingsWith(tenant.settings, update);
     rows.statements.push(saveConfigDocument(tenant.tenantId, TENANT_SETTINGS_KIND, '', settings));
     return () => {
       tenant.replaceSettings(settings);
