@@ -2,7 +2,7 @@ import { listValue } from '@duckdb/node-api';
 import { OneAtATime } from '../one-at-a-time.js';
 import { readAnswerSummary, type AnswerSummary } from '../engine/answer-summary.js';
 import type { Store } from '../store/database.js';
-import type { Statement } from '../store/rows.js';
+import type { Statement } from '../store/duckdb/statement.js';
 import { placeholders } from '../store/sql.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { ApiError, type ErrorCode } from '../contract/errors.js';
-import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
+import { deleteConfigDocument, saveConfigDocument } from '../store/api/config.js';
 import type { Store } from '../store/database.js';
 import type { VectorConfigField } from '../store/lake-export.js';
 import type { RowBuffer } from '../store/rows.js';
@@ -89,7 +89,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     return runtime.store.writes.submit((rows, scratch) => {
       if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
       scratch.set(this.claim(tenant, key), null);
-      rows.statements.push(deleteConfigDocument(tenant.tenantId, this.kind, key));
+      rows.ops.push(deleteConfigDocument(tenant.tenantId, this.kind, key));
       return () => tenant.removeConfigDocument(this.collection, key);
     });
   }
@@ -132,7 +132,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
     document: T,
   ): () => T {
     scratch.set(this.claim(tenant, key), document);
-    rows.statements.push(saveConfigDocument(tenant.tenantId, this.kind, key, document));
+    rows.ops.push(saveConfigDocument(tenant.tenantId, this.kind, key, document));
     return () => {
       tenant.putConfigDocument(this.collection, key, document);
       return document;

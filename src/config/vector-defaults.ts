@@ -1,6 +1,6 @@
 import { VECTOR_DEFAULTS, type VectorDefaults } from '../contract/vectors.js';
 import type { Store } from '../store/database.js';
-import { saveConfigDocument } from '../store/config-statements.js';
+import { saveConfigDocument } from '../store/api/config.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';
 import type { TenantState } from '../state/tenant-state.js';
@@ -27,7 +27,7 @@ export function setVectorDefaults(
   defaults: VectorDefaults,
 ): Promise<VectorDefaults> {
   return runtime.store.writes.submit((rows) => {
-    rows.statements.push(saveConfigDocument(tenant.tenantId, VECTOR_DEFAULTS_KIND, '', defaults));
+    rows.ops.push(saveConfigDocument(tenant.tenantId, VECTOR_DEFAULTS_KIND, '', defaults));
     return () => {
       tenant.putConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY, defaults);
       return defaults;

@@ -3,7 +3,7 @@ import { FEED_BODY, FEED_STATES, type Feed, type FeedBody, type FeedState } from
 import { ApiError } from '../contract/errors.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { deleteConfigDocument, saveConfigDocument } from '../store/config-statements.js';
+import { deleteConfigDocument, saveConfigDocument } from '../store/api/config.js';
 import type { Store } from '../store/database.js';
 
 /** The `config_documents.kind` of feeds. */
@@ -89,11 +89,11 @@ export function changeFeeds(
     const decision = decide(view, new Date().toISOString());
     for (const feed of decision.store) {
       scratch.set(claim(tenant, feed.id), feed);
-      rows.statements.push(saveConfigDocument(tenant.tenantId, FEED_KIND, feed.id, feed));
+      rows.ops.push(saveConfigDocument(tenant.tenantId, FEED_KIND, feed.id, feed));
     }
     for (const id of decision.remove ?? []) {
       scratch.set(claim(tenant, id), null);
-      rows.statements.push(deleteConfigDocument(tenant.tenantId, FEED_KIND, id));
+      rows.ops.push(deleteConfigDocument(tenant.tenantId, FEED_KIND, id));
     }
     return () => {
       for (const feed of decision.store) tenant.feeds.set(feed.id, feed);

@@ -5,6 +5,7 @@ import type { TenantState } from '../state/tenant-state.js';
 import { REVENUE_COLUMNS, nullableString, revenueFromRow } from '../store/row-mapping.js';
 import type { InteractionType, StoredInteraction, StoredUser } from '../store/rows.js';
 import { placeholders } from '../store/sql.js';
+import { sqlOp } from '../store/api/ops.js';
 
 export interface MergeResult {
   merged: number;
@@ -80,10 +81,12 @@ export async function mergeIdentity(
       }));
       for (const copy of copied) rows.interactions.push([tenant.tenantId, copy]);
       copies.push(...copied);
-      rows.statements.push({
-        sql: 'INSERT OR REPLACE INTO merge_ledger VALUES ($1, $2, $3, $4, $5)',
-        params: [tenant.tenantId, userId, session, copied.length, receivedAt],
-      });
+      rows.ops.push(
+        sqlOp({
+          sql: 'INSERT OR REPLACE INTO merge_ledger VALUES ($1, $2, $3, $4, $5)',
+          params: [tenant.tenantId, userId, session, copied.length, receivedAt],
+        }),
+      );
       merged.push(session);
     }
     let provisioned: StoredUser | undefined;

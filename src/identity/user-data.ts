@@ -12,6 +12,7 @@ import {
   USER_COLUMNS,
 } from '../store/row-mapping.js';
 import { placeholders } from '../store/sql.js';
+import { sqlOp } from '../store/api/ops.js';
 import { finishErasure } from '../ingestion/erasure.js';
 
 /** A user and the sessions merged into it: every identity whose data is the user's. */
@@ -179,7 +180,7 @@ export async function deleteUser(
   );
   await runtime.store.writes.submit((rows) => {
     for (const [table, rowsOfIdentities] of Object.entries(where)) {
-      rows.statements.push({ sql: `DELETE FROM ${table} WHERE ${rowsOfIdentities}`, params });
+      rows.ops.push(sqlOp({ sql: `DELETE FROM ${table} WHERE ${rowsOfIdentities}`, params }));
     }
     return () => {
       tenant.forgetIdentities(identities, eventIds);

@@ -8,10 +8,12 @@ import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
 import { duckDbMemory } from './duckdb-memory.js';
 import { sqlIdentifier, sqlString } from './sql.js';
-import type { Statement } from './rows.js';
+import type { Statement } from './duckdb/statement.js';
 import { EventLog, recoverEventLog } from './event-log.js';
 import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
+import type { CatalogReads } from './api/catalog.js';
+import { duckDbCatalogReads } from './duckdb/catalog.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -55,6 +57,8 @@ export class Store {
   readonly writes: WriteQueue;
   /** Whether the data dir's disk is full (docs/configuration.md, "Health and metrics"). */
   readonly disk: DiskState;
+  /** Reads by area (src/store/api): what the daemon reads of the store beyond its serving state. */
+  readonly catalog: CatalogReads;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;
@@ -81,6 +85,8 @@ export class Store {
     this.writes = new WriteQueue(writer, log, recordLog, sequences, itemKeys);
     this.disk = new DiskState(path.dirname(file));
     this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
+    const read = this.read.bind(this);
+    this.catalog = duckDbCatalogReads(read);
   }
 
   /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */

@@ -1,4 +1,4 @@
-import type { DuckDBListValue } from '@duckdb/node-api';
+import type { StoreOp } from './api/ops.js';
 
 // Rows as they are stored; times are epoch milliseconds. Items and users are defined beside the documents
 // the catalog routes show of them, in contract/catalog.ts.
@@ -40,12 +40,6 @@ export interface StoredImpression {
   receivedAt: number;
 }
 
-export interface Statement {
-  sql: string;
-  /** A list (`listValue`) binds as one parameter, for `unnest`. */
-  params: (string | number | boolean | null | DuckDBListValue)[];
-}
-
 /** What one flush of the write queue commits, each row tagged with its tenant. */
 export class RowBuffer {
   /** Keyed by tenant and external id: a later upsert of the same key in one flush replaces the earlier. */
@@ -53,7 +47,8 @@ export class RowBuffer {
   readonly users = new Map<string, [string, StoredUser]>();
   readonly interactions: [string, StoredInteraction][] = [];
   readonly impressions: [string, StoredImpression][] = [];
-  readonly statements: Statement[] = [];
+  /** Everything else the flush does, in the order its writes asked (src/store/api/ops.ts). */
+  readonly ops: StoreOp[] = [];
 }
 
 export function rowKey(tenantId: string, externalId: string): string {

@@ -3,6 +3,7 @@ import type { EventLog } from './event-log.js';
 import type { RecordLog } from './record-log.js';
 import { identityHash, identityOf } from './identity-hash.js';
 import { closeAppender } from './appenders.js';
+import { statementsOf } from './duckdb/statements.js';
 import { ItemKeys, appendItemKey } from './item-keys.js';
 import {
   RowBuffer,
@@ -442,8 +443,7 @@ export class WriteQueue {
    * the fresh ones are this batch's events' (none without events).
    */
   private async commitToStore(rows: RowBuffer, writes: number): Promise<void> {
-    if (rows.items.size > 0 || rows.users.size > 0 || rows.statements.length > 0)
-      await this.move(this.recordLog);
+    if (rows.items.size > 0 || rows.users.size > 0 || rows.ops.length > 0) await this.move(this.recordLog);
     if (!eventsFree(rows)) await this.move(this.log);
     const started = performance.now();
     await this.connection.run('BEGIN TRANSACTION');
@@ -495,7 +495,8 @@ export class WriteQueue {
     // The keys these events were the first to name, durable with them.
     const fresh = this.itemKeys.uncommitted.map((key) => [key[0], key] as const);
     if (fresh.length) await this.append('item_keys', fresh, (a, _tenantId, key) => appendItemKey(a, key));
-    for (const statement of rows.statements) await this.connection.run(statement.sql, statement.params);
+    for (const op of rows.ops)
+      for (const statement of statementsOf(op)) await this.connection.run(statement.sql, statement.params);
   }
 
   private async append<R>(
@@ -549,16 +550,13 @@ function tenantsOf(rows: RowBuffer): Set<string> {
 /** Rows the interactions log takes: interactions, and nothing else to write (none at all is fine too). */
 function interactionsOnly(rows: RowBuffer): boolean {
   return (
-    rows.items.size === 0 &&
-    rows.users.size === 0 &&
-    rows.impressions.length === 0 &&
-    rows.statements.length === 0
+    rows.items.size === 0 && rows.users.size === 0 && rows.impressions.length === 0 && rows.ops.length === 0
   );
 }
 
 /** Rows of no event table and no statement: they need no move of the interactions log first, nor give item keys. */
 function eventsFree(rows: RowBuffer): boolean {
-  return rows.interactions.length === 0 && rows.impressions.length === 0 && rows.statements.length === 0;
+  return rows.interactions.length === 0 && rows.impressions.length === 0 && rows.ops.length === 0;
 }
 
 /** Rows the records log takes: item or user upserts, and nothing else. */

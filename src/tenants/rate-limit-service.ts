@@ -1,7 +1,7 @@
 import { RATE_LIMITS, type RateLimitSettings } from '../contract/tenants.js';
 import { ApiError } from '../contract/errors.js';
 import type { Store } from '../store/database.js';
-import { saveConfigDocument } from '../store/config-statements.js';
+import { saveConfigDocument } from '../store/api/config.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import type { ServingState } from '../state/tenant-state.js';
 
@@ -29,7 +29,7 @@ export function setRateLimits(
     for (const [kind, perMinute] of Object.entries(limits)) {
       if (typeof perMinute === 'number') stored[kind as keyof RateLimitSettings] = perMinute;
     }
-    rows.statements.push(saveConfigDocument(tenantId, RATE_LIMITS_KIND, '', stored));
+    rows.ops.push(saveConfigDocument(tenantId, RATE_LIMITS_KIND, '', stored));
     return () => {
       tenant.rateLimits = stored;
       return stored;

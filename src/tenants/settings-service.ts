@@ -6,7 +6,7 @@ import {
   type TenantSettingsUpdate,
 } from '../contract/tenant-settings.js';
 import type { Store } from '../store/database.js';
-import { saveConfigDocument } from '../store/config-statements.js';
+import { saveConfigDocument } from '../store/api/config.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';
 
@@ -43,7 +43,7 @@ export function updateTenantSettings(
 ): Promise<TenantSettings> {
   return runtime.store.writes.submit((rows) => {
     const settings = settingsWith(tenant.settings, update);
-    rows.statements.push(saveConfigDocument(tenant.tenantId, TENANT_SETTINGS_KIND, '', settings));
+    rows.ops.push(saveConfigDocument(tenant.tenantId, TENANT_SETTINGS_KIND, '', settings));
     return () => {
       tenant.replaceSettings(settings);
       return settings;

@@ -1,7 +1,7 @@
 import { ApiError } from '../contract/errors.js';
 import type { TenantCredentials } from '../contract/tenants.js';
 import type { Store } from '../store/database.js';
-import type { Statement } from '../store/rows.js';
+import type { TenantOp } from '../store/api/tenants.js';
 import type { ServingState } from '../state/tenant-state.js';
 import {
   CREDENTIAL_KINDS,
@@ -19,11 +19,8 @@ export interface TenantWrites {
   readonly serverSecret: string;
 }
 
-function credentialStatement(record: CredentialRecord, now: number): Statement {
-  return {
-    sql: 'INSERT OR REPLACE INTO credentials VALUES ($1, $2, $3, $4, $5)',
-    params: [record.tenantId, record.kind, record.secretHash, record.salt, now],
-  };
+function saveCredential(record: CredentialRecord, now: number): TenantOp {
+  return { area: 'tenants', op: 'saveCredential', ...record, updatedAt: now };
 }
 
 const SECRET_FIELD: Record<CredentialKind, 'apiKey' | 'privateToken' | 'publicToken'> = {
@@ -41,9 +38,9 @@ export function createTenant(runtime: TenantWrites, tenantId: string): Promise<T
     }
     scratch.set(claim, true);
     const now = Date.now();
-    rows.statements.push({ sql: 'INSERT INTO tenants VALUES ($1, $2)', params: [tenantId, now] });
+    rows.ops.push({ area: 'tenants', op: 'create', tenantId, createdAt: now });
     const issued = CREDENTIAL_KINDS.map((kind) => issueCredential(tenantId, kind, runtime.serverSecret));
-    for (const { record } of issued) rows.statements.push(credentialStatement(record, now));
+    for (const { record } of issued) rows.ops.push(saveCredential(record, now));
     return () => {
       runtime.state.add(tenantId);
       const credentials = { tenantId } as TenantCredentials;
@@ -65,7 +62,7 @@ export function rotateCredential(
   return runtime.store.writes.submit((rows) => {
     if (!runtime.state.get(tenantId)) throw new ApiError('NOT_FOUND', `tenant '${tenantId}' does not exist`);
     const { secret, record } = issueCredential(tenantId, kind, runtime.serverSecret);
-    rows.statements.push(credentialStatement(record, Date.now()));
+    rows.ops.push(saveCredential(record, Date.now()));
     return () => {
       runtime.credentials.set(record);
       return { tenantId, [SECRET_FIELD[kind]]: secret };

@@ -14,14 +14,13 @@ import { ApiError } from '../../contract/errors.js';
 import { TENANT_SETTINGS_UPDATE, type TenantSettingsUpdate } from '../../contract/tenant-settings.js';
 import { matchingItems, updateItems } from '../../ingestion/bulk-items.js';
 import { deleteItems } from '../../ingestion/item-deletes.js';
-import { listItems, listUsers } from '../../store/catalog-queries.js';
 import { updateTenantSettings } from '../../tenants/settings-service.js';
 import { SCOPE } from '../plugins/auth.js';
 
 export async function catalogRoutes(app: FastifyInstance): Promise<void> {
   app.get('/catalog/items', { schema: { querystring: PAGE_QUERY } }, async (request) => {
     const { page, limit } = request.query as PageQuery;
-    const result = await app.runtime.store.read((db) => listItems(db, request.tenant.tenantId, page, limit));
+    const result = await app.runtime.store.catalog.listItems(request.tenant.tenantId, page, limit);
     return { data: result.rows.map(itemDocument), page, limit, total: result.total };
   });
 
@@ -69,7 +68,7 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/catalog/users', { schema: { querystring: PAGE_QUERY } }, async (request) => {
     const { page, limit } = request.query as PageQuery;
-    const result = await app.runtime.store.read((db) => listUsers(db, request.tenant.tenantId, page, limit));
+    const result = await app.runtime.store.catalog.listUsers(request.tenant.tenantId, page, limit);
     return { data: result.rows.map(userDocument), page, limit, total: result.total };
   });
 

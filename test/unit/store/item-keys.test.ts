@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Store } from '../../../src/store/database.js';
 import { identityHash } from '../../../src/store/identity-hash.js';
@@ -114,7 +115,7 @@ describe('item keys', () => {
   it('given in a transaction that rolled back are given again', async () => {
     const broken = temp.store.writes.submit((rows) => {
       rows.interactions.push(['t', storedInteraction('lost', { itemId: 'lost' })]);
-      rows.statements.push({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] });
+      rows.ops.push(sqlOp({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] }));
       return () => undefined;
     });
     await expect(broken).rejects.toThrow();

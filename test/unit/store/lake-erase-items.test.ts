@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
 import { LakeExporter, exportTenantLake } from '../../../src/store/lake-export.js';
@@ -69,10 +70,12 @@ describe('eraseItemsFromLake', () => {
     expect(filesNaming(GONE, lakeFiles(temp.dir, TENANT)).length).toBeGreaterThan(0);
     // The store loses them first, as a deletion does.
     await write((rows) => {
-      rows.statements.push(
-        { sql: 'DELETE FROM items WHERE external_id = $1', params: [GONE] },
-        { sql: 'DELETE FROM interactions WHERE item_id = $1', params: [GONE] },
-        { sql: 'DELETE FROM impressions WHERE list_contains(item_ids, $1)', params: [GONE] },
+      rows.ops.push(
+        ...[
+          { sql: 'DELETE FROM items WHERE external_id = $1', params: [GONE] },
+          { sql: 'DELETE FROM interactions WHERE item_id = $1', params: [GONE] },
+          { sql: 'DELETE FROM impressions WHERE list_contains(item_ids, $1)', params: [GONE] },
+        ].map(sqlOp),
       );
     });
 

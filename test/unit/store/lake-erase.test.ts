@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -101,10 +102,12 @@ async function latestUsers(): Promise<string[]> {
 function deleteFromStore(): Promise<void> {
   return write((rows) => {
     for (const id of ERASED) {
-      rows.statements.push(
-        { sql: 'DELETE FROM interactions WHERE user_id = $1 OR session_id = $1', params: [id] },
-        { sql: 'DELETE FROM impressions WHERE user_id = $1', params: [id] },
-        { sql: 'DELETE FROM users WHERE external_id = $1', params: [id] },
+      rows.ops.push(
+        ...[
+          { sql: 'DELETE FROM interactions WHERE user_id = $1 OR session_id = $1', params: [id] },
+          { sql: 'DELETE FROM impressions WHERE user_id = $1', params: [id] },
+          { sql: 'DELETE FROM users WHERE external_id = $1', params: [id] },
+        ].map(sqlOp),
       );
     }
   });

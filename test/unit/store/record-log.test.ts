@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -100,10 +101,12 @@ describe('the records log', () => {
     const store = await open(dataDir());
     await upsert(store, item('x', { category: 'first' }));
     await store.writes.submit((rows) => {
-      rows.statements.push({
-        sql: `UPDATE items SET category = 'second' WHERE external_id = 'x'`,
-        params: [],
-      });
+      rows.ops.push(
+        sqlOp({
+          sql: `UPDATE items SET category = 'second' WHERE external_id = 'x'`,
+          params: [],
+        }),
+      );
       return () => undefined;
     });
     // A move after the statement would have put `first` back.
@@ -184,10 +187,12 @@ describe('the records log', () => {
     expect((await storedItems(store)).map((row) => row[0])).toEqual(['kept-0', 'kept-1', 'kept-2']);
     // Later, the store changes kept-1 through a write of its own.
     await store.writes.submit((rows) => {
-      rows.statements.push({
-        sql: `UPDATE items SET category = 'later' WHERE external_id = 'kept-1'`,
-        params: [],
-      });
+      rows.ops.push(
+        sqlOp({
+          sql: `UPDATE items SET category = 'later' WHERE external_id = 'kept-1'`,
+          params: [],
+        }),
+      );
       return () => undefined;
     });
     await close(store);

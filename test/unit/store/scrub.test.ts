@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -91,12 +92,14 @@ async function fillStore(): Promise<void> {
 
 async function deleteErasedUser(): Promise<void> {
   await write((rows) => {
-    rows.statements.push(
-      {
-        sql: 'DELETE FROM interactions WHERE user_id = $1 OR session_id = $2',
-        params: [ERASED, `session-of-${ERASED}`],
-      },
-      { sql: 'DELETE FROM users WHERE external_id = $1', params: [ERASED] },
+    rows.ops.push(
+      ...[
+        {
+          sql: 'DELETE FROM interactions WHERE user_id = $1 OR session_id = $2',
+          params: [ERASED, `session-of-${ERASED}`],
+        },
+        { sql: 'DELETE FROM users WHERE external_id = $1', params: [ERASED] },
+      ].map(sqlOp),
     );
   });
 }
@@ -161,10 +164,12 @@ describe('Store.scrub', () => {
     expect(await query('SELECT category FROM items')).toEqual([['second']]);
     await expect(
       write((rows) =>
-        rows.statements.push({
-          sql: `INSERT INTO items VALUES ($1, 'a', NULL, '{}', NULL, true, false, 1, 1)`,
-          params: [TENANT],
-        }),
+        rows.ops.push(
+          sqlOp({
+            sql: `INSERT INTO items VALUES ($1, 'a', NULL, '{}', NULL, true, false, 1, 1)`,
+            params: [TENANT],
+          }),
+        ),
       ),
     ).rejects.toThrow(/primary key|duplicate/i);
 

@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../../src/store/database.js';
 import { WriteQueueFullError, type Write } from '../../../src/store/write-queue.js';
@@ -90,7 +91,7 @@ describe('a bounded write queue', () => {
   it('frees the records of a failed write', async () => {
     store.writes.setLimit(1);
     const failing: Write<never> = (rows) => {
-      rows.statements.push({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] });
+      rows.ops.push(sqlOp({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] }));
       return () => {
         throw new Error('unreachable');
       };

@@ -1,3 +1,4 @@
+import { sqlOp } from '../../../src/store/api/ops.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '../../../src/store/database.js';
@@ -61,7 +62,7 @@ describe('WriteQueue', () => {
         return () => 'ok-1';
       }),
       store.writes.submit((rows) => {
-        rows.statements.push({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] });
+        rows.ops.push(sqlOp({ sql: 'INSERT INTO no_such_table VALUES (1)', params: [] }));
         return () => 'broken';
       }),
       store.writes.submit((rows) => {

@@ -1,11 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ITEM_COLUMNS, USER_COLUMNS, itemFromRow, userFromRow } from './row-mapping.js';
-import type { StoredItem, StoredUser } from './rows.js';
-
-export interface Page<T> {
-  rows: T[];
-  total: number;
-}
+import type { CatalogReads, Page } from '../api/catalog.js';
+import { ITEM_COLUMNS, USER_COLUMNS, itemFromRow, userFromRow } from '../row-mapping.js';
+import type { StoredItem, StoredUser } from '../rows.js';
+import type { ReadRunner } from './reads.js';
 
 /** One page of a table's rows of a tenant in external-id order; `total` counts them all. */
 async function page<T>(
@@ -25,10 +22,15 @@ async function page<T>(
   return { rows: reader.getRowsJS().map(fromRow), total: Number(counted.getRowsJS()[0][0]) };
 }
 
-export function listItems(db: DuckDBConnection, tenantId: string, pageNumber: number, limit: number) {
-  return page<StoredItem>(db, 'items', ITEM_COLUMNS, (row) => itemFromRow(row), tenantId, pageNumber, limit);
-}
-
-export function listUsers(db: DuckDBConnection, tenantId: string, pageNumber: number, limit: number) {
-  return page<StoredUser>(db, 'users', USER_COLUMNS, (row) => userFromRow(row), tenantId, pageNumber, limit);
+export function duckDbCatalogReads(read: ReadRunner): CatalogReads {
+  return {
+    listItems: (tenantId, pageNumber, limit) =>
+      read((db) =>
+        page<StoredItem>(db, 'items', ITEM_COLUMNS, (row) => itemFromRow(row), tenantId, pageNumber, limit),
+      ),
+    listUsers: (tenantId, pageNumber, limit) =>
+      read((db) =>
+        page<StoredUser>(db, 'users', USER_COLUMNS, (row) => userFromRow(row), tenantId, pageNumber, limit),
+      ),
+  };
 }
