@@ -1,49 +1,26 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { provisionUser } from '../ingestion/users.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { REVENUE_COLUMNS, nullableString, revenueFromRow } from '../store/row-mapping.js';
-import type { InteractionType, StoredInteraction, StoredUser } from '../store/rows.js';
-import { placeholders } from '../store/sql.js';
-import { sqlOp } from '../store/api/ops.js';
+import type { StoredInteraction, StoredUser } from '../store/rows.js';
+import { recordMerge } from '../store/api/identity.js';
 
 export interface MergeResult {
   merged: number;
   alreadyMerged: boolean;
 }
 
-/** The committed interactions whose identity (userId, else sessionId) is one of the sessions. */
+/** The sessions' committed events as a merge copies them (IdentityReads.sessionEvents), by session. */
 async function sessionEvents(
-  db: DuckDBConnection,
+  runtime: Runtime,
   tenantId: string,
   sessionIds: string[],
 ): Promise<Map<string, StoredInteraction[]>> {
-  const reader = await db.runAndReadAll(
-    `SELECT coalesce(user_id, session_id), item_id, type, weight, scenario_slug, country, ts, ${REVENUE_COLUMNS.join(', ')}
-       FROM interactions
-      WHERE tenant_id = $1 AND coalesce(user_id, session_id) IN (${placeholders(sessionIds.length, 2)})
-      ORDER BY seq`,
-    [tenantId, ...sessionIds],
-  );
   const bySession = new Map<string, StoredInteraction[]>();
-  for (const row of reader.getRowsJS()) {
-    const [identity, itemId, type, weight, scenarioSlug, country, ts] = row;
-    const session = String(identity);
+  for (const event of await runtime.store.identity.sessionEvents(tenantId, sessionIds)) {
+    const session = event.sessionId!;
     let events = bySession.get(session);
     if (!events) bySession.set(session, (events = []));
-    events.push({
-      eventId: null,
-      userId: null,
-      sessionId: session,
-      itemId: String(itemId),
-      type: type as InteractionType,
-      weight: Number(weight),
-      scenarioSlug: nullableString(scenarioSlug),
-      country: nullableString(country),
-      ts: Number(ts),
-      receivedAt: 0,
-      ...revenueFromRow(row, 7), // after the 7 columns above
-    });
+    events.push(event);
   }
   return bySession;
 }
@@ -64,7 +41,7 @@ export async function mergeIdentity(
   const sessions = [...new Set(sessionIds)].filter((session) => session !== userId);
   const fresh = sessions.filter((session) => !tenant.hasMerged(userId, session));
   if (fresh.length === 0) return { merged: 0, alreadyMerged: true };
-  const events = await runtime.store.read((db) => sessionEvents(db, tenant.tenantId, fresh));
+  const events = await sessionEvents(runtime, tenant.tenantId, fresh);
   return runtime.store.writes.submit((rows, scratch) => {
     const receivedAt = Date.now();
     const merged: string[] = [];
@@ -81,12 +58,7 @@ export async function mergeIdentity(
       }));
       for (const copy of copied) rows.interactions.push([tenant.tenantId, copy]);
       copies.push(...copied);
-      rows.ops.push(
-        sqlOp({
-          sql: 'INSERT OR REPLACE INTO merge_ledger VALUES ($1, $2, $3, $4, $5)',
-          params: [tenant.tenantId, userId, session, copied.length, receivedAt],
-        }),
-      );
+      rows.ops.push(recordMerge(tenant.tenantId, userId, session, copied.length, receivedAt));
       merged.push(session);
     }
     let provisioned: StoredUser | undefined;

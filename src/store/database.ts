@@ -12,8 +12,10 @@ import type { Statement } from './duckdb/statement.js';
 import { EventLog, recoverEventLog } from './event-log.js';
 import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
-import type { CatalogReads } from './api/catalog.js';
-import { duckDbCatalogReads } from './duckdb/catalog.js';
+import type { CatalogStore } from './api/catalog.js';
+import { duckDbCatalog } from './duckdb/catalog.js';
+import type { IdentityReads } from './api/identity-reads.js';
+import { duckDbIdentityReads } from './duckdb/identity.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -58,7 +60,8 @@ export class Store {
   /** Whether the data dir's disk is full (docs/configuration.md, "Health and metrics"). */
   readonly disk: DiskState;
   /** Reads by area (src/store/api): what the daemon reads of the store beyond its serving state. */
-  readonly catalog: CatalogReads;
+  readonly catalog: CatalogStore;
+  readonly identity: IdentityReads;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;
@@ -86,7 +89,8 @@ export class Store {
     this.disk = new DiskState(path.dirname(file));
     this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
     const read = this.read.bind(this);
-    this.catalog = duckDbCatalogReads(read);
+    this.catalog = duckDbCatalog(read, this.writes);
+    this.identity = duckDbIdentityReads(read);
   }
 
   /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */

@@ -1,4 +1,5 @@
 import type { ConfigOp } from './config.js';
+import type { IdentityOp } from './identity.js';
 import type { Statement } from '../duckdb/statement.js';
 import type { TenantOp } from './tenants.js';
 
@@ -8,7 +9,7 @@ import type { TenantOp } from './tenants.js';
  * and each store carries them out in the write's transaction, in order (DuckDB:
  * src/store/duckdb/statements.ts). Nothing outside src/store writes SQL.
  */
-export type StoreOp = ConfigOp | TenantOp | SqlOp;
+export type StoreOp = ConfigOp | TenantOp | IdentityOp | SqlOp;
 
 /** A DuckDB statement written outside src/store: each is to become an operation of its area. */
 export interface SqlOp {
