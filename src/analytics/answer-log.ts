@@ -1,9 +1,7 @@
-import { listValue } from '@duckdb/node-api';
 import { OneAtATime } from '../one-at-a-time.js';
 import { readAnswerSummary, type AnswerSummary } from '../engine/answer-summary.js';
+import type { AnswerCount, AnsweredItem, ServedUser } from '../store/api/analytics.js';
 import type { Store } from '../store/database.js';
-import type { Statement } from '../store/duckdb/statement.js';
-import { placeholders } from '../store/sql.js';
 
 /**
  * Rows held between writes (new counts, items and experiment users); beyond it, answers go unrecorded
@@ -15,30 +13,11 @@ const ANSWER_FLUSH_MS = 1_000;
 const DAY_MS = 86_400_000;
 /** Days of the record older than this are removed (docs/guide.md, "Analytics and experiments"). */
 const ANSWER_RETENTION_DAYS = 400;
-/** Rows per INSERT statement. */
-const ROWS_PER_STATEMENT = 500;
-
-type Row = (string | number)[];
-
-/** The values of rows as `INSERT`'s VALUES lists of at most ROWS_PER_STATEMENT rows. */
-function insertions(prefix: string, suffix: string, rows: Row[]): Statement[] {
-  const statements: Statement[] = [];
-  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-    const params: (string | number)[] = [];
-    const values = rows.slice(start, start + ROWS_PER_STATEMENT).map((row) => {
-      const at = params.length;
-      params.push(...row);
-      return `(${row.map((_, i) => `$${at + i + 1}`).join(', ')})`;
-    });
-    statements.push({ sql: `${prefix} ${values.join(', ')}${suffix}`, params });
-  }
-  return statements;
-}
 
 /**
  * The rows taken care of, per tenant and day: written already, or held for the next write; their keys
- * need not be held again. Kept for the current and the previous day; after a restart the store's
- * anti-join keeps rows unique.
+ * need not be held again. Kept for the current and the previous day; after a restart, those written
+ * before it are learnt from the store (AnswerLog's `learnStored`).
  */
 class WrittenToday {
   private readonly byDay = new Map<string, Set<string>>();
@@ -66,36 +45,8 @@ class WrittenToday {
   }
 }
 
-/**
- * Rows grouped by their first `width` values, each group's last values as one list. A list binds as one
- * parameter, so a second's new items of a day are one short statement (`unnest`): as rows of VALUES, 500
- * took DuckDB about 25 ms to plan, and a daemon busy ranking felt the write once a second (bench/latency).
- */
-function grouped(rows: readonly Row[], width: number): [Row, string[]][] {
-  const groups = new Map<string, [Row, string[]]>();
-  for (const row of rows) {
-    const head = row.slice(0, width);
-    const key = head.join('\u0000');
-    let group = groups.get(key);
-    if (group === undefined) groups.set(key, (group = [head, []]));
-    group[1].push(`${row[width]}`);
-  }
-  return [...groups.values()];
-}
-
-/** A group's items new to its day: tenant, day, item ids. */
-const INSERT_ITEMS = 'INSERT INTO answer_items SELECT $1, $2, unnest($3::VARCHAR[])';
-
-/** A group's experiment users new to its day: tenant, day, experiment, scenario, user ids. */
-const INSERT_USERS = 'INSERT INTO experiment_users SELECT $1, $2, $3, $4, unnest($5::VARCHAR[])';
-
-/** The rows of items and experiment users written for days from `$1` on (see AnswerLog's `learnStored`). */
-const STORED_ITEMS = 'SELECT tenant_id, day, item_id FROM answer_items WHERE day >= $1';
-const STORED_USERS =
-  'SELECT tenant_id, day, experiment, scenario, user_id FROM experiment_users WHERE day >= $1';
-
 /** The key of an experiment user's row among a day's (user ids last). */
-function userKey(experiment: unknown, scenario: unknown, userId: unknown): string {
+function userKey(experiment: string, scenario: string, userId: string): string {
   return `${experiment}\u0000${scenario}\u0000${userId}`;
 }
 
@@ -108,19 +59,19 @@ function userKey(experiment: unknown, scenario: unknown, userId: unknown): strin
  *
  * Each answer is rolled up as it is given: its day's count goes up, and only the rows not written yet
  * (an item or an experiment's user new to the day) are held. Those are written once a second beside the
- * write queue (the store's `writeApart`), so ingestion never waits for the record. Holding the answers
- * themselves until the write kept a second's answers alive through the event-loop thread's young
+ * write queue (the store's `answerRecordWrite`), so ingestion never waits for the record. Holding the
+ * answers themselves until the write kept a second's answers alive through the event-loop thread's young
  * collections, which moved them to the old generation, whose collections then held requests up
  * (bench/latency). Bounded: beyond MAX_PENDING_ROWS rows held between two writes, what an answer would
  * add goes unrecorded (the answer is counted in `dropped`); its count still adds to a count held.
  */
 export class AnswerLog {
   /** Answers per tenant, day, scenario, algorithm and experiment since the last write, by that key. */
-  private counts = new Map<string, Row>();
-  /** Items new to their day: tenant, day, item id. */
-  private items: Row[] = [];
-  /** Experiment users new to their day: tenant, day, experiment, scenario, user id. */
-  private users: Row[] = [];
+  private counts = new Map<string, AnswerCount>();
+  /** Items new to their day. */
+  private items: AnsweredItem[] = [];
+  /** Experiment users new to their day. */
+  private users: ServedUser[] = [];
   private timer: NodeJS.Timeout | undefined;
   /** Writes and purges, one at a time. */
   private readonly writes = new OneAtATime();
@@ -167,7 +118,7 @@ export class AnswerLog {
     const day = Math.floor(ts / DAY_MS);
     const key = `${tenantId}\u0000${day}\u0000${scenario}\u0000${algorithm}\u0000${experiment}`;
     const counted = this.counts.get(key);
-    if (counted) (counted[5] as number)++;
+    if (counted) counted[5]++;
     else if (this.held < MAX_PENDING_ROWS)
       this.counts.set(key, [tenantId, day, scenario, algorithm, experiment, 1]);
     else {
@@ -208,9 +159,7 @@ export class AnswerLog {
    */
   forget(tenantId: string, identities: readonly string[]): void {
     const forgotten = new Set(identities);
-    this.users = this.users.filter(
-      ([tenant, , , , userId]) => tenant !== tenantId || !forgotten.has(`${userId}`),
-    );
+    this.users = this.users.filter(([tenant, , , , userId]) => tenant !== tenantId || !forgotten.has(userId));
     for (const identity of identities) this.forgottenMeanwhile.add(`${tenantId}\u0000${identity}`);
     this.usersWritten.forgetKeys(tenantId, (key) =>
       identities.some((identity) => key.endsWith(`\u0000${identity}`)),
@@ -223,9 +172,7 @@ export class AnswerLog {
    */
   forgetItems(tenantId: string, itemIds: readonly string[]): void {
     const forgotten = new Set(itemIds);
-    this.items = this.items.filter(
-      ([tenant, , itemId]) => tenant !== tenantId || !forgotten.has(`${itemId}`),
-    );
+    this.items = this.items.filter(([tenant, , itemId]) => tenant !== tenantId || !forgotten.has(itemId));
     this.itemsWritten.forgetKeys(tenantId, (key) => forgotten.has(key));
   }
 
@@ -267,27 +214,13 @@ export class AnswerLog {
    */
   purge(tenantId: string, identities: readonly string[]): Promise<void> {
     if (identities.length === 0) return Promise.resolve();
-    return this.writes.run(() =>
-      this.store.writeApart([
-        {
-          sql: `DELETE FROM experiment_users WHERE tenant_id = $1 AND user_id IN (${placeholders(identities.length, 2)})`,
-          params: [tenantId, ...identities],
-        },
-      ]),
-    );
+    return this.writes.run(() => this.store.analytics.answerRecordForgetUsers(tenantId, identities));
   }
 
   /** Removes the rows of deleted items from the record, after the write in progress (see `purge`). */
   purgeItems(tenantId: string, itemIds: readonly string[]): Promise<void> {
     if (itemIds.length === 0) return Promise.resolve();
-    return this.writes.run(() =>
-      this.store.writeApart([
-        {
-          sql: 'DELETE FROM answer_items WHERE tenant_id = $1 AND item_id IN (SELECT unnest($2::VARCHAR[]))',
-          params: [tenantId, listValue([...itemIds])],
-        },
-      ]),
-    );
+    return this.writes.run(() => this.store.analytics.answerRecordForgetItems(tenantId, itemIds));
   }
 
   async stop(): Promise<void> {
@@ -305,27 +238,19 @@ export class AnswerLog {
     const today = Math.floor(now / DAY_MS);
     this.itemsWritten.forgetBefore(today - 1);
     this.usersWritten.forgetBefore(today - 1);
-    const statements = [
-      ...insertions(
-        'INSERT INTO answer_days VALUES',
-        ' ON CONFLICT DO UPDATE SET answers = answers + excluded.answers',
-        [...counts.values()],
-      ),
-      ...grouped(items, 2).map(([head, ids]) => ({ sql: INSERT_ITEMS, params: [...head, listValue(ids)] })),
-      ...grouped(users, 4).map(([head, ids]) => ({ sql: INSERT_USERS, params: [...head, listValue(ids)] })),
-    ];
+    let removeBefore: number | undefined;
     if (now - this.lastPrune > 3_600_000) {
       this.lastPrune = now;
-      const oldest = today - ANSWER_RETENTION_DAYS;
-      for (const table of ['answer_days', 'answer_items', 'experiment_users'])
-        statements.push({ sql: `DELETE FROM ${table} WHERE day < $1`, params: [oldest] });
+      removeBefore = today - ANSWER_RETENTION_DAYS;
     }
-    if (statements.length === 0) return;
+    if (counts.size === 0 && items.length === 0 && users.length === 0 && removeBefore === undefined) return;
     // Only this log writes its tables (a user's deletion goes through `purge`).
-    await this.store.writeApart(statements).catch((error: unknown) => {
-      this.holdAgain(counts, items, users);
-      throw error;
-    });
+    await this.store.analytics
+      .answerRecordWrite({ counts: [...counts.values()], items, users, removeBefore })
+      .catch((error: unknown) => {
+        this.holdAgain(counts, items, users);
+        throw error;
+      });
   }
 
   /**
@@ -336,23 +261,20 @@ export class AnswerLog {
    * cost that grew through the day with the catalog's items shown (docs/memory.md).
    */
   private async learnStored(today: number): Promise<void> {
-    const [items, users] = await this.store.read(async (db) => [
-      (await db.runAndReadAll(STORED_ITEMS, [today - 1])).getRows(),
-      (await db.runAndReadAll(STORED_USERS, [today - 1])).getRows(),
-    ]);
+    const { items, users } = await this.store.analytics.answerRecordRows(today - 1);
     // A held row and a stored one are the same row when their values join to the same key.
     const storedItems = new Set<string>();
     const storedUsers = new Set<string>();
     for (const row of items) {
       const [tenantId, day, itemId] = row;
-      this.itemsWritten.of(`${tenantId}`, Number(day)).add(`${itemId}`);
+      this.itemsWritten.of(tenantId, day).add(itemId);
       storedItems.add(row.join('\u0000'));
     }
     for (const row of users) {
       const [tenantId, day, experiment, scenario, userId] = row;
       // A user deleted while this read ran: its rows are being purged, and may be written again.
       if (this.forgottenMeanwhile.has(`${tenantId}\u0000${userId}`)) continue;
-      this.usersWritten.of(`${tenantId}`, Number(day)).add(userKey(experiment, scenario, userId));
+      this.usersWritten.of(tenantId, day).add(userKey(experiment, scenario, userId));
       storedUsers.add(row.join('\u0000'));
     }
     this.items = this.items.filter((row) => !storedItems.has(row.join('\u0000')));
@@ -364,20 +286,20 @@ export class AnswerLog {
    * A write failed: its rows are held again for the next one (but those of users deleted meanwhile),
    * beside what was held since. Rows beyond the bound are left to a later answer naming them.
    */
-  private holdAgain(counts: Map<string, Row>, items: Row[], users: Row[]): void {
+  private holdAgain(counts: Map<string, AnswerCount>, items: AnsweredItem[], users: ServedUser[]): void {
     for (const [key, row] of counts) {
       const counted = this.counts.get(key);
-      if (counted) (counted[5] as number) += row[5] as number;
+      if (counted) counted[5] += row[5];
       else if (this.held < MAX_PENDING_ROWS) this.counts.set(key, row);
     }
     for (const row of items) {
       if (this.held < MAX_PENDING_ROWS) this.items.push(row);
-      else this.itemsWritten.of(`${row[0]}`, Number(row[1])).delete(`${row[2]}`);
+      else this.itemsWritten.of(row[0], row[1]).delete(row[2]);
     }
     for (const row of users) {
       const [tenantId, day, experiment, scenario, userId] = row;
       if (this.forgottenMeanwhile.has(`${tenantId}\u0000${userId}`)) continue;
-      const keys = this.usersWritten.of(`${tenantId}`, Number(day));
+      const keys = this.usersWritten.of(tenantId, day);
       const key = userKey(experiment, scenario, userId);
       if (this.held < MAX_PENDING_ROWS) {
         keys.add(key);

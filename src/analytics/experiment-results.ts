@@ -1,7 +1,6 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Experiment } from '../contract/scenarios.js';
+import type { AnalyticsReads } from '../store/api/analytics.js';
 import { compareMeans, compareRates } from './significance.js';
-import { ANSWER_DAYS, IMPRESSIONS, INTERACTIONS, SCENARIO_PURCHASES, windowParams } from './sql.js';
 import { money, rate } from './window.js';
 
 /**
@@ -13,64 +12,24 @@ import { money, rate } from './window.js';
  * prices of their purchases credited to it (0 for those who bought nothing).
  */
 export async function experimentResults(
-  db: DuckDBConnection,
+  reads: AnalyticsReads,
   tenantId: string,
   experiment: Experiment,
   window: { fromMs: number; untilMs: number } = { fromMs: 0, untilMs: Number.MAX_SAFE_INTEGER },
 ) {
   const slugs = experiment.variants.map((variant) => variant.scenario);
-  // Rows of (scenario, ...numbers) by scenario. `$1` the tenant, `$2` and `$3` the window; then what
-  // `first` adds, then the variants' slugs.
-  const read = async (sql: (slugList: string) => string, first: (string | number)[]) => {
-    const params = windowParams(tenantId, window, ...first);
-    const slugList = slugs.map((_, i) => `$${params.length + i + 1}`).join(', ');
-    const found = (await db.runAndReadAll(sql(slugList), [...params, ...slugs])).getRowsJS();
-    return new Map(found.map((row) => [String(row[0]), row.slice(1).map(Number)]));
-  };
-  const impressions = await read(
-    (list) => `SELECT scenario_slug, sum(len(item_keys)) FROM ${IMPRESSIONS} AND scenario_slug IN (${list})
-      GROUP BY scenario_slug`,
-    [],
-  );
-  const actions = await read(
-    (
-      list,
-    ) => `SELECT scenario_slug, count(*) FILTER (WHERE type = 'view'), count(*) FILTER (WHERE type = 'purchase')
-       FROM ${INTERACTIONS} AND scenario_slug IN (${list})
-      GROUP BY scenario_slug`,
-    [],
-  );
-  // Per scenario: the users it served, its revenue, and the sample of what each user it served or who
-  // bought through it spent (count, mean, variance), the purchases read once.
-  const spending = await read(
-    (list) => `WITH bought AS MATERIALIZED (SELECT scenario, user_id, price FROM ${SCENARIO_PURCHASES(list)}),
-      earned AS (SELECT scenario, sum(price) AS revenue FROM bought GROUP BY scenario),
-      served AS (
-        SELECT DISTINCT scenario, user_id, true AS served FROM ${ANSWER_DAYS('experiment_users')}
-           AND experiment = $4 AND scenario IN (${list})),
-      spent AS (
-        SELECT scenario, user_id, sum(coalesce(price, 0)) AS spent FROM bought
-         WHERE user_id IS NOT NULL GROUP BY ALL),
-      each AS (
-        SELECT scenario, served, coalesce(spent, 0) AS spent
-          FROM served FULL OUTER JOIN spent USING (scenario, user_id)),
-      stats AS (
-        SELECT scenario, count(*) FILTER (WHERE served) AS users, count(*) AS count, avg(spent) AS mean,
-               coalesce(var_samp(spent), 0) AS variance
-          FROM each GROUP BY scenario)
-     SELECT scenario, coalesce(users, 0), coalesce(revenue, 0), coalesce(count, 0), coalesce(mean, 0),
-            coalesce(variance, 0)
-       FROM stats FULL OUTER JOIN earned USING (scenario)`,
-    [experiment.slug],
-  );
+  const found = await reads.experimentFigures(tenantId, window, experiment.slug, slugs);
+  const impressions = new Map(found.impressions.map((row) => [row.scenario, row.impressions]));
+  const actions = new Map(found.actions.map((row) => [row.scenario, row]));
+  const spending = new Map(found.spending.map((row) => [row.scenario, row]));
   const figures = slugs.map((scenario) => {
-    const [clicks = 0, purchases = 0] = actions.get(scenario) ?? [];
-    const [users = 0, revenue = 0] = spending.get(scenario) ?? [];
+    const { clicks = 0, purchases = 0 } = actions.get(scenario) ?? {};
+    const { users = 0, revenue = 0 } = spending.get(scenario) ?? {};
     const earned = money(revenue);
     return {
       scenario,
       users,
-      impressions: impressions.get(scenario)?.[0] ?? 0,
+      impressions: impressions.get(scenario) ?? 0,
       clicks,
       purchases,
       revenue: earned,
@@ -78,7 +37,7 @@ export async function experimentResults(
     };
   });
   const samples = slugs.map((scenario) => {
-    const [, , count = 0, mean = 0, variance = 0] = spending.get(scenario) ?? [];
+    const { count = 0, mean = 0, variance = 0 } = spending.get(scenario) ?? {};
     return { count, mean, variance };
   });
   const control = figures[0];

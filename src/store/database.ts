@@ -8,7 +8,6 @@ import { ItemKeys } from './item-keys.js';
 import { migrate } from './migrations.js';
 import { duckDbMemory } from './duckdb-memory.js';
 import { sqlIdentifier, sqlString } from './sql.js';
-import type { Statement } from './duckdb/statement.js';
 import { EventLog, recoverEventLog } from './event-log.js';
 import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
@@ -16,6 +15,8 @@ import type { CatalogStore } from './api/catalog.js';
 import { duckDbCatalog } from './duckdb/catalog.js';
 import type { IdentityReads } from './api/identity-reads.js';
 import { duckDbIdentityReads } from './duckdb/identity.js';
+import type { AnalyticsStore } from './api/analytics.js';
+import { duckDbAnalytics } from './duckdb/analytics.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -62,6 +63,8 @@ export class Store {
   /** Reads by area (src/store/api): what the daemon reads of the store beyond its serving state. */
   readonly catalog: CatalogStore;
   readonly identity: IdentityReads;
+  /** Analytics' reads, and the record of answers, written beside the write queue. */
+  readonly analytics: AnalyticsStore;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;
@@ -91,6 +94,7 @@ export class Store {
     const read = this.read.bind(this);
     this.catalog = duckDbCatalog(read, this.writes);
     this.identity = duckDbIdentityReads(read);
+    this.analytics = duckDbAnalytics(read);
   }
 
   /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */
@@ -201,26 +205,6 @@ export class Store {
       this.activeReads--;
       if (this.activeReads === 0) this.readsDone?.();
     }
-  }
-
-  /**
-   * Runs `statements` in one transaction on a connection of its own, beside the write queue: for what the
-   * daemon records for itself (the answer log), which needs neither the queue's order nor an answer to a
-   * client, and must not hold ingestion back while it is written (each of its writes took the queue for
-   * 20 to 75 ms under load). Only for rows no queued write updates: two transactions that change one row
-   * conflict. Like a read, it waits while a scrub runs, and a scrub waits for it.
-   */
-  writeApart(statements: readonly Statement[]): Promise<void> {
-    return this.read(async (db) => {
-      await db.run('BEGIN TRANSACTION');
-      try {
-        for (const statement of statements) await db.run(statement.sql, statement.params);
-        await db.run('COMMIT');
-      } catch (error) {
-        await db.run('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    });
   }
 
   /**

@@ -16,15 +16,15 @@ import { windowOf, type Window } from '../../analytics/window.js';
 import { ANALYTICS_QUERY, type AnalyticsQuery } from '../../contract/analytics.js';
 import { ApiError } from '../../contract/errors.js';
 import { SLUG } from '../../contract/common.js';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { AnalyticsReads } from '../../store/api/analytics.js';
 import type { TenantState } from '../../state/tenant-state.js';
 import { SCOPE } from '../plugins/auth.js';
 
 const SCENARIO_PARAMS = z.strictObject({ slug: SLUG });
 
-/** What an analytics route computes, given the store, the tenant, the window and the query. */
+/** What an analytics route computes, given the store's analytics, the tenant, the window and the query. */
 type Compute = (
-  db: DuckDBConnection,
+  reads: AnalyticsReads,
   tenant: TenantState,
   window: Window,
   query: AnalyticsQuery,
@@ -48,36 +48,36 @@ export async function analyticsRoutes(app: FastifyInstance): Promise<void> {
         const slug = scenario ? (request.params as { slug: string }).slug : '';
         if (scenario && !tenant.config.scenarios.has(slug))
           throw new ApiError('SCENARIO_NOT_FOUND', `scenario '${slug}' does not exist`);
-        return app.runtime.store.read((db) => compute(db, tenant, window, query, slug));
+        return compute(app.runtime.store.analytics, tenant, window, query, slug);
       },
     );
   };
-  route('/analytics/summary', (db, tenant, window) =>
-    summary(db, tenant.tenantId, window, tenant.catalog.itemCount),
+  route('/analytics/summary', (reads, tenant, window) =>
+    summary(reads, tenant.tenantId, window, tenant.catalog.itemCount),
   );
-  route('/analytics/interaction-volume', (db, tenant, window) =>
-    interactionVolume(db, tenant.tenantId, window),
+  route('/analytics/interaction-volume', (reads, tenant, window) =>
+    interactionVolume(reads, tenant.tenantId, window),
   );
-  route('/analytics/interactions-by-type', (db, tenant, window) =>
-    interactionsByType(db, tenant.tenantId, window),
+  route('/analytics/interactions-by-type', (reads, tenant, window) =>
+    interactionsByType(reads, tenant.tenantId, window),
   );
-  route('/analytics/top-items', (db, tenant, window, query) =>
-    topItems(db, tenant.tenantId, window, query.limit),
+  route('/analytics/top-items', (reads, tenant, window, query) =>
+    topItems(reads, tenant.tenantId, window, query.limit),
   );
-  route('/analytics/catalog-coverage', (db, tenant, window) =>
-    catalogCoverage(db, tenant.tenantId, window, tenant.catalog.itemCount),
+  route('/analytics/catalog-coverage', (reads, tenant, window) =>
+    catalogCoverage(reads, tenant.tenantId, window, tenant.catalog.itemCount),
   );
-  route('/analytics/algorithms', (db, tenant, window) => algorithms(db, tenant.tenantId, window));
-  route('/analytics/top-recommended', (db, tenant, window, query) =>
-    topRecommended(db, tenant.tenantId, window, query.limit),
+  route('/analytics/algorithms', (reads, tenant, window) => algorithms(reads, tenant.tenantId, window));
+  route('/analytics/top-recommended', (reads, tenant, window, query) =>
+    topRecommended(reads, tenant.tenantId, window, query.limit),
   );
-  route('/analytics/scenario/:slug/summary', (db, tenant, window, _query, slug) =>
-    scenarioSummary(db, tenant.tenantId, window, slug),
+  route('/analytics/scenario/:slug/summary', (reads, tenant, window, _query, slug) =>
+    scenarioSummary(reads, tenant.tenantId, window, slug),
   );
-  route('/analytics/scenario/:slug/funnel-volume', (db, tenant, window, _query, slug) =>
-    scenarioFunnelVolume(db, tenant.tenantId, window, slug),
+  route('/analytics/scenario/:slug/funnel-volume', (reads, tenant, window, _query, slug) =>
+    scenarioFunnelVolume(reads, tenant.tenantId, window, slug),
   );
-  route('/analytics/scenario/:slug/top-items', (db, tenant, window, query, slug) =>
-    scenarioTopItems(db, tenant.tenantId, window, query.limit, slug),
+  route('/analytics/scenario/:slug/top-items', (reads, tenant, window, query, slug) =>
+    scenarioTopItems(reads, tenant.tenantId, window, query.limit, slug),
   );
 }

@@ -22,9 +22,7 @@ export async function experimentRoutes(app: FastifyInstance): Promise<void> {
       // Every event of the variants by default; `from` and `to` (UTC days) narrow it as on analytics routes.
       const query = request.query as AnalyticsQuery;
       const window = query.from || query.to ? windowOf(query) : undefined;
-      return app.runtime.store.read((db) =>
-        experimentResults(db, request.tenant.tenantId, experiment, window),
-      );
+      return experimentResults(app.runtime.store.analytics, request.tenant.tenantId, experiment, window);
     },
   );
 }

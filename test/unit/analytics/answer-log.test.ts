@@ -113,11 +113,11 @@ describe('the answer record', () => {
     first.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     await first.flush(AT);
     const second = new AnswerLog(store);
-    const read = store.read.bind(store);
+    const rowsFrom = store.analytics.answerRecordRows;
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    vi.spyOn(store, 'read').mockImplementationOnce(async (query) => {
-      const rows = await read(query);
+    vi.spyOn(store.analytics, 'answerRecordRows').mockImplementationOnce(async (fromDay) => {
+      const rows = await rowsFrom(fromDay);
       await gate;
       return rows;
     });
@@ -216,7 +216,7 @@ describe('the answer record', () => {
     const log = new AnswerLog(store);
     let fail!: (error: Error) => void;
     const writing = vi
-      .spyOn(store, 'writeApart')
+      .spyOn(store.analytics, 'answerRecordWrite')
       .mockReturnValueOnce(new Promise((_, reject) => (fail = reject)));
     log.record('t1', 'u1', answer(['a'], 'popularity', experiment), AT);
     log.record('t1', 'u2', answer(['b'], 'popularity', experiment), AT);
@@ -264,7 +264,7 @@ describe('the answer record', () => {
     await purging;
     expect(await query('SELECT user_id FROM experiment_users')).toEqual([['u2']]);
 
-    vi.spyOn(store, 'writeApart').mockRejectedValueOnce(new Error('disk full'));
+    vi.spyOn(store.analytics, 'answerRecordWrite').mockRejectedValueOnce(new Error('disk full'));
     log.record('t1', 'u3', answer(['c'], 'popularity', experiment), AT);
     await expect(log.flush(AT)).rejects.toThrow('disk full');
     // The next answers naming the same item and user get their rows written after all.

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Store, scrubFileOf } from '../../../src/store/database.js';
+import { writeApart } from '../../../src/store/duckdb/write-apart.js';
 import { MIGRATIONS } from '../../../src/store/migrations.js';
 import type { RowBuffer, StoredInteraction, StoredItem } from '../../../src/store/rows.js';
 
@@ -240,15 +241,16 @@ describe('Store.open', () => {
   });
 });
 
-describe('Store.writeApart and close', () => {
+describe('writeApart and close', () => {
   it('commits statements beside the write queue, all or none, and close waits for one in progress', async () => {
-    await store.writeApart([
+    const read = store.read.bind(store);
+    await writeApart(read, [
       { sql: 'CREATE TABLE apart (n INTEGER PRIMARY KEY)', params: [] },
       { sql: 'INSERT INTO apart VALUES ($1), ($2)', params: [1, 2] },
     ]);
     // The second statement fails (a duplicate key): the first is rolled back with it.
     await expect(
-      store.writeApart([
+      writeApart(read, [
         { sql: 'INSERT INTO apart VALUES ($1)', params: [3] },
         { sql: 'INSERT INTO apart VALUES ($1)', params: [1] },
       ]),

@@ -1,9 +1,12 @@
+import type { EventWindow } from '../api/analytics.js';
+
 /**
  * The rows an analytics query reads over a window (docs/guide.md, "Analytics and experiments"), with `$1` the tenant, `$2` the
  * window's start and `$3` its end (ms, exclusive): the routes' figures and an experiment's results count
  * the same events.
  */
 
+/** A UTC day's length: a row's day is its ts divided by it, rounded down (src/store/api/analytics.ts). */
 export const DAY_MS = 86_400_000;
 
 /** Interactions in the window, the copies identity merges make left out (their originals count). */
@@ -43,7 +46,7 @@ export const WITH_ITEM_IDS = (rows: string) =>
 /** The parameters of these fragments, then `more` from `$4` on. */
 export function windowParams(
   tenantId: string,
-  window: { fromMs: number; untilMs: number },
+  window: EventWindow,
   ...more: (string | number)[]
 ): (string | number)[] {
   return [tenantId, window.fromMs, window.untilMs, ...more];
