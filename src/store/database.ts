@@ -14,6 +14,12 @@ import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
 import type { CatalogReads } from './api/catalog.js';
 import { duckDbCatalogReads } from './duckdb/catalog.js';
+import type { TenantReads } from './api/tenants.js';
+import { duckDbTenantReads } from './duckdb/tenants.js';
+import type { LoadReads } from './api/load.js';
+import { duckDbLoadReads } from './duckdb/load.js';
+import type { FeedStore } from './api/feeds.js';
+import { duckDbFeedStore } from './duckdb/feeds.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -59,6 +65,11 @@ export class Store {
   readonly disk: DiskState;
   /** Reads by area (src/store/api): what the daemon reads of the store beyond its serving state. */
   readonly catalog: CatalogReads;
+  readonly tenants: TenantReads;
+  /** What loading the serving state reads at start. */
+  readonly load: LoadReads;
+  /** A feed sync's staged records (src/feeds/staging.ts). */
+  readonly feeds: FeedStore;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;
@@ -87,6 +98,9 @@ export class Store {
     this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
     const read = this.read.bind(this);
     this.catalog = duckDbCatalogReads(read);
+    this.tenants = duckDbTenantReads(read);
+    this.load = duckDbLoadReads(read);
+    this.feeds = duckDbFeedStore(this.writes);
   }
 
   /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */
