@@ -85,10 +85,8 @@ export async function openRuntime(
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
   try {
-    await store.read(async (db) => {
-      await loadCredentials(db, credentials);
-      await loadState(db, state, DOCUMENT_KINDS);
-    });
+    await loadCredentials(store.tenants, credentials);
+    await loadState(store, state, DOCUMENT_KINDS);
   } catch (error) {
     await store.close();
     throw error;

@@ -1,6 +1,7 @@
 import type { Feed, FeedBody, LastSync, PreviewResult, SyncResult } from '../contract/feeds.js';
 import { ApiError } from '../contract/errors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
+import { AppliedThenFailedError } from '../store/api/feeds.js';
 import type { Store } from '../store/database.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from '../store/disk-full.js';
 import type { LakeExporter } from '../store/lake-export.js';
@@ -17,7 +18,6 @@ import {
   type FeedView,
 } from './feeds.js';
 import { FeedFetchError } from './fetch.js';
-import { AppliedThenFailedError } from './staging.js';
 import { FeedScheduler } from './scheduler.js';
 import type { FeedNetwork } from './network.js';
 import { previewFeed, syncFeedIntoStore, type SyncProgress } from './sync.js';

@@ -17,6 +17,12 @@ import type { IdentityReads } from './api/identity-reads.js';
 import { duckDbIdentityReads } from './duckdb/identity.js';
 import type { AnalyticsStore } from './api/analytics.js';
 import { duckDbAnalytics } from './duckdb/analytics.js';
+import type { TenantReads } from './api/tenants.js';
+import { duckDbTenantReads } from './duckdb/tenants.js';
+import type { LoadReads } from './api/load.js';
+import { duckDbLoadReads } from './duckdb/load.js';
+import type { FeedStore } from './api/feeds.js';
+import { duckDbFeedStore } from './duckdb/feeds.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -65,6 +71,11 @@ export class Store {
   readonly identity: IdentityReads;
   /** Analytics' reads, and the record of answers, written beside the write queue. */
   readonly analytics: AnalyticsStore;
+  readonly tenants: TenantReads;
+  /** What loading the serving state reads at start. */
+  readonly load: LoadReads;
+  /** A feed sync's staged records (src/feeds/staging.ts). */
+  readonly feeds: FeedStore;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;
@@ -95,6 +106,9 @@ export class Store {
     this.catalog = duckDbCatalog(read, this.writes);
     this.identity = duckDbIdentityReads(read);
     this.analytics = duckDbAnalytics(read);
+    this.tenants = duckDbTenantReads(read);
+    this.load = duckDbLoadReads(read);
+    this.feeds = duckDbFeedStore(this.writes);
   }
 
   /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */

@@ -12,3 +12,20 @@ export type TenantOp =
       /** Epoch milliseconds. */
       updatedAt: number;
     };
+
+/** A stored credential: never the secret itself (src/tenants/credentials.ts). */
+export interface StoredCredential {
+  tenantId: string;
+  /** A credential kind of src/tenants/credentials.ts. */
+  kind: string;
+  secretHash: string;
+  salt: string;
+}
+
+/** What the daemon reads of tenants and their credentials (at start). */
+export interface TenantReads {
+  /** Every tenant's id, in id order. */
+  ids(): Promise<string[]>;
+  /** Every tenant's credentials. */
+  credentials(): Promise<StoredCredential[]>;
+}

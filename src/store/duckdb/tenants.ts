@@ -1,4 +1,5 @@
-import type { TenantOp } from '../api/tenants.js';
+import type { StoredCredential, TenantOp, TenantReads } from '../api/tenants.js';
+import type { ReadRunner } from './reads.js';
 import type { Statement } from './statement.js';
 
 export function tenantStatements(op: TenantOp): Statement[] {
@@ -13,4 +14,24 @@ export function tenantStatements(op: TenantOp): Statement[] {
         },
       ];
   }
+}
+
+export function duckDbTenantReads(read: ReadRunner): TenantReads {
+  return {
+    ids: () =>
+      read(async (db) => {
+        const reader = await db.runAndReadAll('SELECT tenant_id FROM tenants ORDER BY tenant_id');
+        return reader.getRowsJS().map(([tenantId]) => String(tenantId));
+      }),
+    credentials: () =>
+      read(async (db) => {
+        const reader = await db.runAndReadAll('SELECT tenant_id, kind, secret_hash, salt FROM credentials');
+        return reader.getRowsJS().map(([tenantId, kind, secretHash, salt]): StoredCredential => ({
+          tenantId: String(tenantId),
+          kind: String(kind),
+          secretHash: String(secretHash),
+          salt: String(salt),
+        }));
+      }),
+  };
 }

@@ -8,6 +8,7 @@ import { upsertUsers } from '../../../src/ingestion/users.js';
 import { openRuntime } from '../../../src/runtime.js';
 import { ServingState } from '../../../src/state/tenant-state.js';
 import { loadState } from '../../../src/state/load-state.js';
+import { duckDbLoadReads } from '../../../src/store/duckdb/load.js';
 import { DAY_MS, TYPE_CODES } from '../../../src/state/user-histories.js';
 import { updateTenantSettings } from '../../../src/tenants/settings-service.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
@@ -98,7 +99,9 @@ describe('histories loaded a run of days at a time', () => {
       ]);
       const histories = async (rowsPerQuery: number) => {
         const state = new ServingState();
-        await runtime.store.read((db) => loadState(db, state, [], Date.now(), rowsPerQuery));
+        const store = runtime.store;
+        const load = duckDbLoadReads((query) => store.read(query), rowsPerQuery);
+        await loadState({ tenants: store.tenants, load }, state, [], Date.now());
         const shop = state.get('shop')!;
         return ['u1', 'u2'].map((user) =>
           shop.histories
