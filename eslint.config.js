@@ -44,6 +44,17 @@ const LAYER_ZONES = [
   },
 ];
 
+// Only src/store knows which store runs (docs/architecture.md, "The store"): no DuckDB, no store
+// implementation and no raw SQL operation outside it.
+const STORE_ONLY = [
+  { group: ['@duckdb/node-api', '**/store/duckdb/**'], message: 'only src/store knows the store is DuckDB' },
+  {
+    group: ['**/store/api/ops.js'],
+    importNames: ['sqlOp'],
+    message: 'write a typed operation of src/store/api',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.scratch/'] },
   js.configs.recommended,
@@ -71,6 +82,25 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/commands/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/jobs/**'], message: 'serving code never imports the batch jobs' },
+            ...STORE_ONLY,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/commands/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: STORE_ONLY }] },
+  },
+  // Inside the store, its implementations share its code; the batch jobs stay out as above.
+  {
+    files: ['src/store/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
