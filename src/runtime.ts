@@ -8,7 +8,7 @@ import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js'
 import { quickBuildRunner } from './models/quick-builds.js';
 import { LakeExporter } from './store/lake-export.js';
 import { BuildLauncher } from './models/build-launcher.js';
-import { Store } from './store/database.js';
+import { DuckDbStore } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { loadState, type StoredDocumentKind } from './state/load-state.js';
 import type { StateChangeLog } from './state/state-changes.js';
@@ -37,7 +37,7 @@ const DOCUMENT_KINDS: readonly StoredDocumentKind[] = [
 /** What the daemon and the store-opening CLI commands share: the store, the serving state, credentials. */
 export interface Runtime {
   readonly dataDir: string;
-  readonly store: Store;
+  readonly store: DuckDbStore;
   readonly state: ServingState;
   readonly credentials: CredentialRegistry;
   readonly serverSecret: string;
@@ -81,7 +81,7 @@ export async function openRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const vectors = { embedder: options.embedder ?? new HashingEmbedder(), modelDir: options.modelDir };
-  const store = await Store.open(dataDir, options.duckdb);
+  const store = await DuckDbStore.open(dataDir, options.duckdb);
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
   try {

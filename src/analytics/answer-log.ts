@@ -1,7 +1,7 @@
 import { OneAtATime } from '../one-at-a-time.js';
 import { readAnswerSummary, type AnswerSummary } from '../engine/answer-summary.js';
 import type { AnswerCount, AnsweredItem, ServedUser } from '../store/api/analytics.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 
 /**
  * Rows held between writes (new counts, items and experiment users); beyond it, answers go unrecorded

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { ApiError, type ErrorCode } from '../contract/errors.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/api/config.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import type { VectorConfigField } from '../store/lake-export.js';
 import type { RowBuffer } from '../store/rows.js';
 import type { ConfigCollection, ConfigDocument } from '../state/tenant-config.js';

@@ -1,5 +1,5 @@
 import { VECTOR_DEFAULTS, type VectorDefaults } from '../contract/vectors.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import { saveConfigDocument } from '../store/api/config.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import { VECTOR_DEFAULTS_KEY } from '../state/tenant-config.js';

@@ -4,7 +4,7 @@ import { ApiError } from '../contract/errors.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/api/config.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 
 /** The `config_documents.kind` of feeds. */
 export const FEED_KIND = 'feed';

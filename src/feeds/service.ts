@@ -2,7 +2,7 @@ import type { Feed, FeedBody, LastSync, PreviewResult, SyncResult } from '../con
 import { ApiError } from '../contract/errors.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { AppliedThenFailedError } from '../store/api/feeds.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from '../store/disk-full.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { VectorIndexer } from '../models/vector-indexer.js';

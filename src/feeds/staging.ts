@@ -1,4 +1,4 @@
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import type { AppliedSync, FeedStaging as StoreStaging, StagedRecord } from '../store/api/feeds.js';
 import { fullCollection } from '../state/memory.js';
 import type { CatalogItem } from '../state/item-catalog.js';

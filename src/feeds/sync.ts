@@ -6,7 +6,7 @@ import {
   type RecordError,
   type SyncResult,
 } from '../contract/feeds.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import type { CatalogItem } from '../state/item-catalog.js';
 import { fetchPages, type FetchedPage } from './fetch.js';
 import type { FeedNetwork } from './network.js';

@@ -11,6 +11,7 @@ import { sqlIdentifier, sqlString } from './sql.js';
 import { EventLog, recoverEventLog } from './event-log.js';
 import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
+import type { Store } from './store.js';
 import type { CatalogStore } from './api/catalog.js';
 import { duckDbCatalog } from './duckdb/catalog.js';
 import type { IdentityReads } from './api/identity-reads.js';
@@ -62,7 +63,7 @@ export class StoreInUseError extends Error {
   }
 }
 
-export class Store {
+export class DuckDbStore implements Store {
   readonly writes: WriteQueue;
   /** Whether the data dir's disk is full (docs/configuration.md, "Health and metrics"). */
   readonly disk: DiskState;
@@ -156,19 +157,19 @@ export class Store {
   }
 
   /** `settings`: the environment's (or the defaults) unless given; a store already open keeps its own. */
-  static async open(dataDir: string, settings: DuckDbSettings = duckDbSettings()): Promise<Store> {
+  static async open(dataDir: string, settings: DuckDbSettings = duckDbSettings()): Promise<DuckDbStore> {
     mkdirSync(dataDir, { recursive: true });
     const file = path.resolve(dataDir, STORE_FILE);
     // DuckDB silently diverges when one process opens a file twice: share one instance per file.
     const existing = openStores.get(file);
     if (existing) return existing;
-    const opening = Store.create(file, settings);
+    const opening = DuckDbStore.create(file, settings);
     openStores.set(file, opening);
     opening.catch(() => openStores.delete(file));
     return opening;
   }
 
-  private static async create(file: string, settings: DuckDbSettings): Promise<Store> {
+  private static async create(file: string, settings: DuckDbSettings): Promise<DuckDbStore> {
     const instance = await DuckDBInstance.create(file, instanceOptions(settings)).catch((error: unknown) => {
       throw StoreInUseError.from(error, path.dirname(file)) ?? error;
     });
@@ -195,7 +196,7 @@ export class Store {
       instance.closeSync();
       throw error;
     }
-    return new Store(file, settings, instance, writer, sequences, itemKeys, records);
+    return new DuckDbStore(file, settings, instance, writer, sequences, itemKeys, records);
   }
 
   async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
@@ -361,7 +362,7 @@ export class Store {
   }
 }
 
-const openStores = new Map<string, Promise<Store>>();
+const openStores = new Map<string, Promise<DuckDbStore>>();
 
 /** The memory limit `releaseCache` sets for a moment: below what any cached page takes. */
 const EVICTING_LIMIT = '1MB';

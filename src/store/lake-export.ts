@@ -21,7 +21,7 @@ import {
   vectorConfigFile,
 } from '../lake/layout.js';
 import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
-import type { Store } from './database.js';
+import type { DuckDbStore } from './database.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
 import { REVENUE_COLUMNS } from './row-mapping.js';
 import { sqlString } from './sql.js';
@@ -219,7 +219,7 @@ async function compact(db: DuckDBConnection, dir: string, options: CompactionOpt
  * exported as of the same commit.
  */
 export async function exportTenantLake(
-  store: Store,
+  store: DuckDbStore,
   dataDir: string,
   tenantId: string,
   compaction: CompactionOptions = DEFAULT_COMPACTION,
@@ -309,7 +309,7 @@ async function eraseFromFile(db: DuckDBConnection, file: string, erasure: Erasur
 
 /** Rewrites the tenant's lake files that hold any of `ids` without them; returns how many it rewrote. */
 async function eraseIds(
-  store: Store,
+  store: DuckDbStore,
   dataDir: string,
   tenantId: string,
   ids: readonly string[],
@@ -346,7 +346,7 @@ async function eraseIds(
  * run it through `LakeExporter.erase` when an exporter may be exporting the tenant.
  */
 export function eraseFromLake(
-  store: Store,
+  store: DuckDbStore,
   dataDir: string,
   tenantId: string,
   identities: string[],
@@ -359,7 +359,7 @@ export function eraseFromLake(
  * on the same conditions: the store first, and through `LakeExporter.eraseItems` beside an exporter.
  */
 export function eraseItemsFromLake(
-  store: Store,
+  store: DuckDbStore,
   dataDir: string,
   tenantId: string,
   itemIds: readonly string[],
@@ -367,7 +367,7 @@ export function eraseItemsFromLake(
   return eraseIds(store, dataDir, tenantId, itemIds, ERASED_ITEMS);
 }
 
-export async function storedTenants(store: Store): Promise<string[]> {
+export async function storedTenants(store: DuckDbStore): Promise<string[]> {
   return store.read(async (db) => {
     const reader = await db.runAndReadAll('SELECT tenant_id FROM tenants ORDER BY 1');
     return reader.getRows().map((row) => String(row[0]));
@@ -395,7 +395,7 @@ export class LakeExporter {
   private onError: (error: unknown, tenantId: string) => void = () => undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: DuckDbStore,
     private readonly dataDir: string,
     delayMs = 2_000,
     maxDelayMs = 30_000,
@@ -500,7 +500,7 @@ export class LakeExporter {
  * ask of a running daemon, or do on the store when none runs.
  */
 export async function exportNow(
-  store: Store,
+  store: DuckDbStore,
   exporter: LakeExporter,
   tenantId?: string,
 ): Promise<{ tenantId: string; tables: TableExport[] }[]> {

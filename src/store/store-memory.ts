@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import type { Store } from './database.js';
+import type { DuckDbStore } from './database.js';
 import { duckDbMemory } from './duckdb-memory.js';
 
 /** What the store's DuckDB holds (docs/memory.md), in bytes. */
@@ -25,7 +25,7 @@ function sizeOf(file: string): number {
   }
 }
 
-export async function storeMemory(store: Store): Promise<StoreMemory> {
+export async function storeMemory(store: DuckDbStore): Promise<StoreMemory> {
   const { memory, temporary } = await store.read(duckDbMemory);
   return {
     memoryLimit: store.settings.memoryLimit,

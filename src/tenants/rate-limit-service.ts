@@ -1,6 +1,6 @@
 import { RATE_LIMITS, type RateLimitSettings } from '../contract/tenants.js';
 import { ApiError } from '../contract/errors.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import { saveConfigDocument } from '../store/api/config.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import type { ServingState } from '../state/tenant-state.js';

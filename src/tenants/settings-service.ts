@@ -5,7 +5,7 @@ import {
   type TenantSettings,
   type TenantSettingsUpdate,
 } from '../contract/tenant-settings.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import { saveConfigDocument } from '../store/api/config.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
 import type { TenantState } from '../state/tenant-state.js';

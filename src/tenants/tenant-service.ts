@@ -1,6 +1,6 @@
 import { ApiError } from '../contract/errors.js';
 import type { TenantCredentials } from '../contract/tenants.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import type { TenantOp } from '../store/api/tenants.js';
 import type { ServingState } from '../state/tenant-state.js';
 import {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { Store } from '../../src/store/database.js';
+import { DuckDbStore } from '../../src/store/database.js';
 
 /** The compiled store, which a child process opens the way the daemon does (`npm test` builds it first). */
 export const COMPILED_DATABASE = new URL('../../dist/src/store/database.js', import.meta.url).href;
@@ -13,7 +13,7 @@ export const COMPILED_DATABASE = new URL('../../dist/src/store/database.js', imp
  */
 export function storeDirs(prefix: string) {
   const dirs: string[] = [];
-  const stores: Store[] = [];
+  const stores: DuckDbStore[] = [];
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close();
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -24,12 +24,12 @@ export function storeDirs(prefix: string) {
       dirs.push(dir);
       return dir;
     },
-    async open(dir: string): Promise<Store> {
-      const store = await Store.open(dir);
+    async open(dir: string): Promise<DuckDbStore> {
+      const store = await DuckDbStore.open(dir);
       stores.push(store);
       return store;
     },
-    async close(store: Store): Promise<void> {
+    async close(store: DuckDbStore): Promise<void> {
       await store.close();
       stores.splice(stores.indexOf(store), 1);
     },

@@ -1,18 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Store } from '../../src/store/database.js';
+import { DuckDbStore } from '../../src/store/database.js';
 import type { StoredInteraction } from '../../src/store/rows.js';
 
 /** A store opened on a fresh temporary data dir. */
 export interface TempStore {
   dir: string;
-  store: Store;
+  store: DuckDbStore;
 }
 
 export async function openTempStore(prefix: string): Promise<TempStore> {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  return { dir, store: await Store.open(dir) };
+  return { dir, store: await DuckDbStore.open(dir) };
 }
 
 /** Closes the store and removes its data dir. */
@@ -42,7 +42,7 @@ export function storedInteraction(
 }
 
 /** The event ids of the stored interactions, in order. */
-export async function storedEventIds(store: Store): Promise<string[]> {
+export async function storedEventIds(store: DuckDbStore): Promise<string[]> {
   return store.read(async (db) =>
     (await db.runAndReadAll('SELECT event_id FROM interactions ORDER BY event_id'))
       .getRowsJS()

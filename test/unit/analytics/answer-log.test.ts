@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnswerLog } from '../../../src/analytics/answer-log.js';
-import type { Store } from '../../../src/store/database.js';
+import type { DuckDbStore as Store } from '../../../src/store/database.js';
 import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
 
 const DAY_MS = 86_400_000;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDiskFull, isStoreInvalidated } from '../../../src/store/disk-full.js';
-import { Store } from '../../../src/store/database.js';
+import { DuckDbStore } from '../../../src/store/database.js';
 import { storedEventIds, storedInteraction } from '../../support/temp-store.js';
 
 /**
@@ -16,7 +16,7 @@ import { storedEventIds, storedInteraction } from '../../support/temp-store.js';
 
 let dir: string;
 let mounted = false;
-let store: Store;
+let store: DuckDbStore;
 const filler = () => path.join(dir, 'filler');
 
 beforeAll(async () => {
@@ -29,7 +29,7 @@ beforeAll(async () => {
     );
   }
   mounted = true;
-  store = await Store.open(dir);
+  store = await DuckDbStore.open(dir);
 });
 
 afterAll(async () => {

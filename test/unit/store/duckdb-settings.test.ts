@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Store } from '../../../src/store/database.js';
+import { DuckDbStore } from '../../../src/store/database.js';
 import {
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   defaultDuckDbThreads,
@@ -41,7 +41,7 @@ describe("the store's DuckDB limits", () => {
   it('are what the store opens DuckDB with, and what it reports of its memory', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-duckdb-'));
     dirs.push(dir);
-    const store = await Store.open(dir, { memoryLimit: '64MB', threads: 1 });
+    const store = await DuckDbStore.open(dir, { memoryLimit: '64MB', threads: 1 });
     try {
       const settings = await store.read(async (db) =>
         (

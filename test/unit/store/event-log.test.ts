@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Store, eventLogDirOf } from '../../../src/store/database.js';
+import { DuckDbStore, eventLogDirOf } from '../../../src/store/database.js';
 import { COMPILED_DATABASE, storeDirs } from '../../support/store-dirs.js';
 import { storedInteraction } from '../../support/temp-store.js';
 
@@ -13,7 +13,7 @@ function segments(dir: string): string[] {
 }
 
 /** Stored interactions: event id, user id, item id, seq, item key, in seq order. */
-async function stored(store: Store): Promise<unknown[][]> {
+async function stored(store: DuckDbStore): Promise<unknown[][]> {
   return store.read(
     async (db) =>
       (
@@ -36,8 +36,8 @@ function writeAndDie(
   fields: Record<string, unknown> = {},
 ): void {
   const script = `
-    const { Store } = await import(${JSON.stringify(COMPILED_DATABASE)});
-    const store = await Store.open(${JSON.stringify(dir)});
+    const { DuckDbStore } = await import(${JSON.stringify(COMPILED_DATABASE)});
+    const store = await DuckDbStore.open(${JSON.stringify(dir)});
     for (let b = 0; b < ${batches}; b++)
       await store.writes.submit((rows) => {
         for (let n = 0; n < ${perBatch}; n++)

@@ -1,6 +1,6 @@
 import { sqlOp } from '../../../src/store/api/ops.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Store } from '../../../src/store/database.js';
+import { DuckDbStore } from '../../../src/store/database.js';
 import { identityHash } from '../../../src/store/identity-hash.js';
 import type { StoredImpression } from '../../../src/store/rows.js';
 import {
@@ -32,7 +32,7 @@ function impression(itemIds: string[]): StoredImpression {
 }
 
 /** Writes interactions of `items` and one impression of `shown` for `tenantId` in one commit. */
-function write(store: Store, tenantId: string, items: string[], shown: string[] = []) {
+function write(store: DuckDbStore, tenantId: string, items: string[], shown: string[] = []) {
   return store.writes.submit((rows) => {
     items.forEach((itemId, i) =>
       rows.interactions.push([tenantId, storedInteraction(`${itemId}${i}`, { itemId })]),
@@ -42,7 +42,7 @@ function write(store: Store, tenantId: string, items: string[], shown: string[] 
   });
 }
 
-async function query(store: Store, sql: string): Promise<unknown[][]> {
+async function query(store: DuckDbStore, sql: string): Promise<unknown[][]> {
   return store.read(async (db) => (await db.runAndReadAll(sql)).getRowsJS());
 }
 
@@ -103,7 +103,7 @@ describe('item keys', () => {
   it('are read back when the store opens again, and new items continue from them', async () => {
     await write(temp.store, 't', ['a', 'b']);
     await temp.store.close();
-    temp.store = await Store.open(temp.dir);
+    temp.store = await DuckDbStore.open(temp.dir);
     await write(temp.store, 't', ['b', 'c']);
     expect(await query(temp.store, 'SELECT item_id, item_key FROM item_keys ORDER BY item_key')).toEqual([
       ['a', 0],

@@ -3,7 +3,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { coveredSegments, liveSegments, snapshots, tableDir } from '../../../src/lake/layout.js';
-import { Store } from '../../../src/store/database.js';
+import { DuckDbStore } from '../../../src/store/database.js';
 import { LakeExporter, eraseFromLake, exportTenantLake } from '../../../src/store/lake-export.js';
 import { sqlString } from '../../../src/store/sql.js';
 import type { RowBuffer, StoredImpression, StoredInteraction } from '../../../src/store/rows.js';
@@ -17,7 +17,7 @@ const ERASED_SESSION = `zz-sess'ion "erase" ${'x'.repeat(480)}`;
 const ERASED = [ERASED_USER, ERASED_SESSION];
 
 let dir: string;
-let store: Store;
+let store: DuckDbStore;
 let nextEvent = 0;
 
 function interaction(userId: string | null, sessionId: string | null): StoredInteraction {

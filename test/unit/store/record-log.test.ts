@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { Store, eventLogDirOf, recordLogDirOf } from '../../../src/store/database.js';
+import { DuckDbStore, eventLogDirOf, recordLogDirOf } from '../../../src/store/database.js';
 import type { StoredItem } from '../../../src/store/rows.js';
 import { COMPILED_DATABASE, storeDirs } from '../../support/store-dirs.js';
 import { storedEventIds, storedInteraction } from '../../support/temp-store.js';
@@ -28,7 +28,7 @@ function item(externalId: string, fields: Partial<StoredItem> = {}): StoredItem 
   };
 }
 
-function upsert(store: Store, ...items: StoredItem[]): Promise<void> {
+function upsert(store: DuckDbStore, ...items: StoredItem[]): Promise<void> {
   return store.writes.submit((rows) => {
     for (const it of items) rows.items.set(`t\u0000${it.externalId}`, ['t', it]);
     return () => undefined;
@@ -36,7 +36,7 @@ function upsert(store: Store, ...items: StoredItem[]): Promise<void> {
 }
 
 /** Stored items: id, category, attributes (as text), expiry, available, feed-managed, times. */
-async function storedItems(store: Store): Promise<unknown[][]> {
+async function storedItems(store: DuckDbStore): Promise<unknown[][]> {
   return store.read(
     async (db) =>
       (
@@ -52,8 +52,8 @@ async function storedItems(store: Store): Promise<unknown[][]> {
 /** Runs a child process that upserts items `<prefix>-<n>` one write each and dies with SIGKILL right after. */
 function upsertAndDie(dir: string, prefix: string, count: number): void {
   const script = `
-    const { Store } = await import(${JSON.stringify(COMPILED_DATABASE)});
-    const store = await Store.open(${JSON.stringify(dir)});
+    const { DuckDbStore } = await import(${JSON.stringify(COMPILED_DATABASE)});
+    const store = await DuckDbStore.open(${JSON.stringify(dir)});
     for (let n = 0; n < ${count}; n++)
       await store.writes.submit((rows) => {
         const id = '${prefix}-' + n;

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Store, scrubFileOf } from '../../../src/store/database.js';
+import { DuckDbStore, scrubFileOf } from '../../../src/store/database.js';
 import { writeApart } from '../../../src/store/duckdb/write-apart.js';
 import { MIGRATIONS } from '../../../src/store/migrations.js';
 import type { RowBuffer, StoredInteraction, StoredItem } from '../../../src/store/rows.js';
@@ -16,7 +16,7 @@ const ROWS_PER_COMMIT = 1_000;
 const ERASED_EVERY = 10;
 
 let dir: string;
-let store: Store;
+let store: DuckDbStore;
 
 function interaction(eventId: string, userId: string): StoredInteraction {
   return {
@@ -108,12 +108,12 @@ async function deleteErasedUser(): Promise<void> {
 /** Closes the store (which checkpoints) and opens it again. */
 async function reopen(): Promise<void> {
   await store.close();
-  store = await Store.open(dir);
+  store = await DuckDbStore.open(dir);
 }
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'nextrec-scrub-'));
-  store = await Store.open(dir);
+  store = await DuckDbStore.open(dir);
 });
 
 afterEach(async () => {
@@ -183,11 +183,11 @@ describe('Store.scrub', () => {
     expect(await count('SELECT seq FROM interactions WHERE event_id = $1', ['after-reopen'])).toBe(
       lastSeq + 2,
     );
-    expect(await Store.open(dir)).toBe(store);
+    expect(await DuckDbStore.open(dir)).toBe(store);
   });
 
   it('shares a scrub that has not started yet, and runs it after the writes queued before each call', async () => {
-    const rewrite = vi.spyOn(Store.prototype as unknown as { rewrite: () => Promise<void> }, 'rewrite');
+    const rewrite = vi.spyOn(DuckDbStore.prototype as unknown as { rewrite: () => Promise<void> }, 'rewrite');
     await fillStore();
     const first = store.scrub();
     const written = write((rows) => rows.interactions.push([TENANT, interaction('between', ERASED)]));
@@ -198,7 +198,7 @@ describe('Store.scrub', () => {
   });
 
   it('runs once more after a running scrub for calls made meanwhile, and holds new reads until done', async () => {
-    const rewrite = vi.spyOn(Store.prototype as unknown as { rewrite: () => Promise<void> }, 'rewrite');
+    const rewrite = vi.spyOn(DuckDbStore.prototype as unknown as { rewrite: () => Promise<void> }, 'rewrite');
     await fillStore();
     // A read in progress holds the first scrub once it has started.
     let release: (() => void) | undefined;
@@ -222,11 +222,11 @@ describe('Store.scrub', () => {
   it('refuses to scrub a closed store', async () => {
     await store.close();
     await expect(store.scrub()).rejects.toThrow(/closed/);
-    store = await Store.open(dir);
+    store = await DuckDbStore.open(dir);
   });
 });
 
-describe('Store.open', () => {
+describe('DuckDbStore.open', () => {
   it('removes the copy a scrub that died left, and opens the original intact', async () => {
     await fillStore();
     await store.close();
@@ -234,7 +234,7 @@ describe('Store.open', () => {
     writeFileSync(scrubFile, `half a copy with ${ERASED}`);
     writeFileSync(`${scrubFile}.wal`, `a log with ${ERASED}`);
 
-    store = await Store.open(dir);
+    store = await DuckDbStore.open(dir);
     expect(existsSync(scrubFile)).toBe(false);
     expect(existsSync(`${scrubFile}.wal`)).toBe(false);
     expect(await count('SELECT count(*) FROM interactions')).toBe(COMMITS * ROWS_PER_COMMIT);

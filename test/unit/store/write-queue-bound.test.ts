@@ -1,6 +1,6 @@
 import { sqlOp } from '../../../src/store/api/ops.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Store } from '../../../src/store/database.js';
+import type { DuckDbStore as Store } from '../../../src/store/database.js';
 import { WriteQueueFullError, type Write } from '../../../src/store/write-queue.js';
 import {
   closeTempStore,

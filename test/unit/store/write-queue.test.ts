@@ -1,7 +1,7 @@
 import { sqlOp } from '../../../src/store/api/ops.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Store } from '../../../src/store/database.js';
+import { DuckDbStore } from '../../../src/store/database.js';
 import {
   closeTempStore,
   openTempStore,
@@ -10,7 +10,7 @@ import {
   type TempStore,
 } from '../../support/temp-store.js';
 
-let store: Store;
+let store: DuckDbStore;
 
 let temp: TempStore;
 
@@ -141,6 +141,6 @@ describe('WriteQueue', () => {
   });
 
   it('keeps one instance per file in a process', async () => {
-    expect(await Store.open(temp.dir)).toBe(store);
+    expect(await DuckDbStore.open(temp.dir)).toBe(store);
   });
 });
