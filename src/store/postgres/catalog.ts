@@ -9,6 +9,10 @@ import { inTransaction } from './transaction.js';
  * before they go.
  */
 const REMOVAL = {
+  // First, as a flush takes them: the tenant's event counters. A flush of the tenant and the removal then
+  // run one after the other, so no flush reads a key of these items before they go and stores events
+  // under it after (event-numbers.ts).
+  counters: 'SELECT 1 FROM event_counters WHERE tenant_id = $1 FOR UPDATE',
   items: 'DELETE FROM items WHERE tenant_id = $1 AND external_id = ANY($2)',
   interactionEventIds: `SELECT event_id FROM interactions
                          WHERE tenant_id = $1 AND item_id = ANY($2) AND event_id IS NOT NULL`,
@@ -37,6 +41,7 @@ export async function removeItems(
   const eventIdsOf = async (text: string) =>
     (await client.query<{ event_id: string }>(text, values)).rows.map((row) => row.event_id);
   return inTransaction(client, async () => {
+    await client.query(REMOVAL.counters, [tenantId]);
     const items = await run(REMOVAL.items);
     const interactionEventIds = await eventIdsOf(REMOVAL.interactionEventIds);
     const interactions = await run(REMOVAL.interactions);

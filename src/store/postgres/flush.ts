@@ -1,23 +1,11 @@
 import type pg from 'pg';
 import { identityHash, identityOf } from '../identity-hash.js';
-import type { ItemKeys } from '../item-keys.js';
 import type { RowBuffer, StoredImpression, StoredInteraction, StoredItem, StoredUser } from '../rows.js';
-import type { EventSequences } from '../write-queue.js';
 import { changeLogStatement, type Change } from './change-log.js';
+import { numberEvents, type EventNumbers } from './event-numbers.js';
 import type { Statement } from './statement.js';
 import { statementsOf } from './statements.js';
 import { inTransaction, runStatements } from './transaction.js';
-
-/**
- * The numbers a flush gives its events, as the write queue gives them on DuckDB (src/store/write-queue.ts):
- * each event the next sequence number of its table, and each item it names the item's key (a key given
- * now is stored in `item_keys` in the flush's transaction, src/store/item-keys.ts).
- */
-export interface EventNumbering {
-  /** The last number given in each table; the flush advances it (a rolled-back flush leaves a gap). */
-  sequences: EventSequences;
-  itemKeys: ItemKeys;
-}
 
 /** Events of the flush not stored because their tenant's table already held their event id. */
 export interface FlushOutcome {
@@ -29,7 +17,8 @@ interface Column<R> {
   name: string;
   /** The column's PostgreSQL type: the flush binds an array of it. */
   type: string;
-  value: (tenantId: string, row: R) => unknown;
+  /** The value of the flush's `index`-th row of the table. */
+  value: (tenantId: string, row: R, index: number) => unknown;
   /** The stored value, when it is not the bound one: SQL over `r.<name>`. */
   stored?: string;
 }
@@ -48,8 +37,11 @@ function insertion<R>(
   const arrays = columns.map((column, i) => `$${i + 1}::${column.type}[]`).join(', ');
   const select = columns.map((column) => column.stored ?? `r.${column.name}`).join(', ');
   const values = columns.map((): unknown[] => []);
-  for (const [tenantId, row] of rows)
-    columns.forEach((column, i) => values[i].push(column.value(tenantId, row)));
+  let index = 0;
+  for (const [tenantId, row] of rows) {
+    columns.forEach((column, i) => values[i].push(column.value(tenantId, row, index)));
+    index++;
+  }
   return {
     text: `INSERT INTO ${table} (${names}) SELECT ${select} FROM unnest(${arrays}) AS r(${names}) ${onConflict}`,
     values,
@@ -91,8 +83,8 @@ const USER_COLUMNS: Column<StoredUser>[] = [
   { name: 'updated_at', type: 'bigint', value: (_, user) => user.updatedAt },
 ];
 
-/** The columns of a flush's interactions; `seq` and `item_key` are given as the rows are bound. */
-function interactionColumns(numbering: EventNumbering): Column<StoredInteraction>[] {
+/** The columns of a flush's interactions, with the numbers the flush took (event-numbers.ts). */
+function interactionColumns(numbers: EventNumbers): Column<StoredInteraction>[] {
   return [
     tenant,
     { name: 'event_id', type: 'text', value: (_, e) => e.eventId },
@@ -105,10 +97,10 @@ function interactionColumns(numbering: EventNumbering): Column<StoredInteraction
     { name: 'country', type: 'text', value: (_, e) => e.country },
     { name: 'ts', type: 'bigint', value: (_, e) => e.ts },
     { name: 'received_at', type: 'bigint', value: (_, e) => e.receivedAt },
-    { name: 'seq', type: 'bigint', value: () => ++numbering.sequences.interactions },
+    { name: 'seq', type: 'bigint', value: (_t, _e, i) => numbers.interactionSeqs[i] },
     { name: 'merged', type: 'boolean', value: (_, e) => e.merged === true },
     { name: 'recomm_id', type: 'text', value: (_, e) => e.recommId ?? null },
-    { name: 'item_key', type: 'integer', value: (t, e) => numbering.itemKeys.keyOf(t, e.itemId) },
+    { name: 'item_key', type: 'integer', value: (_t, _e, i) => numbers.interactionKeys[i] },
     { name: 'identity_hash', type: 'bigint', value: (_, e) => identityHash(identityOf(e)).toString() },
     { name: 'amount', type: 'double precision', value: (_, e) => e.amount ?? null },
     { name: 'price', type: 'double precision', value: (_, e) => e.price ?? null },
@@ -124,8 +116,8 @@ function listOf(column: string, type: string): string {
   return `ARRAY(SELECT e.v::${type} FROM json_array_elements_text(r.${column}) WITH ORDINALITY AS e(v, n) ORDER BY e.n)`;
 }
 
-/** The columns of a flush's impressions; `seq` and `item_keys` are given as the rows are bound. */
-function impressionColumns(numbering: EventNumbering): Column<StoredImpression>[] {
+/** The columns of a flush's impressions, with the numbers the flush took (event-numbers.ts). */
+function impressionColumns(numbers: EventNumbers): Column<StoredImpression>[] {
   return [
     tenant,
     { name: 'event_id', type: 'text', value: (_, e) => e.eventId },
@@ -141,23 +133,14 @@ function impressionColumns(numbering: EventNumbering): Column<StoredImpression>[
     { name: 'recomm_id', type: 'text', value: (_, e) => e.recommId },
     { name: 'ts', type: 'bigint', value: (_, e) => e.ts },
     { name: 'received_at', type: 'bigint', value: (_, e) => e.receivedAt },
-    { name: 'seq', type: 'bigint', value: () => ++numbering.sequences.impressions },
+    { name: 'seq', type: 'bigint', value: (_t, _e, i) => numbers.impressionSeqs[i] },
     {
       name: 'item_keys',
       type: 'json',
-      value: (t, e) => JSON.stringify(e.itemIds.map((itemId) => numbering.itemKeys.keyOf(t, itemId))),
+      value: (_t, _e, i) => JSON.stringify(numbers.impressionKeys[i]),
       stored: listOf('item_keys', 'integer'),
     },
   ];
-}
-
-/** The item keys given since the last commit: stored with the first events that use them. */
-function freshKeys(itemKeys: ItemKeys): Statement {
-  const keys = itemKeys.uncommitted;
-  return {
-    text: 'INSERT INTO item_keys SELECT * FROM unnest($1::text[], $2::text[], $3::integer[])',
-    values: [keys.map((key) => key[0]), keys.map((key) => key[1]), keys.map((key) => key[2])],
-  };
 }
 
 /**
@@ -175,48 +158,44 @@ const REPLACE_BY_ID = 'tenant_id, external_id';
 
 /**
  * Writes a flush of the write queue (RowBuffer) in one transaction, as the queue commits one to DuckDB:
- * item and user upserts, interactions and impressions (one statement per table, an event id the tenant
- * holds already is left out), the item keys given to them, then the flush's operations in order; and,
- * last, `changes` to each tenant's change log (change-log.ts). A statement that fails rolls the whole
- * flush back, and the item keys it gave are given again (ItemKeys.rolledBack).
+ * first the events' sequence numbers and item keys, taken from their tenants' counters (event-numbers.ts),
+ * whose rows stay locked until the commit; then item and user upserts, interactions and impressions (one
+ * statement per table, an event id the tenant holds already is left out), then the flush's operations in
+ * order; and, last, `changes` to each tenant's change log (change-log.ts). A statement that fails rolls
+ * the whole flush back, numbers and keys with it.
  */
 export async function writeFlush(
   client: pg.ClientBase,
   rows: RowBuffer,
-  numbering: EventNumbering,
   changes: ReadonlyMap<string, readonly Change[]> = new Map(),
 ): Promise<FlushOutcome> {
   const outcome: FlushOutcome = { skippedInteractions: 0, skippedImpressions: 0 };
-  try {
-    await inTransaction(client, async () => {
-      if (rows.items.size > 0) {
-        const items = valuesOf(inKeyOrder(rows.items));
-        await client.query(insertion('items', ITEM_COLUMNS, items, replacing(REPLACE_BY_ID, ITEM_COLUMNS)));
-      }
-      if (rows.users.size > 0) {
-        const users = valuesOf(inKeyOrder(rows.users));
-        await client.query(insertion('users', USER_COLUMNS, users, replacing(REPLACE_BY_ID, USER_COLUMNS)));
-      }
-      if (rows.interactions.length > 0) {
-        const columns = interactionColumns(numbering);
-        const insert = insertion('interactions', columns, rows.interactions, FIRST_OF_EVENT_ID);
-        outcome.skippedInteractions = rows.interactions.length - ((await client.query(insert)).rowCount ?? 0);
-      }
-      if (rows.impressions.length > 0) {
-        const columns = impressionColumns(numbering);
-        const insert = insertion('impressions', columns, rows.impressions, FIRST_OF_EVENT_ID);
-        outcome.skippedImpressions = rows.impressions.length - ((await client.query(insert)).rowCount ?? 0);
-      }
-      if (numbering.itemKeys.uncommitted.length > 0) await client.query(freshKeys(numbering.itemKeys));
-      await runStatements(client, rows.ops.flatMap(statementsOf));
-      // Last: the counter row of each tenant stays locked until the commit (change-log.ts).
-      for (const [tenantId, tenantChanges] of inKeyOrder(changes))
-        if (tenantChanges.length > 0) await client.query(changeLogStatement(tenantId, tenantChanges));
-    });
-  } catch (error) {
-    numbering.itemKeys.rolledBack();
-    throw error;
-  }
-  numbering.itemKeys.committed();
+  await inTransaction(client, async () => {
+    // First: every writer of a tenant's events takes its counters before any row (items included), so
+    // that two daemons' flushes, and a removal of items, lock in one order (event-numbers.ts).
+    const numbers = await numberEvents(client, rows);
+    if (rows.items.size > 0) {
+      const items = valuesOf(inKeyOrder(rows.items));
+      await client.query(insertion('items', ITEM_COLUMNS, items, replacing(REPLACE_BY_ID, ITEM_COLUMNS)));
+    }
+    if (rows.users.size > 0) {
+      const users = valuesOf(inKeyOrder(rows.users));
+      await client.query(insertion('users', USER_COLUMNS, users, replacing(REPLACE_BY_ID, USER_COLUMNS)));
+    }
+    if (rows.interactions.length > 0) {
+      const columns = interactionColumns(numbers);
+      const insert = insertion('interactions', columns, rows.interactions, FIRST_OF_EVENT_ID);
+      outcome.skippedInteractions = rows.interactions.length - ((await client.query(insert)).rowCount ?? 0);
+    }
+    if (rows.impressions.length > 0) {
+      const columns = impressionColumns(numbers);
+      const insert = insertion('impressions', columns, rows.impressions, FIRST_OF_EVENT_ID);
+      outcome.skippedImpressions = rows.impressions.length - ((await client.query(insert)).rowCount ?? 0);
+    }
+    await runStatements(client, rows.ops.flatMap(statementsOf));
+    // Last: the counter row of each tenant's change log stays locked until the commit (change-log.ts).
+    for (const [tenantId, tenantChanges] of inKeyOrder(changes))
+      if (tenantChanges.length > 0) await client.query(changeLogStatement(tenantId, tenantChanges));
+  });
   return outcome;
 }

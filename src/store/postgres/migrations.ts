@@ -182,6 +182,33 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       )`,
     ],
   },
+  {
+    version: 3,
+    description: "each tenant's counters of event sequence numbers and item keys, shared by every daemon",
+    // On DuckDB one process gives the numbers from memory (src/store/write-queue.ts, item-keys.ts); daemons
+    // sharing a database give them from this row instead, in the flush's transaction (event-numbers.ts).
+    // The row stays locked until the flush commits, so a tenant's seq numbers follow commit order (the lake
+    // exports ranges of them) and two daemons never give one number or one key twice. `interactions` and
+    // `impressions`: the last seq given in each table; `item_keys`: how many keys were given (the next one).
+    // A database written before this version starts each tenant's counters after what it holds.
+    statements: [
+      `CREATE TABLE event_counters (
+        tenant_id ${TEXT} PRIMARY KEY,
+        interactions bigint NOT NULL,
+        impressions bigint NOT NULL,
+        item_keys integer NOT NULL
+      )`,
+      `INSERT INTO event_counters
+       SELECT tenant_id, coalesce(max(interactions), 0), coalesce(max(impressions), 0), coalesce(max(item_keys), 0)
+         FROM (SELECT tenant_id, max(seq) AS interactions, NULL::bigint AS impressions, NULL::integer AS item_keys
+                 FROM interactions GROUP BY tenant_id
+               UNION ALL
+               SELECT tenant_id, NULL, max(seq), NULL FROM impressions GROUP BY tenant_id
+               UNION ALL
+               SELECT tenant_id, NULL, NULL, max(item_key) + 1 FROM item_keys GROUP BY tenant_id) AS held
+        GROUP BY tenant_id`,
+    ],
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;

@@ -5,7 +5,6 @@ import { deleteConfigDocument, saveConfigDocument } from '../../../src/store/api
 import { forgetIdentities, recordMerge } from '../../../src/store/api/identity.js';
 import type { StoreOp } from '../../../src/store/api/ops.js';
 import { identityHash } from '../../../src/store/identity-hash.js';
-import { ItemKeys } from '../../../src/store/item-keys.js';
 import { migrate } from '../../../src/store/migrations.js';
 import {
   answerRecordForgetItemsStatements,
@@ -14,7 +13,7 @@ import {
 } from '../../../src/store/postgres/answer-record.js';
 import { removeItems } from '../../../src/store/postgres/catalog.js';
 import { changeLogStatement } from '../../../src/store/postgres/change-log.js';
-import { writeFlush, type EventNumbering } from '../../../src/store/postgres/flush.js';
+import { writeFlush } from '../../../src/store/postgres/flush.js';
 import {
   POSTGRES_MIGRATIONS,
   POSTGRES_SCHEMA_VERSION,
@@ -106,6 +105,7 @@ describe('migratePostgres', () => {
         ...Object.fromEntries(duckDb),
         change_counters: ['tenant_id', 'seq'],
         change_log: ['tenant_id', 'seq', 'kind', 'payload'],
+        event_counters: ['tenant_id', 'interactions', 'impressions', 'item_keys'],
       });
     } finally {
       duck.closeSync();
@@ -152,12 +152,12 @@ const TABLES = [
   'item_keys',
   'change_counters',
   'change_log',
+  'event_counters',
 ];
 
 describe('a PostgreSQL store', () => {
   let db: pg.Client;
   let url: string;
-  let numbering: EventNumbering;
 
   beforeAll(async () => {
     ({ client: db, url } = await emptyDatabase());
@@ -166,7 +166,6 @@ describe('a PostgreSQL store', () => {
 
   beforeEach(async () => {
     await db.query(`TRUNCATE ${TABLES.join(', ')}`);
-    numbering = { sequences: { interactions: 0, impressions: 0 }, itemKeys: new ItemKeys() };
   });
 
   function item(externalId: string, fields: Partial<StoredItem> = {}): StoredItem {
@@ -264,7 +263,7 @@ describe('a PostgreSQL store', () => {
       rows.impressions.push(['t', impression('m1', ['i3', 'i"{,}', 'i1'])], ['t', impression(null, [])]);
       rows.ops.push(...ops);
     });
-    expect(await writeFlush(db, rows, numbering)).toEqual({ skippedInteractions: 1, skippedImpressions: 0 });
+    expect(await writeFlush(db, rows)).toEqual({ skippedInteractions: 1, skippedImpressions: 0 });
 
     expect(
       await select(
@@ -342,7 +341,10 @@ describe('a PostgreSQL store', () => {
         4.25,
       ],
     ]);
-    expect(numbering.sequences).toEqual({ interactions: 4, impressions: 2 });
+    // The tenant's counters: the last seq of each table, and the keys given.
+    expect(
+      await select('SELECT tenant_id, interactions::int, impressions::int, item_keys FROM event_counters'),
+    ).toEqual([['t', 4, 2, 4]]);
     expect(
       await select(
         `SELECT event_id, user_id, item_ids, scenario_slug, recomm_id, ts::int, received_at::int, seq::int, item_keys
@@ -359,7 +361,6 @@ describe('a PostgreSQL store', () => {
       ['i3', 2],
       ['i"{,}', 3],
     ]);
-    expect(numbering.itemKeys.uncommitted).toEqual([]);
     expect(await select('SELECT tenant_id, created_at::int FROM tenants')).toEqual([['t', 10]]);
     expect(await select('SELECT kind, secret_hash, salt, created_at::int FROM credentials')).toEqual([
       ['api', 'h2', 's2', 12],
@@ -377,18 +378,14 @@ describe('a PostgreSQL store', () => {
       rows.interactions.push(['t', storedInteraction('e1')], ['other', storedInteraction('e1')]);
       rows.impressions.push(['t', impression('m1', ['i'])]);
     });
-    expect(await writeFlush(db, first, numbering)).toEqual({ skippedInteractions: 0, skippedImpressions: 0 });
-    // Another daemon's sequence numbers: the event ids decide, not the numbers. (Its item keys are this
-    // one's: keys given by two daemons apart would collide, which item_keys' keys refuse.)
-    const another: EventNumbering = {
-      sequences: { interactions: 0, impressions: 0 },
-      itemKeys: numbering.itemKeys,
-    };
+    expect(await writeFlush(db, first)).toEqual({ skippedInteractions: 0, skippedImpressions: 0 });
+    // Another daemon's connection: the event ids decide.
+    const another = await connect(url);
     const again = buffer((rows) => {
       rows.interactions.push(['t', storedInteraction('e1', { weight: 9 })], ['t', storedInteraction('e2')]);
       rows.impressions.push(['t', impression('m1', ['i'])], ['t', impression('e1', ['i'])]);
     });
-    expect(await writeFlush(db, again, another)).toEqual({ skippedInteractions: 1, skippedImpressions: 1 });
+    expect(await writeFlush(another, again)).toEqual({ skippedInteractions: 1, skippedImpressions: 1 });
     expect(
       await select('SELECT tenant_id, event_id, weight FROM interactions ORDER BY tenant_id, event_id'),
     ).toEqual([
@@ -403,7 +400,6 @@ describe('a PostgreSQL store', () => {
     await writeFlush(
       db,
       buffer((rows) => upsert(rows, 't', item('i1', { category: 'a', attributes: { x: 1 }, createdAt: 1 }))),
-      numbering,
     );
     await writeFlush(
       db,
@@ -411,12 +407,10 @@ describe('a PostgreSQL store', () => {
         upsert(rows, 't', item('i1', { category: null, attributes: { y: 2 }, createdAt: 5, updatedAt: 6 }));
         rows.users.set(rowKey('t', 'u1'), ['t', user('u1')]);
       }),
-      numbering,
     );
     await writeFlush(
       db,
       buffer((rows) => rows.users.set(rowKey('t', 'u1'), ['t', user('u1', { v: 1 })])),
-      numbering,
     );
     expect(
       await select(
@@ -430,7 +424,6 @@ describe('a PostgreSQL store', () => {
     await writeFlush(
       db,
       buffer((rows) => rows.ops.push({ area: 'tenants', op: 'create', tenantId: 't', createdAt: 1 })),
-      numbering,
     );
     const failing = buffer((rows) => {
       upsert(rows, 't', item('i1'));
@@ -442,12 +435,17 @@ describe('a PostgreSQL store', () => {
       rows.ops.push({ area: 'tenants', op: 'create', tenantId: 't', createdAt: 2 });
     });
     const changes = new Map([['t', [{ kind: 'flush', payload: {} }]]]);
-    await expect(writeFlush(db, failing, numbering, changes)).rejects.toThrow(/duplicate key/);
+    await expect(writeFlush(db, failing, changes)).rejects.toThrow(/duplicate key/);
     for (const table of TABLES.filter((table) => table !== 'tenants'))
       expect(await select(`SELECT count(*)::int FROM ${table}`), table).toEqual([[0]]);
     expect(await select('SELECT tenant_id, created_at::int FROM tenants')).toEqual([['t', 1]]);
-    expect(numbering.itemKeys.uncommitted).toEqual([]);
-    expect(numbering.itemKeys.keyOf('t', 'i2')).toBe(0);
+    // The numbers and keys it took are given again.
+    await writeFlush(
+      db,
+      buffer((rows) => rows.interactions.push(['t', storedInteraction('e2', { itemId: 'i2' })])),
+    );
+    expect(await select('SELECT event_id, seq::int, item_key FROM interactions')).toEqual([['e2', 1, 0]]);
+    expect(await select('SELECT item_id, item_key FROM item_keys')).toEqual([['i2', 0]]);
   });
 
   it('forgets identities: their users, events and merges, and nothing of anyone else', async () => {
@@ -466,12 +464,10 @@ describe('a PostgreSQL store', () => {
         rows.impressions.push(['t', impression('m1', ['i'])], ['other', impression('m1', ['i'])]);
         rows.ops.push(recordMerge('t', 'u1', 's1', 1, 1), recordMerge('t', 'u2', 's2', 1, 1));
       }),
-      numbering,
     );
     await writeFlush(
       db,
       buffer((rows) => rows.ops.push(forgetIdentities('t', ['u1', 's1']))),
-      numbering,
     );
     expect(await select('SELECT tenant_id, external_id FROM users ORDER BY 1, 2')).toEqual([
       ['other', 'u1'],
@@ -500,10 +496,9 @@ describe('a PostgreSQL store', () => {
     const waiting = writeFlush(
       second,
       new RowBuffer(),
-      numbering,
       new Map([['t', [{ kind: 'c', payload: 'three' }]]]),
     ).then(() => (secondDone = true));
-    await writeFlush(db, new RowBuffer(), numbering, new Map([['u', [{ kind: 'x', payload: null }]]]));
+    await writeFlush(db, new RowBuffer(), new Map([['u', [{ kind: 'x', payload: null }]]]));
     await untilLockWaits(1);
     expect(secondDone).toBe(false);
     await first.query('COMMIT');
@@ -512,7 +507,7 @@ describe('a PostgreSQL store', () => {
     await first.query('BEGIN');
     await first.query(changeLogStatement('t', [{ kind: 'lost', payload: {} }]));
     await first.query('ROLLBACK');
-    await writeFlush(db, new RowBuffer(), numbering, new Map([['t', [{ kind: 'd', payload: { d: true } }]]]));
+    await writeFlush(db, new RowBuffer(), new Map([['t', [{ kind: 'd', payload: { d: true } }]]]));
     expect(
       await select('SELECT tenant_id, seq::int, kind, payload FROM change_log ORDER BY tenant_id, seq'),
     ).toEqual([
@@ -599,7 +594,6 @@ describe('a PostgreSQL store', () => {
           ['other', impression('m2', ['x'])],
         );
       }),
-      numbering,
     );
     expect(await removeItems(db, 't', ['x', 'x'])).toEqual({
       items: 1,

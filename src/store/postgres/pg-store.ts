@@ -1,0 +1,137 @@
+import pg from 'pg';
+import { OneAtATime } from '../../one-at-a-time.js';
+import type { Store } from '../store.js';
+import { PostgresDiskState } from './disk.js';
+import { migratePostgres } from './migrations.js';
+import { PgWriteQueue } from './write-queue.js';
+
+/** Connections a store opens at most: one for the write queue's flushes, the rest for reads and scrubs. */
+export const DEFAULT_POOL_SIZE = 10;
+
+export interface PgStoreOptions {
+  /** Connections the store's pool opens at most (DEFAULT_POOL_SIZE). */
+  poolSize?: number;
+}
+
+/**
+ * The tables whose deleted (or replaced) rows `scrub` rewrites away: those a deletion of a user or of
+ * an item removes rows from (docs/guide.md, "Identity", "Deleting items"), and the record of answers.
+ */
+const SCRUBBED_TABLES = [
+  'users',
+  'items',
+  'interactions',
+  'impressions',
+  'item_keys',
+  'merge_ledger',
+  'answer_days',
+  'answer_items',
+  'experiment_users',
+];
+
+/**
+ * The PostgreSQL store of record (`--store postgres://...`): several daemons may share its database.
+ *
+ * Only the writing half of Store for now: the read areas (catalog, identity, analytics, tenants, load,
+ * feeds) are written in src/store/postgres/*-reads.ts and join this class once they exist; until then it
+ * implements Store without them.
+ */
+export class PgStore implements Omit<
+  Store,
+  'catalog' | 'identity' | 'analytics' | 'tenants' | 'load' | 'feeds'
+> {
+  readonly writes: PgWriteQueue;
+  /** Whether the server's disk is full: from a write it refused for room until one commits (disk.ts). */
+  readonly disk = new PostgresDiskState();
+  private closed = false;
+  private readonly scrubs = new OneAtATime();
+  /** A scrub queued behind the running one, which calls meanwhile share. */
+  private waitingScrub: Promise<void> | undefined;
+
+  private constructor(private readonly pool: pg.Pool) {
+    this.writes = new PgWriteQueue(pool, {
+      wrote: () => this.disk.wrote(),
+      failed: (error) => this.disk.failed(error),
+    });
+  }
+
+  /**
+   * Opens the store of `url` (`postgres://...`): brings its schema up to date (migrations.ts; daemons
+   * starting together migrate once) and is ready to write. Its sessions commit with `synchronous_commit`
+   * on at least: a 2xx answer to a write means its transaction is durable on the server (docs/guide.md,
+   * "Ingestion"), so a database or role set to `off` is overridden; a stronger setting (`remote_apply`,
+   * ...) is kept.
+   */
+  static async open(url: string, options: PgStoreOptions = {}): Promise<PgStore> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    let syncOff: boolean;
+    try {
+      await migratePostgres(client);
+      const setting = await client.query<{ value: string }>(
+        "SELECT current_setting('synchronous_commit') AS value",
+      );
+      syncOff = setting.rows[0].value === 'off';
+    } finally {
+      await client.end();
+    }
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      application_name: 'nextrec',
+      ...(syncOff ? { options: '-c synchronous_commit=on' } : {}),
+    });
+    // An idle connection the server closed (a restart, a terminated backend) leaves the pool by itself;
+    // without a listener its error would end the process. A write on a broken connection fails on its own.
+    pool.on('error', () => undefined);
+    return new PgStore(pool);
+  }
+
+  /** PostgreSQL refuses statements on one connection at a time, never the whole store until reopened. */
+  get invalidated(): boolean {
+    return false;
+  }
+
+  /**
+   * Makes the bytes of deleted rows leave the server's files (Store.scrub). A plain VACUUM is not enough:
+   * it frees dead rows' space for reuse, but the bytes of a row at the free end of its page (heap or
+   * index) stay there until overwritten (test/unit/store/pg-write-queue.test.ts shows it). VACUUM FULL
+   * writes each table and its indexes anew and removes the old files, as DuckDB's scrub rewrites its file.
+   * It holds each table exclusively while it rewrites it, so every daemon's reads and writes of that table
+   * wait meanwhile, as writes wait for DuckDB's scrub (docs/guide.md, "Identity"). Run outside a
+   * transaction, which VACUUM requires. A call while a scrub runs gets another one after it (its deletes
+   * may have committed after the rewrite began); calls while that one waits share it.
+   */
+  scrub(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    this.waitingScrub ??= this.scrubs.run(() => {
+      this.waitingScrub = undefined;
+      return this.vacuum();
+    });
+    return this.waitingScrub;
+  }
+
+  private async vacuum(): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(`VACUUM (FULL) ${SCRUBBED_TABLES.join(', ')}`);
+    } catch (error) {
+      this.disk.failed(error);
+      if (!(error instanceof pg.DatabaseError))
+        broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Commits what is queued, waits for a running scrub, then closes the pool's connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writes.close();
+    await this.scrubs.ended();
+    await this.pool.end();
+  }
+}
