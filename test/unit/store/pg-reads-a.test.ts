@@ -12,9 +12,8 @@ import type { StoreOp } from '../../../src/store/api/ops.js';
 import type { TenantReads } from '../../../src/store/api/tenants.js';
 import { DuckDbStore } from '../../../src/store/database.js';
 import { duckDbLoadReads } from '../../../src/store/duckdb/load.js';
-import { ItemKeys } from '../../../src/store/item-keys.js';
 import { pgCatalogReads } from '../../../src/store/postgres/catalog-reads.js';
-import { writeFlush, type EventNumbering } from '../../../src/store/postgres/flush.js';
+import { writeFlush } from '../../../src/store/postgres/flush.js';
 import { pgIdentityReads } from '../../../src/store/postgres/identity-reads.js';
 import { pgLoadReads } from '../../../src/store/postgres/load-reads.js';
 import { migratePostgres } from '../../../src/store/postgres/migrations.js';
@@ -279,11 +278,6 @@ beforeAll(async () => {
   }
   duckDir = mkdtempSync(path.join(tmpdir(), 'nextrec-pg-reads-'));
   duckStore = await DuckDbStore.open(duckDir);
-
-  const numbering: EventNumbering = {
-    sequences: { interactions: 0, impressions: 0 },
-    itemKeys: new ItemKeys(),
-  };
   subjects.set('PostgreSQL', {
     tenants: pgTenantReads(pool),
     load: pgLoadReads(pool),
@@ -295,7 +289,7 @@ beforeAll(async () => {
       fill(rows);
       const client = await pool.connect();
       try {
-        await writeFlush(client, rows, numbering);
+        await writeFlush(client, rows);
       } finally {
         client.release();
       }
@@ -671,16 +665,12 @@ describe('PostgreSQL streams', () => {
   });
 
   it('give events of the same time in commit order', async () => {
-    const numbering: EventNumbering = {
-      sequences: { interactions: 1000, impressions: 1000 },
-      itemKeys: new ItemKeys(),
-    };
     const rows = new RowBuffer();
     for (const itemId of ['c', 'a', 'b'])
       rows.interactions.push(['tie', event({ userId: 'u', itemId, ts: 50 * DAY })]);
     const client = await pool.connect();
     try {
-      await writeFlush(client, rows, numbering);
+      await writeFlush(client, rows);
     } finally {
       client.release();
     }

@@ -2,10 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalyticsStore, AnswerRecordWrite, EventWindow } from '../../../src/store/api/analytics.js';
 import { AppliedThenFailedError, type FeedStore, type StagedRecord } from '../../../src/store/api/feeds.js';
-import { ItemKeys } from '../../../src/store/item-keys.js';
 import { pgAnalytics } from '../../../src/store/postgres/analytics.js';
 import { pgFeedStore } from '../../../src/store/postgres/feeds.js';
-import { writeFlush, type EventNumbering } from '../../../src/store/postgres/flush.js';
+import { writeFlush } from '../../../src/store/postgres/flush.js';
 import { migratePostgres } from '../../../src/store/postgres/migrations.js';
 import { catalogItemFromRow, type CatalogItem } from '../../../src/store/row-mapping.js';
 import {
@@ -102,16 +101,12 @@ function exclusiveTasks() {
 
 /** Commits one flush of rows through `writeFlush`, as the PostgreSQL store's write queue does. */
 function flusher(pool: pg.Pool) {
-  const numbering: EventNumbering = {
-    sequences: { interactions: 0, impressions: 0 },
-    itemKeys: new ItemKeys(),
-  };
   return async (fill: (rows: RowBuffer) => void) => {
     const rows = new RowBuffer();
     fill(rows);
     const client = await pool.connect();
     try {
-      await writeFlush(client, rows, numbering);
+      await writeFlush(client, rows);
     } finally {
       client.release();
     }
