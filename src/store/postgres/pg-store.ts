@@ -1,8 +1,21 @@
 import pg from 'pg';
 import { OneAtATime } from '../../one-at-a-time.js';
+import type { AnalyticsStore } from '../api/analytics.js';
+import type { CatalogStore } from '../api/catalog.js';
+import type { FeedStore } from '../api/feeds.js';
+import type { IdentityReads } from '../api/identity-reads.js';
+import type { LoadReads } from '../api/load.js';
+import type { TenantReads } from '../api/tenants.js';
 import type { Store } from '../store.js';
+import { pgAnalytics } from './analytics.js';
+import { removeItems } from './catalog.js';
+import { pgCatalogReads } from './catalog-reads.js';
 import { PostgresDiskState } from './disk.js';
+import { pgFeedStore } from './feeds.js';
+import { pgIdentityReads } from './identity-reads.js';
+import { pgLoadReads } from './load-reads.js';
 import { migratePostgres } from './migrations.js';
+import { pgTenantReads } from './tenant-reads.js';
 import { PgWriteQueue } from './write-queue.js';
 
 /** Connections a store opens at most: one for the write queue's flushes, the rest for reads and scrubs. */
@@ -31,16 +44,16 @@ const SCRUBBED_TABLES = [
 
 /**
  * The PostgreSQL store of record (`--store postgres://...`): several daemons may share its database.
- *
- * Only the writing half of Store for now: the read areas (catalog, identity, analytics, tenants, load,
- * feeds) are written in src/store/postgres/*-reads.ts and join this class once they exist; until then it
- * implements Store without them.
+ * Its reads see every committed write at once (there are no local logs to move first).
  */
-export class PgStore implements Omit<
-  Store,
-  'catalog' | 'identity' | 'analytics' | 'tenants' | 'load' | 'feeds'
-> {
+export class PgStore implements Store {
   readonly writes: PgWriteQueue;
+  readonly catalog: CatalogStore;
+  readonly identity: IdentityReads;
+  readonly analytics: AnalyticsStore;
+  readonly tenants: TenantReads;
+  readonly load: LoadReads;
+  readonly feeds: FeedStore;
   /** Whether the server's disk is full: from a write it refused for room until one commits (disk.ts). */
   readonly disk = new PostgresDiskState();
   private closed = false;
@@ -53,6 +66,25 @@ export class PgStore implements Omit<
       wrote: () => this.disk.wrote(),
       failed: (error) => this.disk.failed(error),
     });
+    this.catalog = {
+      ...pgCatalogReads(pool),
+      removeItems: (tenantId, itemIds, committed) =>
+        this.writes.exclusive(async () => {
+          if (itemIds.length === 0)
+            return committed({ items: 0, rows: 0, interactionEventIds: [], impressionEventIds: [] });
+          const client = await pool.connect();
+          try {
+            return committed(await removeItems(client, tenantId, itemIds));
+          } finally {
+            client.release();
+          }
+        }),
+    };
+    this.identity = pgIdentityReads(pool);
+    this.analytics = pgAnalytics(pool);
+    this.tenants = pgTenantReads(pool);
+    this.load = pgLoadReads(pool);
+    this.feeds = pgFeedStore(pool, this.writes);
   }
 
   /**

@@ -16,6 +16,17 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** A task that runs alone, between two flushes, in its place in the queue (see `exclusive`). */
+interface Exclusive {
+  task: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+function isExclusive(entry: Pending | Exclusive): entry is Exclusive {
+  return 'task' in entry;
+}
+
 /**
  * The PostgreSQL store's write queue, with the DuckDB queue's group commit (src/store/write-queue.ts):
  * writes are queued and run at flush time, in order, into one RowBuffer and one scratch space; a flush is
@@ -30,7 +41,7 @@ interface Pending {
  * `SubmitOptions.interactionsOnly` changes nothing and `settled` has nothing to wait for.
  */
 export class PgWriteQueue implements StoreWrites {
-  private pending: Pending[] = [];
+  private pending: (Pending | Exclusive)[] = [];
   private flushing: Promise<void> | null = null;
   private committedListener: (tenantIds: Set<string>) => void = () => undefined;
   /** Records of bounded writes queued or being committed, and the most it takes (see `submit`). */
@@ -81,6 +92,19 @@ export class PgWriteQueue implements StoreWrites {
     });
   }
 
+  /**
+   * Runs `task` alone, after the writes queued before it committed and before any queued after it is
+   * built (an item removal: what serves the items changes before a later write reads it), as the DuckDB
+   * queue's exclusive tasks do. Its failure fails only its caller.
+   */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ task, resolve: (value) => resolve(value as T), reject });
+      if (!this.flushing) this.flushing = this.flushLoop();
+    });
+  }
+
   /** A write answered was committed on the server: every reader sees it already. */
   settled(): Promise<void> {
     return Promise.resolve();
@@ -115,8 +139,15 @@ export class PgWriteQueue implements StoreWrites {
     // Let the requests that arrived in this turn of the event loop join the first batch too.
     await new Promise((resolve) => setImmediate(resolve));
     while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
+      const first = this.pending[0];
+      if (isExclusive(first)) {
+        this.pending.shift();
+        await first.task().then(first.resolve, first.reject);
+        continue;
+      }
+      const stop = this.pending.findIndex(isExclusive);
+      const batch = (stop < 0 ? this.pending : this.pending.slice(0, stop)) as Pending[];
+      this.pending = stop < 0 ? [] : this.pending.slice(stop);
       await this.commitBatch(batch);
     }
     this.flushing = null;

@@ -7,7 +7,8 @@ import { forgetIdentities } from '../../../src/store/api/identity.js';
 import { removeItems } from '../../../src/store/postgres/catalog.js';
 import { POSTGRES_MIGRATIONS, migratePostgres } from '../../../src/store/postgres/migrations.js';
 import { PgStore } from '../../../src/store/postgres/pg-store.js';
-import { rowKey, type RowBuffer, type StoredInteraction } from '../../../src/store/rows.js';
+import { rowKey, type RowBuffer, type StoredInteraction, type StoredItem } from '../../../src/store/rows.js';
+import type { Store } from '../../../src/store/store.js';
 import { WriteQueueFullError, type Write } from '../../../src/store/write-queue.js';
 import { startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { storedInteraction } from '../../support/temp-store.js';
@@ -496,5 +497,63 @@ describe('PgStore', () => {
     // The store's own sessions (its pool is private to it).
     const setting = await store['pool'].query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     expect(setting.rows[0].synchronous_commit).toBe('on');
+  });
+});
+
+describe('the PostgreSQL store through the Store interface', () => {
+  const item = (externalId: string): StoredItem => ({
+    externalId,
+    category: null,
+    attributes: { title: externalId },
+    expiresAt: null,
+    available: true,
+    feedManaged: false,
+    createdAt: 1,
+    updatedAt: 1,
+  });
+
+  it('reads what its writes committed through each area', async () => {
+    const { store } = await freshStore();
+    const asStore: Store = store;
+    await asStore.writes.submit((rows) => {
+      rows.ops.push({ area: 'tenants', op: 'create', tenantId: 't', createdAt: 5 });
+      for (const id of ['a', 'b']) rows.items.set(rowKey('t', id), ['t', item(id)]);
+      rows.interactions.push(['t', storedInteraction('e1', { itemId: 'a', ts: 10, receivedAt: 10 })]);
+      return () => undefined;
+    });
+    expect(await asStore.tenants.ids()).toEqual(['t']);
+    const page = await asStore.catalog.listItems('t', 1, 10);
+    expect(page.total).toBe(2);
+    expect(page.rows.map((row) => [row.externalId, row.attributes])).toEqual([
+      ['a', { title: 'a' }],
+      ['b', { title: 'b' }],
+    ]);
+    expect(await asStore.load.interactionTotals()).toEqual([{ tenantId: 't', total: 1 }]);
+    expect(await asStore.identity.interactionEventIds('t', ['u'])).toEqual(['e1']);
+  });
+
+  it('removes items between two flushes: a write queued after the removal is built once it committed', async () => {
+    const { store } = await freshStore();
+    await store.writes.submit((rows) => {
+      for (const id of ['a', 'b']) rows.items.set(rowKey('t', id), ['t', item(id)]);
+      rows.interactions.push(['t', storedInteraction('e1', { itemId: 'a' })]);
+      return () => undefined;
+    });
+    const order: string[] = [];
+    const removal = store.catalog.removeItems('t', ['a'], (removed) => {
+      order.push('removed');
+      return removed;
+    });
+    const later = store.writes.submit(() => {
+      order.push('built');
+      return () => undefined;
+    });
+    const removed = await removal;
+    await later;
+    expect(order).toEqual(['removed', 'built']);
+    expect(removed).toMatchObject({ items: 1, interactionEventIds: ['e1'] });
+    expect((await store.catalog.listItems('t', 1, 10)).rows.map((row) => row.externalId)).toEqual(['b']);
+    // No ids: nothing removed, the callback still runs in turn.
+    expect(await store.catalog.removeItems('t', [], (r) => r.items)).toBe(0);
   });
 });
