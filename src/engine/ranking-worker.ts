@@ -4,8 +4,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { ApiError } from '../contract/errors.js';
-import { heapFigures, releasingCollection, type TenantFootprint } from '../state/memory.js';
+import { fullCollection, heapFigures, releasingCollection, type TenantFootprint } from '../state/memory.js';
 import { applyStateChange } from '../state/apply-state-change.js';
+import type { StateChange } from '../state/state-changes.js';
 import { ServingState } from '../state/tenant-state.js';
 import { resolveProjection } from './projection.js';
 import { rankingOutcome, type RankingOutcome } from './ranker.js';
@@ -57,8 +58,42 @@ function send(outcomes: RankingOutcome[]): void {
 // thread, and the original ranks from then on.
 const collect = releasingCollection();
 
+/**
+ * Shared memory this thread let go of (docs/memory.md, "Giving memory back"): a model version, or counts
+ * or histories copied to grow, replaces the one before it, whose shared arrays are freed only once every
+ * thread's handles on them are collected. This thread allocates little while it ranks, so V8 ran no full
+ * collection here for minutes (none in 8 minutes of bench/soak after the first 25 s), and it kept every
+ * version it had served: 91 MB of shared arrays after 5 minutes of a small tenant's co-occurrence rebuilt
+ * every 2 s. So once the arrays replaced since the last full collection reach this many bytes, the thread
+ * runs one after answering the requests at hand: about 10 ms of this thread, every minute or so then.
+ */
+const RELEASE_AFTER_BYTES = 16 * 1024 * 1024;
+const collectNow = fullCollection();
+let replacedBytes = 0;
+
+/** The bytes of the shared arrays a change brings (and so, about, of those it replaces). */
+function sharedBytes(change: StateChange): number {
+  const payload =
+    change.kind === 'neighbours' || change.kind === 'factors'
+      ? change.model
+      : change.kind === 'counts'
+        ? change.counts
+        : change.kind === 'histories'
+          ? change.histories
+          : change.kind === 'vector-base'
+            ? change.base
+            : undefined;
+  if (!payload) return 0;
+  let bytes = 0;
+  for (const value of Object.values(payload)) if (ArrayBuffer.isView(value)) bytes += value.byteLength;
+  return bytes;
+}
+
 parentPort!.on('message', ({ changes, requests, heap, collect: collecting, settled }: RankingBatch) => {
-  for (const change of changes) applyStateChange(state, change);
+  for (const change of changes) {
+    applyStateChange(state, change);
+    replacedBytes += sharedBytes(change);
+  }
   for (let start = 0; start < requests.length; start += ANSWERS_PER_MESSAGE) {
     send(requests.slice(start, start + ANSWERS_PER_MESSAGE).map(outcomeOf));
   }
@@ -67,5 +102,9 @@ parentPort!.on('message', ({ changes, requests, heap, collect: collecting, settl
       heap: Object.assign(heapFigures(), { cached: cached() }),
     } satisfies HeapReport);
   if (collecting) collect();
+  if (collecting || replacedBytes >= RELEASE_AFTER_BYTES) {
+    if (!collecting) collectNow();
+    replacedBytes = 0;
+  }
   if (settled) parentPort!.postMessage({ settled: true } satisfies SettledReport);
 });

@@ -11,7 +11,10 @@ import type { TenantOp } from './tenants.js';
  */
 export type StoreOp = ConfigOp | TenantOp | IdentityOp | SqlOp;
 
-/** A DuckDB statement written outside src/store: each is to become an operation of its area. */
+/**
+ * A raw DuckDB statement, for the store's own tests only: lint refuses it elsewhere, and the PostgreSQL
+ * store refuses to carry it out. Everything the daemon writes is a typed operation of its area.
+ */
 export interface SqlOp {
   area: 'sql';
   statement: Statement;
