@@ -59,13 +59,13 @@ function send(outcomes: RankingOutcome[]): void {
 const collect = releasingCollection();
 
 /**
- * Shared memory this thread let go of (docs/memory.md, "Giving memory back"): a model version, or counts
- * or histories copied to grow, replaces the one before it, whose shared arrays are freed only once every
- * thread's handles on them are collected. This thread allocates little while it ranks, so V8 ran no full
- * collection here for minutes (none in 8 minutes of bench/soak after the first 25 s), and it kept every
- * version it had served: 91 MB of shared arrays after 5 minutes of a small tenant's co-occurrence rebuilt
- * every 2 s. So once the arrays replaced since the last full collection reach this many bytes, the thread
- * runs one after answering the requests at hand: about 10 ms of this thread, every minute or so then.
+ * Shared memory this thread let go of (docs/memory.md, "Giving memory back, and steady traffic"): a model
+ * version, or counts or histories copied to grow, replaces the one before it, whose shared arrays are
+ * freed only once every thread's handles on them are collected. This thread allocates little while it
+ * ranks, so V8 ran no full collection here for minutes (none in 8 minutes of bench/soak after the first
+ * 25 s), and it kept every version it had served. So once the arrays replaced since its last full
+ * collection reach this many bytes, the thread runs one after answering the requests at hand: about 10 ms
+ * of this thread, every minute or so under a small tenant's co-occurrence rebuilt every 2 s.
  */
 const RELEASE_AFTER_BYTES = 16 * 1024 * 1024;
 const collectNow = fullCollection();
