@@ -3,6 +3,7 @@ import type { EventLog } from './event-log.js';
 import type { RecordLog } from './record-log.js';
 import { identityHash, identityOf } from './identity-hash.js';
 import { closeAppender } from './appenders.js';
+import { commitWrites, type PendingWrite, type Write } from './group-commit.js';
 import { statementsOf } from './duckdb/statements.js';
 import { ItemKeys, appendItemKey } from './item-keys.js';
 import {
@@ -13,12 +14,7 @@ import {
   type StoredUser,
 } from './rows.js';
 
-/**
- * A write adds its rows to the flush's buffer and returns what to do once they are committed
- * (update the serving state, compute the answer). It runs at flush time, after the writes queued before it,
- * so read-modify-writes (item deltas) see each other through the flush's scratch space.
- */
-export type Write<T> = (rows: RowBuffer, scratch: Map<string, unknown>) => () => T;
+export type { Write };
 
 /** The last sequence number stored in each event table. */
 export interface EventSequences {
@@ -36,11 +32,8 @@ export interface SubmitOptions {
   interactionsOnly?: boolean;
 }
 
-interface Pending {
-  write: Write<unknown>;
+interface Pending extends PendingWrite {
   interactionsOnly: boolean;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
 }
 
 /**
@@ -366,30 +359,8 @@ export class WriteQueue {
   }
 
   /** Builds and commits `batch`, and answers its writes. */
-  private async commitBatch(batch: Pending[]): Promise<void> {
-    const rows = new RowBuffer();
-    const scratch = new Map<string, unknown>();
-    let appliers: (() => unknown)[];
-    try {
-      appliers = batch.map((p) => p.write(rows, scratch));
-    } catch (error) {
-      return this.failed(batch, error);
-    }
-    try {
-      await this.store(rows, batch.length);
-    } catch (error) {
-      return this.failed(batch, error);
-    }
-    batch.forEach((p, i) => settle(p, appliers[i]));
-  }
-
-  /** A batch failed: one bad write must not fail its neighbours, so each is tried again alone. */
-  private async failed(batch: Pending[], error: unknown): Promise<void> {
-    if (batch.length === 1) {
-      batch[0].reject(error);
-      return;
-    }
-    for (const p of batch) await this.commitBatch([p]);
+  private commitBatch(batch: Pending[]): Promise<void> {
+    return commitWrites(batch, (rows, writes) => this.store(rows, writes));
   }
 
   private async store(rows: RowBuffer, writes: number): Promise<void> {
@@ -562,14 +533,6 @@ function eventsFree(rows: RowBuffer): boolean {
 /** Rows the records log takes: item or user upserts, and nothing else. */
 function recordsOnly(rows: RowBuffer): boolean {
   return (rows.items.size > 0 || rows.users.size > 0) && eventsFree(rows);
-}
-
-function settle(pending: Pending, applier: () => unknown): void {
-  try {
-    pending.resolve(applier());
-  } catch (error) {
-    pending.reject(error);
-  }
 }
 
 function appendNullable(appender: DuckDBAppender, value: string | null): void {

@@ -9,12 +9,9 @@ import {
   type WriteQueueObserver,
 } from '../write-queue.js';
 import { writeFlush } from './flush.js';
+import { commitWrites, type PendingWrite } from '../group-commit.js';
 
-interface Pending {
-  write: Write<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
+type Pending = PendingWrite;
 
 /** A task that runs alone, between two flushes, in its place in the queue (see `exclusive`). */
 interface Exclusive {
@@ -154,30 +151,8 @@ export class PgWriteQueue implements StoreWrites {
   }
 
   /** Builds and commits `batch`, and answers its writes. */
-  private async commitBatch(batch: Pending[]): Promise<void> {
-    const rows = new RowBuffer();
-    const scratch = new Map<string, unknown>();
-    let appliers: (() => unknown)[];
-    try {
-      appliers = batch.map((p) => p.write(rows, scratch));
-    } catch (error) {
-      return this.failed(batch, error);
-    }
-    try {
-      await this.commit(rows, batch.length);
-    } catch (error) {
-      return this.failed(batch, error);
-    }
-    batch.forEach((p, i) => settle(p, appliers[i]));
-  }
-
-  /** A batch failed: one bad write must not fail its neighbours, so each is tried again alone. */
-  private async failed(batch: Pending[], error: unknown): Promise<void> {
-    if (batch.length === 1) {
-      batch[0].reject(error);
-      return;
-    }
-    for (const p of batch) await this.commitBatch([p]);
+  private commitBatch(batch: Pending[]): Promise<void> {
+    return commitWrites(batch, (rows, writes) => this.commit(rows, writes));
   }
 
   /** Writes the flush in one transaction on a connection of the pool; nothing to write, no transaction. */
@@ -227,12 +202,4 @@ function tenantsOf(rows: RowBuffer): Set<string> {
   for (const [tenantId] of rows.interactions) tenants.add(tenantId);
   for (const [tenantId] of rows.impressions) tenants.add(tenantId);
   return tenants;
-}
-
-function settle(pending: Pending, applier: () => unknown): void {
-  try {
-    pending.resolve(applier());
-  } catch (error) {
-    pending.reject(error);
-  }
 }
