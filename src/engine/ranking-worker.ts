@@ -71,21 +71,27 @@ const RELEASE_AFTER_BYTES = 16 * 1024 * 1024;
 const collectNow = fullCollection();
 let replacedBytes = 0;
 
-/** The bytes of the shared arrays a change brings (and so, about, of those it replaces). */
+/** The shared arrays a change brings (and so, about, those it replaces), or undefined for none. */
+function sharedArrays(change: StateChange): object | undefined {
+  switch (change.kind) {
+    case 'neighbours':
+    case 'factors':
+      return change.model;
+    case 'counts':
+      return change.counts;
+    case 'histories':
+      return change.histories;
+    case 'vector-base':
+      return change.base;
+    default:
+      return undefined;
+  }
+}
+
 function sharedBytes(change: StateChange): number {
-  const payload =
-    change.kind === 'neighbours' || change.kind === 'factors'
-      ? change.model
-      : change.kind === 'counts'
-        ? change.counts
-        : change.kind === 'histories'
-          ? change.histories
-          : change.kind === 'vector-base'
-            ? change.base
-            : undefined;
-  if (!payload) return 0;
   let bytes = 0;
-  for (const value of Object.values(payload)) if (ArrayBuffer.isView(value)) bytes += value.byteLength;
+  for (const value of Object.values(sharedArrays(change) ?? {}))
+    if (ArrayBuffer.isView(value)) bytes += value.byteLength;
   return bytes;
 }
 
@@ -101,9 +107,9 @@ parentPort!.on('message', ({ changes, requests, heap, collect: collecting, settl
     parentPort!.postMessage({
       heap: Object.assign(heapFigures(), { cached: cached() }),
     } satisfies HeapReport);
-  if (collecting) collect();
   if (collecting || replacedBytes >= RELEASE_AFTER_BYTES) {
-    if (!collecting) collectNow();
+    if (collecting) collect();
+    else collectNow();
     replacedBytes = 0;
   }
   if (settled) parentPort!.postMessage({ settled: true } satisfies SettledReport);
