@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { EventWindow } from '../api/analytics.js';
 
 /**
@@ -54,11 +53,6 @@ export const WITH_ITEM_IDS = (rows: string) =>
 /** The parameters of these fragments, then `more` from `$4` on. */
 export function windowParams(tenantId: string, window: EventWindow, ...more: unknown[]): unknown[] {
   return [tenantId, window.fromMs, window.untilMs, ...more];
-}
-
-/** A statement's rows as arrays of values, in the order of its columns. */
-export async function rows(pool: pg.Pool, text: string, values: unknown[]): Promise<unknown[][]> {
-  return (await pool.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
 }
 
 /**

@@ -19,9 +19,9 @@ import {
   SCENARIO_PURCHASES,
   WITH_ITEM_IDS,
   n,
-  rows,
   windowParams,
 } from './analytics-rows.js';
+import { selectRows } from './read-rows.js';
 import { pgAnswerRecord } from './answer-record-store.js';
 import { experimentFigures } from './experiment-figures.js';
 
@@ -37,13 +37,21 @@ async function summary(pool: pg.Pool, tenantId: string, window: EventWindow): Pr
   // Identities are told apart by the 64-bit hash each interaction stores (src/store/identity-hash.ts).
   const types = await interactionTotals(pool, tenantId, window);
   const params = windowParams(tenantId, window);
-  const [[users]] = await rows(pool, `SELECT count(DISTINCT identity_hash) FROM ${INTERACTIONS}`, params);
-  const [[impressions]] = await rows(pool, `SELECT sum(cardinality(item_keys)) FROM ${IMPRESSIONS}`, params);
+  const [[users]] = await selectRows(
+    pool,
+    `SELECT count(DISTINCT identity_hash) FROM ${INTERACTIONS}`,
+    params,
+  );
+  const [[impressions]] = await selectRows(
+    pool,
+    `SELECT sum(cardinality(item_keys)) FROM ${IMPRESSIONS}`,
+    params,
+  );
   return { types, users: n(users), impressions: n(impressions) };
 }
 
 async function interactionsByDay(pool: pg.Pool, tenantId: string, window: EventWindow): Promise<DayCount[]> {
-  const found = await rows(
+  const found = await selectRows(
     pool,
     `SELECT ts / ${DAY_MS} AS day, count(*) FROM ${INTERACTIONS} GROUP BY day ORDER BY day`,
     windowParams(tenantId, window),
@@ -53,7 +61,7 @@ async function interactionsByDay(pool: pg.Pool, tenantId: string, window: EventW
 
 /** Interactions by type, and the sums of their prices and profits, in one pass. */
 async function interactionTotals(pool: pg.Pool, tenantId: string, window: EventWindow): Promise<TypeTotal[]> {
-  const found = await rows(
+  const found = await selectRows(
     pool,
     `SELECT type, count(*), sum(price), sum(profit) FROM ${INTERACTIONS} GROUP BY type ORDER BY type`,
     windowParams(tenantId, window),
@@ -73,7 +81,7 @@ async function topItems(
   limit: number,
 ): Promise<ItemCount[]> {
   // Items with as many interactions as the `limit`-th most or more are the only ones that can make it.
-  const found = await rows(
+  const found = await selectRows(
     pool,
     `WITH counted AS (SELECT item_key, count(*) AS count FROM ${INTERACTIONS} GROUP BY item_key),
       cut AS (SELECT min(count) AS least FROM (SELECT count FROM counted ORDER BY count DESC LIMIT $4) AS top)
@@ -86,7 +94,7 @@ async function topItems(
 }
 
 async function itemsAnswered(pool: pg.Pool, tenantId: string, window: EventWindow): Promise<number> {
-  const [[answered]] = await rows(
+  const [[answered]] = await selectRows(
     pool,
     `SELECT count(DISTINCT item_id) FROM ${ANSWER_DAYS('answer_items')}`,
     windowParams(tenantId, window),
@@ -107,7 +115,7 @@ async function itemFunnels(
   scenario: string | undefined,
 ): Promise<ItemFunnel[]> {
   const slug = scenario === undefined ? 'scenario_slug IS NOT NULL' : 'scenario_slug = $5';
-  const found = await rows(
+  const found = await selectRows(
     pool,
     `WITH shown AS (
         SELECT item_key, count(*) AS impressions
@@ -154,7 +162,7 @@ async function scenarioDays(
   window: EventWindow,
   scenario: string,
 ): Promise<ScenarioDay[]> {
-  const found = await rows(
+  const found = await selectRows(
     pool,
     `WITH shown AS (
         SELECT ts / ${DAY_MS} AS day, sum(cardinality(item_keys)) AS impressions
@@ -193,13 +201,13 @@ async function algorithmFigures(
   window: EventWindow,
 ): Promise<AlgorithmFigures> {
   const params = windowParams(tenantId, window);
-  const answered = await rows(
+  const answered = await selectRows(
     pool,
     `SELECT algorithm, sum(answers) FROM ${ANSWER_DAYS('answer_days')} GROUP BY algorithm ORDER BY algorithm`,
     params,
   );
   const byCode = async (text: string) =>
-    (await rows(pool, text, params)).map(([code, count]) => ({ code: String(code), count: n(count) }));
+    (await selectRows(pool, text, params)).map(([code, count]) => ({ code: String(code), count: n(count) }));
   const impressions = await byCode(
     `SELECT left(recomm_id, 4) AS code, sum(cardinality(item_keys)) FROM ${IMPRESSIONS}
         AND recomm_id IS NOT NULL

@@ -5,9 +5,9 @@ import {
   IMPRESSIONS,
   INTERACTIONS,
   SCENARIO_PURCHASES,
-  rows,
   windowParams,
 } from './analytics-rows.js';
+import { selectRows } from './read-rows.js';
 
 /**
  * What an experiment's variants did (src/analytics/experiment-results.ts computes its results from it),
@@ -25,7 +25,7 @@ export async function experimentFigures(
 ): Promise<ExperimentFigures> {
   // Rows of (scenario, ...numbers): figures are counts (strings from pg), sums, means and variances.
   const read = async (text: string, values: unknown[]) =>
-    (await rows(pool, text, values)).map((row): [string, number[]] => [
+    (await selectRows(pool, text, values)).map((row): [string, number[]] => [
       String(row[0]),
       row.slice(1).map(Number),
     ]);
