@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { writeFlush } from '../../src/store/postgres/flush.js';
+import { RowBuffer } from '../../src/store/rows.js';
 
 /** A throwaway PostgreSQL cluster with one empty database, for one test file. */
 export interface TestPostgres {
@@ -150,4 +152,18 @@ async function startServer(
   }
   const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
   throw new Error(`PostgreSQL did not start: ${String(lastError)}\n${tail}`);
+}
+
+/** Commits one flush of the rows `fill` adds through `writeFlush`, as the PostgreSQL store's write queue does. */
+export function flushTo(pool: pg.Pool): (fill: (rows: RowBuffer) => void) => Promise<void> {
+  return async (fill) => {
+    const rows = new RowBuffer();
+    fill(rows);
+    const client = await pool.connect();
+    try {
+      await writeFlush(client, rows);
+    } finally {
+      client.release();
+    }
+  };
 }

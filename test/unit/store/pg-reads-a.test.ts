@@ -27,7 +27,7 @@ import {
   type StoredItem,
   type StoredUser,
 } from '../../../src/store/rows.js';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { flushTo, startPostgres, type TestPostgres } from '../../support/postgres.js';
 
 // One suite of the reads of tenants, loading, the catalog and identities, run on the DuckDB store and on
 // PostgreSQL: the same flushes written to each (DuckDB through its write queue, PostgreSQL with
@@ -284,16 +284,7 @@ beforeAll(async () => {
     loadInPairs: pgLoadReads(pool, 2),
     catalog: pgCatalogReads(pool),
     identity: pgIdentityReads(pool),
-    write: async (fill) => {
-      const rows = new RowBuffer();
-      fill(rows);
-      const client = await pool.connect();
-      try {
-        await writeFlush(client, rows);
-      } finally {
-        client.release();
-      }
-    },
+    write: flushTo(pool),
   });
   const store = duckStore;
   subjects.set('DuckDB', {

@@ -4,7 +4,6 @@ import type { AnalyticsStore, AnswerRecordWrite, EventWindow } from '../../../sr
 import { AppliedThenFailedError, type FeedStore, type StagedRecord } from '../../../src/store/api/feeds.js';
 import { pgAnalytics } from '../../../src/store/postgres/analytics.js';
 import { pgFeedStore } from '../../../src/store/postgres/feeds.js';
-import { writeFlush } from '../../../src/store/postgres/flush.js';
 import { migratePostgres } from '../../../src/store/postgres/migrations.js';
 import { catalogItemFromRow, type CatalogItem } from '../../../src/store/row-mapping.js';
 import {
@@ -14,7 +13,7 @@ import {
   type StoredInteraction,
   type StoredItem,
 } from '../../../src/store/rows.js';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { flushTo, startPostgres, type TestPostgres } from '../../support/postgres.js';
 import { closeTempStore, openTempStore, storedInteraction } from '../../support/temp-store.js';
 
 /**
@@ -99,20 +98,6 @@ function exclusiveTasks() {
   };
 }
 
-/** Commits one flush of rows through `writeFlush`, as the PostgreSQL store's write queue does. */
-function flusher(pool: pg.Pool) {
-  return async (fill: (rows: RowBuffer) => void) => {
-    const rows = new RowBuffer();
-    fill(rows);
-    const client = await pool.connect();
-    try {
-      await writeFlush(client, rows);
-    } finally {
-      client.release();
-    }
-  };
-}
-
 async function pgItems(pool: pg.Pool, tenantId: string): Promise<CatalogItem[]> {
   const found = await pool.query<unknown[]>({
     text: ITEM_SELECT('attributes::text'),
@@ -127,7 +112,7 @@ async function postgresSubject(): Promise<Subject> {
   return {
     analytics: pgAnalytics(pool),
     feeds: pgFeedStore(pool, exclusiveTasks()),
-    write: flusher(pool),
+    write: flushTo(pool),
     items: (tenantId) => pgItems(pool, tenantId),
     // The connection holding the staging ends (the server restarted, the network failed).
     loseStaging: async () => {
@@ -703,7 +688,7 @@ describe("the PostgreSQL store's feed staging", () => {
 
   beforeAll(async () => {
     pool = await migratedPool();
-    write = flusher(pool);
+    write = flushTo(pool);
     feeds = pgFeedStore(pool, exclusiveTasks());
   }, 60_000);
 
