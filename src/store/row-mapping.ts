@@ -1,4 +1,4 @@
-import type { StoredItem, StoredUser } from './rows.js';
+import type { InteractionType, StoredInteraction, StoredItem, StoredUser } from './rows.js';
 
 /**
  * An item as the catalog (state/item-catalog.ts) holds it: the stored item with its attributes as JSON
@@ -68,5 +68,27 @@ export function userFromRow(row: readonly unknown[], offset = 0): StoredUser {
     attributes: attributesOf(attributes),
     createdAt: Number(createdAt),
     updatedAt: Number(updatedAt),
+  };
+}
+
+/**
+ * An interaction as a history keeps it (LoadReads.windowedInteractions), from the columns tenant_id,
+ * user_id, session_id, item_id, type, weight, country, ts and merged: no event id, scenario or revenue,
+ * and `ts` as its receipt.
+ */
+export function historyEventFromRow(row: readonly unknown[]): StoredInteraction {
+  const [, userId, sessionId, itemId, type, weight, country, ts, merged] = row;
+  return {
+    eventId: null,
+    userId: nullableString(userId),
+    sessionId: nullableString(sessionId),
+    itemId: String(itemId),
+    type: type as InteractionType,
+    weight: Number(weight),
+    scenarioSlug: null,
+    country: nullableString(country),
+    ts: Number(ts),
+    receivedAt: Number(ts),
+    merged: merged === true,
   };
 }

@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LoadReads, TenantChunk } from '../api/load.js';
 import { ITEM_COLUMNS, USER_COLUMNS, catalogItemFromRow, userFromRow } from '../row-mapping.js';
-import type { InteractionType, StoredInteraction } from '../rows.js';
+import type { StoredInteraction } from '../rows.js';
+import { historyEventFromRow } from '../row-mapping.js';
 import type { ReadRunner } from './reads.js';
 import { streamedRead } from './streamed-read.js';
 
@@ -100,27 +101,10 @@ async function* histories(
         WHERE ${IN_WINDOW} AND ts >= $3 AND ts < $4
         ORDER BY ts`,
       [...window, from, to],
-      historyEvent,
+      historyEventFromRow,
     );
     first = last + 1;
   }
-}
-
-function historyEvent(row: unknown[]): StoredInteraction {
-  const [, userId, sessionId, itemId, type, weight, country, ts, merged] = row;
-  return {
-    eventId: null,
-    userId: userId === null ? null : String(userId),
-    sessionId: sessionId === null ? null : String(sessionId),
-    itemId: String(itemId),
-    type: type as InteractionType,
-    weight: Number(weight),
-    scenarioSlug: null,
-    country: country === null ? null : String(country),
-    ts: Number(ts),
-    receivedAt: Number(ts),
-    merged: merged === true,
-  };
 }
 
 /** The rows of a query whose first column is the tenant id, a chunk at a time. */

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { LoadReads } from '../api/load.js';
 import { catalogItemFromRow, userFromRow } from '../row-mapping.js';
-import type { InteractionType, StoredInteraction } from '../rows.js';
+import { historyEventFromRow } from '../row-mapping.js';
 import {
   ITEM_COLUMNS,
   ROWS_PER_CHUNK,
@@ -69,25 +69,7 @@ export function pgLoadReads(pool: Pool, rowsPerChunk = ROWS_PER_CHUNK): LoadRead
           ORDER BY ts, seq`,
         // For an integer `ts`, `ts >= x` is `ts >= ceil(x)`: a bigint parameter takes no fraction.
         [Math.ceil(since), Math.ceil(purchasesSince)],
-        historyEvent,
+        historyEventFromRow,
       ),
-  };
-}
-
-/** Only what a history keeps (LoadReads.windowedInteractions). */
-function historyEvent(row: unknown[]): StoredInteraction {
-  const [, userId, sessionId, itemId, type, weight, country, ts, merged] = row;
-  return {
-    eventId: null,
-    userId: userId === null ? null : String(userId),
-    sessionId: sessionId === null ? null : String(sessionId),
-    itemId: String(itemId),
-    type: type as InteractionType,
-    weight: Number(weight),
-    scenarioSlug: null,
-    country: country === null ? null : String(country),
-    ts: Number(ts),
-    receivedAt: Number(ts),
-    merged: merged === true,
   };
 }
