@@ -1,3 +1,4 @@
+import type { AnsweredItem, ServedUser } from './api/analytics.js';
 import type { InteractionType, StoredInteraction, StoredItem, StoredUser } from './rows.js';
 
 /**
@@ -90,5 +91,25 @@ export function historyEventFromRow(row: readonly unknown[]): StoredInteraction 
     ts: Number(ts),
     receivedAt: Number(ts),
     merged: merged === true,
+  };
+}
+
+/**
+ * The record of answers' rows of `answer_items` (tenant_id, day, item_id) and `experiment_users`
+ * (tenant_id, day, experiment, scenario, user_id), as AnswerRecordStore.answerRecordRows gives them.
+ */
+export function answerRecordFromRows(
+  items: readonly (readonly unknown[])[],
+  users: readonly (readonly unknown[])[],
+): { items: AnsweredItem[]; users: ServedUser[] } {
+  return {
+    items: items.map(([tenantId, day, itemId]): AnsweredItem => [`${tenantId}`, Number(day), `${itemId}`]),
+    users: users.map(([tenantId, day, experiment, scenario, userId]): ServedUser => [
+      `${tenantId}`,
+      Number(day),
+      `${experiment}`,
+      `${scenario}`,
+      `${userId}`,
+    ]),
   };
 }

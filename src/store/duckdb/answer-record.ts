@@ -1,5 +1,6 @@
+import { answerRecordFromRows } from '../row-mapping.js';
 import { listValue } from '@duckdb/node-api';
-import type { AnswerRecordStore, AnswerRecordWrite, AnsweredItem, ServedUser } from '../api/analytics.js';
+import type { AnswerRecordStore, AnswerRecordWrite } from '../api/analytics.js';
 import { placeholders } from '../sql.js';
 import type { ReadRunner } from './reads.js';
 import type { Statement } from './statement.js';
@@ -88,20 +89,7 @@ export function duckDbAnswerRecord(read: ReadRunner): AnswerRecordStore {
       read(async (db) => {
         const items = (await db.runAndReadAll(STORED_ITEMS, [fromDay])).getRows();
         const users = (await db.runAndReadAll(STORED_USERS, [fromDay])).getRows();
-        return {
-          items: items.map(([tenantId, day, itemId]): AnsweredItem => [
-            `${tenantId}`,
-            Number(day),
-            `${itemId}`,
-          ]),
-          users: users.map(([tenantId, day, experiment, scenario, userId]): ServedUser => [
-            `${tenantId}`,
-            Number(day),
-            `${experiment}`,
-            `${scenario}`,
-            `${userId}`,
-          ]),
-        };
+        return answerRecordFromRows(items, users);
       }),
     answerRecordWrite: (write) => apart(writeStatements(write)),
     answerRecordForgetUsers: (tenantId, userIds) =>

@@ -1,5 +1,6 @@
+import { answerRecordFromRows } from '../row-mapping.js';
 import type pg from 'pg';
-import type { AnswerRecordStore, AnsweredItem, ServedUser } from '../api/analytics.js';
+import type { AnswerRecordStore } from '../api/analytics.js';
 import {
   answerRecordForgetItemsStatements,
   answerRecordForgetUsersStatements,
@@ -37,20 +38,7 @@ export function pgAnswerRecord(pool: pg.Pool): AnswerRecordStore {
     answerRecordRows: async (fromDay) => {
       const items = await select(STORED_ITEMS, fromDay);
       const users = await select(STORED_USERS, fromDay);
-      return {
-        items: items.map(([tenantId, day, itemId]): AnsweredItem => [
-          `${tenantId}`,
-          Number(day),
-          `${itemId}`,
-        ]),
-        users: users.map(([tenantId, day, experiment, scenario, userId]): ServedUser => [
-          `${tenantId}`,
-          Number(day),
-          `${experiment}`,
-          `${scenario}`,
-          `${userId}`,
-        ]),
-      };
+      return answerRecordFromRows(items, users);
     },
     answerRecordWrite: (write) => apart(answerRecordWriteStatements(write)),
     answerRecordForgetUsers: (tenantId, userIds) =>
