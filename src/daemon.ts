@@ -16,11 +16,14 @@ import { warmUp } from './server/warm-up.js';
 import { tuneV8ForServing } from './state/memory.js';
 import { StoreInUseError } from './store/database.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
+import { StoreUrlError } from './store/open-store.js';
 import { operatorKey, type OperatorKey } from './tenants/secrets.js';
 import { openEmbedder } from './vector/embedders.js';
 
 export interface DaemonOptions {
   dataDir: string;
+  /** `postgres://...`: PostgreSQL is the store of record, which other daemons may share (docs/scaling.md). */
+  storeUrl?: string;
   host: string;
   port: number;
   logLevel?: string;
@@ -135,12 +138,14 @@ async function startServing(
   const embedder = await openEmbedder(options.modelDir);
   const runtime = await openRuntime(options.dataDir, ranker.changes, loadingThreads(), {
     embedder,
+    storeUrl: options.storeUrl,
     modelDir: options.modelDir,
     feedNetwork: feedNetwork(options.feedPrivateNetworks ?? false),
     duckdb: options.duckdb,
     spareCpu: options.spareCpu,
   }).catch((error: unknown) => {
     rateLimitRedis?.disconnect();
+    if (error instanceof StoreUrlError) throw new StartError(error.message);
     throw error instanceof StoreInUseError ? storeInUse(error) : error;
   });
   const key = operatorKey(options.dataDir);

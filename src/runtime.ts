@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { AnswerLog } from './analytics/answer-log.js';
 import { modelsInUse } from './engine/algorithms/registry.js';
 import { FeedService } from './feeds/service.js';
@@ -8,7 +9,9 @@ import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js'
 import { quickBuildRunner } from './models/quick-builds.js';
 import { LakeExporter } from './store/lake-export.js';
 import { BuildLauncher } from './models/build-launcher.js';
-import { DuckDbStore } from './store/database.js';
+import type { DuckDbStore } from './store/database.js';
+import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { loadState, type StoredDocumentKind } from './state/load-state.js';
 import type { StateChangeLog } from './state/state-changes.js';
@@ -37,7 +40,7 @@ const DOCUMENT_KINDS: readonly StoredDocumentKind[] = [
 /** What the daemon and the store-opening CLI commands share: the store, the serving state, credentials. */
 export interface Runtime {
   readonly dataDir: string;
-  readonly store: DuckDbStore;
+  readonly store: Store;
   readonly state: ServingState;
   readonly credentials: CredentialRegistry;
   readonly serverSecret: string;
@@ -63,6 +66,8 @@ export interface RuntimeOptions {
   /** A local transformers model directory, for the vectors builds. */
   modelDir?: string;
   feedNetwork?: FeedNetwork;
+  /** `postgres://...`: PostgreSQL is the store of record (docs/scaling.md); none: the DuckDB file. */
+  storeUrl?: string;
   /** The store's DuckDB limits (default: from the environment, docs/memory.md). */
   duckdb?: DuckDbSettings;
   /** Model builds and loads keep off one CPU (docs/batch-models.md; default: when there are several). */
@@ -81,7 +86,9 @@ export async function openRuntime(
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   const vectors = { embedder: options.embedder ?? new HashingEmbedder(), modelDir: options.modelDir };
-  const store = await DuckDbStore.open(dataDir, options.duckdb);
+  // The data dir holds the secrets, the lake and the models whichever store runs.
+  mkdirSync(dataDir, { recursive: true });
+  const store = await openStore(dataDir, { url: options.storeUrl, duckdb: options.duckdb });
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
   try {
@@ -97,7 +104,8 @@ export async function openRuntime(
       documents.vectorConfig ? [[documents.kind, documents.vectorConfig] as const] : [],
     ),
   );
-  const lake = new LakeExporter(store, dataDir, undefined, undefined, vectorConfig);
+  // Until the lake reads PostgreSQL too: the DuckDB store is the one it exports from.
+  const lake = new LakeExporter(store as DuckDbStore, dataDir, undefined, undefined, vectorConfig);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparers);
   const launcher = new BuildLauncher(options.spareCpu);
   // Large loads disturb serving as builds do: their loading thread runs where builds do

@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { DAEMON_FILE } from '../daemon.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from '../runtime.js';
 import { operatorKey } from '../tenants/secrets.js';
+import type { StorePlace } from './flags.js';
 
 interface DaemonAddress {
   pid: number;
@@ -38,13 +39,17 @@ export interface OperatorCall<T> {
 }
 
 /**
- * The daemon is the only writer of the store: when one runs on this data dir, ask it over HTTP with the
- * operator key; otherwise open the store here.
+ * A daemon running on this data dir is asked over HTTP with the operator key (on the DuckDB store it is
+ * the only writer); when none runs, the store is opened here.
  */
-export async function operatorCall<T>(dataDir: string, call: OperatorCall<T>): Promise<T> {
+export async function operatorCall<T>(place: StorePlace, call: OperatorCall<T>): Promise<T> {
+  const { dataDir } = place;
   const daemon = runningDaemon(dataDir);
   if (!daemon) {
-    const runtime = await openRuntime(dataDir, undefined, undefined, call.runtime);
+    const runtime = await openRuntime(dataDir, undefined, undefined, {
+      ...call.runtime,
+      storeUrl: place.storeUrl,
+    });
     try {
       return await call.direct(runtime);
     } finally {

@@ -23,3 +23,22 @@ export const feedPrivateNetworksFlag = Flags.boolean({
     'let catalog feeds fetch from loopback and private addresses (default: public addresses only, docs/guide.md, "Catalog feeds")',
   env: 'NEXTREC_FEED_PRIVATE_NETWORKS',
 });
+
+export const storeFlag = Flags.string({
+  description:
+    'the store of record: postgres://user:password@host:port/database, which several daemons may share (default: the DuckDB file in the data dir)',
+  env: 'NEXTREC_STORE_URL',
+});
+
+/** Where a command finds the store: the data dir, and PostgreSQL when `--store` names one. */
+export const storeFlags = { 'data-dir': dataDirFlag, store: storeFlag };
+
+/** Where the store is, from `storeFlags`. */
+export interface StorePlace {
+  dataDir: string;
+  storeUrl?: string;
+}
+
+export function storePlace(flags: { 'data-dir': string; store?: string }): StorePlace {
+  return { dataDir: flags['data-dir'], storeUrl: flags.store };
+}

@@ -1,10 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { Command, Flags } from '@oclif/core';
-import { feedPrivateNetworksFlag, modelDirFlag, logLevelFlag } from './flags.js';
+import { feedPrivateNetworksFlag, modelDirFlag, logLevelFlag, storeFlag } from './flags.js';
 import { stopOnSignals } from './stop-on-signals.js';
 import { demoInstructions, seedDemoTenant } from '../demo.js';
 import { StartError, startDaemon } from '../daemon.js';
 import { missingProcessFlags } from '../state/memory.js';
+import { checkStoreUrl, storeAddress, StoreUrlError } from '../store/open-store.js';
 import {
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   defaultDuckDbThreads,
@@ -33,6 +34,7 @@ export default class Serve extends Command {
       env: 'NEXTREC_DATA_DIR',
       default: './data',
     }),
+    store: storeFlag,
     demo: Flags.boolean({
       description: 'create a demo tenant with a generated shop when the store has no tenant',
     }),
@@ -117,12 +119,15 @@ export default class Serve extends Command {
         metricsPort: flags['metrics-port'],
         rateLimitRedis: flags['rate-limit-redis'],
       });
+      if (flags.store !== undefined) checkStoreUrl(flags.store);
     } catch (error) {
-      if (error instanceof RangeError) this.error(error.message, { exit: 2 });
+      if (error instanceof RangeError || error instanceof StoreUrlError)
+        this.error(error.message, { exit: 2 });
       throw error;
     }
     const daemon = await startDaemon({
       dataDir: flags['data-dir'],
+      storeUrl: flags.store,
       host: flags.host,
       port: flags.port,
       logLevel: flags['log-level'],
@@ -156,7 +161,9 @@ export default class Serve extends Command {
         { missing },
         'started without the V8 flags of `nextrec serve`: the event loop collects its garbage with every V8 helper thread, which slows answers on a machine of few cores (docs/memory.md)',
       );
-    this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']})`);
+    const store =
+      flags.store === undefined ? '' : `, store PostgreSQL at ${storeAddress(checkStoreUrl(flags.store))}`;
+    this.log(`nextrec listening on ${daemon.url} (data dir ${flags['data-dir']}${store})`);
     if (demo) {
       const firstItem = daemon.runtime.state.get(demo.tenantId)?.catalog.externalIds[0] ?? 'sku-000001';
       this.log(demoInstructions(demo, daemon.url, firstItem));

@@ -43,6 +43,8 @@ export interface Store {
   readonly feeds: FeedStore;
   /** Whether the store refuses every statement until it is opened again (after a fatal error). */
   readonly invalidated: boolean;
+  /** Gives back memory the store caches and can read again (the daemon asks when it is idle). */
+  releaseCache(): Promise<void>;
   /** Rewrites what the store keeps on disk so that the bytes of deleted rows are gone. */
   scrub(): Promise<void>;
   /** Waits for queued writes and running reads, then releases the store. */

@@ -1,17 +1,24 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Reads a secret file, or creates it (owner-only) with a fresh value; `created` says which. */
 export function readOrCreateSecret(file: string, make: () => string): { value: string; created: boolean } {
   if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), created: false };
   const value = make();
+  // Written whole under a name of this process's, then linked into place: daemons sharing a data dir
+  // that start together never read a secret half written, and the first link wins.
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, `${value}\n`, { mode: 0o600 });
   try {
-    writeFileSync(file, `${value}\n`, { mode: 0o600, flag: 'wx' });
+    linkSync(partial, file);
     return { value, created: true };
-  } catch {
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     // Another process created it first: use theirs.
     return { value: readFileSync(file, 'utf8').trim(), created: false };
+  } finally {
+    rmSync(partial, { force: true });
   }
 }
 

@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { liveSegments, tableDir, type EventTable } from '../../src/lake/layout.js';
+import { DuckDbStore } from '../../src/store/database.js';
 import { sqlString } from '../../src/store/sql.js';
+import type { Store } from '../../src/store/store.js';
 
 /** Reads the store file of a stopped daemon directly, to check what was made durable. */
 export async function queryStore(dataDir: string, sql: string, params: (string | number)[] = []) {
@@ -35,4 +37,10 @@ export async function queryLake(
     connection.closeSync();
     instance.closeSync();
   }
+}
+
+/** The runtime's store as the DuckDB store, for tests that read its file's tables with SQL. */
+export function duckDbStoreOf(store: Store): DuckDbStore {
+  if (!(store instanceof DuckDbStore)) throw new Error('this test reads the DuckDB store');
+  return store;
 }

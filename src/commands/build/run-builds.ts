@@ -1,3 +1,4 @@
+import type { DuckDbStore } from '../../store/database.js';
 import { Command, Flags } from '@oclif/core';
 import { SingleBar } from 'cli-progress';
 import { buildTenant } from '../../../jobs/build.js';
@@ -6,21 +7,23 @@ import type { LakeExportResult } from '../../contract/lake.js';
 import { lakeTenants } from '../../lake/layout.js';
 import { exportNow } from '../../store/lake-export.js';
 import { operatorCall } from '../daemon-client.js';
-import { dataDirFlag } from '../flags.js';
+import { storeFlags, storePlace, type StorePlace } from '../flags.js';
 
 export const buildFlags = {
   tenant: Flags.string({ description: 'build this tenant only (default: every tenant)' }),
-  'data-dir': dataDirFlag,
+  ...storeFlags,
   quiet: Flags.boolean({ description: 'print nothing but failures (for cron)' }),
 };
 
 /** Has a running daemon (or the store, when none runs) export the lake, so a build reads every commit. */
-export async function exportLake(dataDir: string, tenantId?: string): Promise<string[]> {
-  const result = await operatorCall<LakeExportResult>(dataDir, {
+export async function exportLake(place: StorePlace, tenantId?: string): Promise<string[]> {
+  const result = await operatorCall<LakeExportResult>(place, {
     method: 'POST',
     path: '/lake/export',
     body: tenantId ? { tenantId } : {},
-    direct: async (runtime) => ({ exported: await exportNow(runtime.store, runtime.lake, tenantId) }),
+    direct: async (runtime) => ({
+      exported: await exportNow(runtime.store as DuckDbStore, runtime.lake, tenantId),
+    }),
   });
   return result.exported.map((entry) => entry.tenantId);
 }
@@ -32,12 +35,12 @@ export async function exportLake(dataDir: string, tenantId?: string): Promise<st
  */
 export async function runBuilds(
   command: Command,
-  flags: { tenant?: string; 'data-dir': string; quiet: boolean },
+  flags: { tenant?: string; 'data-dir': string; store?: string; quiet: boolean },
   models: readonly ModelName[],
   parameters: Partial<Record<ModelName, object>> = {},
 ): Promise<void> {
   const dataDir = flags['data-dir'];
-  const exported = await exportLake(dataDir, flags.tenant).catch((error: Error) =>
+  const exported = await exportLake(storePlace(flags), flags.tenant).catch((error: Error) =>
     command.error(`lake export failed: ${error.message}`, { exit: 1 }),
   );
   const tenants = flags.tenant ? [flags.tenant] : [...new Set([...exported, ...lakeTenants(dataDir)])].sort();

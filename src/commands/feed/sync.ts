@@ -6,7 +6,7 @@ import type { SyncProgress } from '../../feeds/sync.js';
 import type { SyncStatus } from '../../feeds/service.js';
 import { operatorCall } from '../daemon-client.js';
 import { feedNetwork } from '../../feeds/network.js';
-import { dataDirFlag, feedPrivateNetworksFlag } from '../flags.js';
+import { feedPrivateNetworksFlag, storeFlags, storePlace } from '../flags.js';
 
 export default class FeedSync extends Command {
   static override description =
@@ -14,7 +14,7 @@ export default class FeedSync extends Command {
   static override examples = ['<%= config.bin %> feed sync --tenant acme --data-dir ./data'];
   static override flags = {
     tenant: Flags.string({ description: 'the tenant whose active feed syncs', required: true }),
-    'data-dir': dataDirFlag,
+    ...storeFlags,
     'feed-private-networks': feedPrivateNetworksFlag,
   };
 
@@ -36,7 +36,7 @@ export default class FeedSync extends Command {
       if (progress) bar?.update(0, { records: progress.records, pages: progress.pages });
     };
     const path = `/tenants/${encodeURIComponent(tenantId)}/feeds/sync`;
-    const result = await operatorCall<SyncResult>(flags['data-dir'], {
+    const result = await operatorCall<SyncResult>(storePlace(flags), {
       method: 'POST',
       path,
       timeoutMs: 0,

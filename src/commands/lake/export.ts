@@ -1,6 +1,6 @@
 import { Command, Flags } from '@oclif/core';
 import { exportLake } from '../build/run-builds.js';
-import { dataDirFlag } from '../flags.js';
+import { storeFlags, storePlace } from '../flags.js';
 
 export default class LakeExport extends Command {
   static override summary = 'Export what the store committed to the lake (Parquet)';
@@ -9,12 +9,12 @@ export default class LakeExport extends Command {
   static override examples = ['<%= config.bin %> lake export --tenant acme --data-dir ./data'];
   static override flags = {
     tenant: Flags.string({ description: 'export this tenant only (default: every tenant)' }),
-    'data-dir': dataDirFlag,
+    ...storeFlags,
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(LakeExport);
-    const tenants = await exportLake(flags['data-dir'], flags.tenant).catch((error: Error) =>
+    const tenants = await exportLake(storePlace(flags), flags.tenant).catch((error: Error) =>
       this.error(error.message, { exit: 1 }),
     );
     this.log(`exported ${tenants.length} tenant${tenants.length === 1 ? '' : 's'}: ${tenants.join(', ')}`);

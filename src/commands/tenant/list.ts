@@ -1,17 +1,17 @@
 import { Command } from '@oclif/core';
 import { operatorCall } from '../daemon-client.js';
-import { dataDirFlag } from '../flags.js';
+import { storeFlags, storePlace } from '../flags.js';
 
 export default class TenantList extends Command {
   static override summary = 'List tenant ids (JSON)';
   static override description =
     'Prints { "tenants": [...] }. Works through a daemon running on the data dir, or on the store when none runs.';
   static override examples = ['<%= config.bin %> tenant list --data-dir ./data'];
-  static override flags = { 'data-dir': dataDirFlag };
+  static override flags = { ...storeFlags };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(TenantList);
-    const result = await operatorCall<{ tenants: string[] }>(flags['data-dir'], {
+    const result = await operatorCall<{ tenants: string[] }>(storePlace(flags), {
       method: 'GET',
       path: '/tenants',
       direct: async (runtime) => ({ tenants: runtime.state.ids() }),

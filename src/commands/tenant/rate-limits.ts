@@ -2,7 +2,7 @@ import { Args, Command, Flags } from '@oclif/core';
 import { RATE_LIMITS, type RateLimitSettings } from '../../contract/tenants.js';
 import { setRateLimits } from '../../tenants/rate-limit-service.js';
 import { operatorCall } from '../daemon-client.js';
-import { dataDirFlag } from '../flags.js';
+import { storeFlags, storePlace } from '../flags.js';
 
 const budget = (kind: string) =>
   Flags.integer({ description: `requests per minute with the ${kind} (unset: unlimited)`, min: 1 });
@@ -20,7 +20,7 @@ export default class TenantRateLimits extends Command {
     private: budget('private token'),
     public: budget('public token'),
     jwt: budget('bearer tokens (all of the tenant together)'),
-    'data-dir': dataDirFlag,
+    ...storeFlags,
   };
 
   async run(): Promise<void> {
@@ -31,7 +31,7 @@ export default class TenantRateLimits extends Command {
       public: flags.public,
       jwt: flags.jwt,
     });
-    const stored = await operatorCall<RateLimitSettings>(flags['data-dir'], {
+    const stored = await operatorCall<RateLimitSettings>(storePlace(flags), {
       method: 'PUT',
       path: `/tenants/${encodeURIComponent(args.tenantId)}/rate-limits`,
       body: limits,

@@ -2,7 +2,7 @@ import { Args, Command, Flags } from '@oclif/core';
 import { CREDENTIAL_KINDS } from '../../tenants/credentials.js';
 import { rotateCredential } from '../../tenants/tenant-service.js';
 import { operatorCall } from '../daemon-client.js';
-import { dataDirFlag } from '../flags.js';
+import { storeFlags, storePlace } from '../flags.js';
 
 export default class TenantRotate extends Command {
   static override summary = 'Replace one credential of a tenant and print the new secret once (JSON)';
@@ -12,13 +12,13 @@ export default class TenantRotate extends Command {
   static override args = { tenantId: Args.string({ description: 'tenant id', required: true }) };
   static override flags = {
     key: Flags.string({ description: 'which credential', options: [...CREDENTIAL_KINDS], required: true }),
-    'data-dir': dataDirFlag,
+    ...storeFlags,
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(TenantRotate);
     const kind = flags.key as (typeof CREDENTIAL_KINDS)[number];
-    const result = await operatorCall(flags['data-dir'], {
+    const result = await operatorCall(storePlace(flags), {
       method: 'POST',
       path: `/tenants/${encodeURIComponent(args.tenantId)}/rotate`,
       body: { key: kind },

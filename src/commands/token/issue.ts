@@ -2,7 +2,7 @@ import { Command, Flags } from '@oclif/core';
 import { issueToken } from '../../tenants/jwt.js';
 import { jwtSecret } from '../../tenants/secrets.js';
 import { operatorCall } from '../daemon-client.js';
-import { dataDirFlag } from '../flags.js';
+import { storeFlags, storePlace } from '../flags.js';
 
 /** The longest lifetime the CLI issues; `POST /auth/token` stops at a day. */
 const MAX_TTL_S = 30 * 86_400;
@@ -21,7 +21,7 @@ export default class TokenIssue extends Command {
   static override flags = {
     tenant: Flags.string({ description: 'the tenant the token is for', required: true }),
     ttl: Flags.string({ description: 'lifetime: 90s, 15m, 1h, 7d (at most 30d)', default: '1h' }),
-    'data-dir': dataDirFlag,
+    ...storeFlags,
   };
 
   async run(): Promise<void> {
@@ -30,7 +30,7 @@ export default class TokenIssue extends Command {
     if (!Number.isFinite(ttl) || ttl < 1 || ttl > MAX_TTL_S) {
       this.error(`--ttl must be a lifetime such as 1h or 7d, at most 30d (got '${flags.ttl}')`, { exit: 2 });
     }
-    const { tenants } = await operatorCall<{ tenants: string[] }>(flags['data-dir'], {
+    const { tenants } = await operatorCall<{ tenants: string[] }>(storePlace(flags), {
       method: 'GET',
       path: '/tenants',
       direct: async (runtime) => ({ tenants: runtime.state.ids() }),

@@ -1,3 +1,4 @@
+import type { DuckDbStore } from '../../store/database.js';
 import { memoryUsage } from 'node:process';
 import type { FastifyInstance } from 'fastify';
 import type { Ranker } from '../../engine/ranker.js';
@@ -17,7 +18,7 @@ export async function memoryRoutes(app: FastifyInstance, options: MemoryRouteOpt
     const { rss, heapTotal, heapUsed, external, arrayBuffers } = memoryUsage();
     const [rankingThread, duckdb] = await Promise.all([
       options.ranker.threadHeap?.() ?? Promise.resolve(undefined),
-      storeMemory(app.runtime.store),
+      storeMemory(app.runtime.store as DuckDbStore),
     ]);
     return {
       process: { rss, heapTotal, heapUsed, external, arrayBuffers },

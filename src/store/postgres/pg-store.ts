@@ -124,6 +124,11 @@ export class PgStore implements Store {
     return false;
   }
 
+  /** The server keeps its own cache: nothing to give back here. */
+  releaseCache(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /**
    * Makes the bytes of deleted rows leave the server's files (Store.scrub). A plain VACUUM is not enough:
    * it frees dead rows' space for reuse, but the bytes of a row at the free end of its page (heap or

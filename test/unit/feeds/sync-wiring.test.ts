@@ -8,6 +8,7 @@ import { FEED_BODY } from '../../../src/contract/feeds.js';
 import { OPEN_NETWORK } from '../../../src/feeds/network.js';
 import { openRuntime, type Runtime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
+import { duckDbStoreOf } from '../../support/store-file.js';
 
 // More than the store hands back in one chunk (2,048 rows), so that the items come in several.
 const RECORDS = Array.from({ length: 5_000 }, (_, i) => ({ sku: `s${i}`, title: `product ${i}` }));
@@ -74,7 +75,7 @@ describe('a feed sync', () => {
       /^the sync was applied to the stored catalog \(5000 items upserted, 0 marked unavailable\), then failed/,
     );
     expect(lastSync.message).not.toMatch(/nothing changed|out of memory/);
-    const stored = await runtime.store.read(
+    const stored = await duckDbStoreOf(runtime.store).read(
       async (db) =>
         (await db.runAndReadAll("SELECT count(*) FROM items WHERE tenant_id = 'shop'")).getRowsJS()[0][0],
     );

@@ -9,6 +9,7 @@ import { quickBuildRunner } from '../../../src/models/quick-builds.js';
 import { exportTenantLake } from '../../../src/store/lake-export.js';
 import { openRuntime } from '../../../src/runtime.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
+import { duckDbStoreOf } from '../../support/store-file.js';
 
 /** The process as the daemon runs it: compiled (npm test builds before it runs the tests). */
 const COMPILED_SCRIPT = new URL('../../../dist/jobs/quick-build-process.js', import.meta.url);
@@ -131,7 +132,7 @@ describe('quickBuildRunner', () => {
       const views = (userId: string, items: string[]) =>
         items.map((itemId) => ({ userId, itemId, type: 'view' as const }));
       await appendInteractions(runtime, shop, [...views('u1', ['a', 'b']), ...views('u2', ['a', 'b'])]);
-      await exportTenantLake(runtime.store, folder, 'shop');
+      await exportTenantLake(duckDbStoreOf(runtime.store), folder, 'shop');
       await run('shop', ['cooccurrence'], signal());
       const first = currentVersion(modelDir(folder, 'shop', 'cooccurrence'));
       expect(first).toBeDefined();

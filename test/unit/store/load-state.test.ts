@@ -12,6 +12,7 @@ import { duckDbLoadReads } from '../../../src/store/duckdb/load.js';
 import { DAY_MS, TYPE_CODES } from '../../../src/state/user-histories.js';
 import { updateTenantSettings } from '../../../src/tenants/settings-service.js';
 import { createTenant } from '../../../src/tenants/tenant-service.js';
+import { duckDbStoreOf } from '../../support/store-file.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -99,7 +100,7 @@ describe('histories loaded a run of days at a time', () => {
       ]);
       const histories = async (rowsPerQuery: number) => {
         const state = new ServingState();
-        const store = runtime.store;
+        const store = duckDbStoreOf(runtime.store);
         const load = duckDbLoadReads((query) => store.read(query), rowsPerQuery);
         await loadState({ tenants: store.tenants, load }, state, [], Date.now());
         const shop = state.get('shop')!;
