@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
 import { DAEMON_TEST_TIMEOUT_MS, PATIENCE_MS } from './test/support/eventually.js';
 
+/** The integration tests run on both stores (docs/scaling.md). */
+const POSTGRES_TESTS = ['ingestion', 'catalog', 'identity', 'config-resources', 'recommendations'];
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -22,6 +25,17 @@ export default defineConfig({
         test: {
           name: 'daemon',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          testTimeout: DAEMON_TEST_TIMEOUT_MS,
+          hookTimeout: DAEMON_TEST_TIMEOUT_MS,
+        },
+      },
+      {
+        // The same tests of the HTTP API on PostgreSQL as the store of record (test/support/test-store.ts).
+        extends: true,
+        test: {
+          name: 'daemon-postgres',
+          include: POSTGRES_TESTS.map((name) => `test/integration/${name}.test.ts`),
+          env: { NEXTREC_TEST_STORE: 'postgres' },
           testTimeout: DAEMON_TEST_TIMEOUT_MS,
           hookTimeout: DAEMON_TEST_TIMEOUT_MS,
         },

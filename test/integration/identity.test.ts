@@ -180,7 +180,7 @@ describe('user export and delete', () => {
     expect(lake.status).toBe(200);
     expect(filesNaming('anon-1', lakeFiles(daemon.dataDir, 'shop')).length).toBeGreaterThan(0);
     expect(await recommendations('/recommendations/recently-viewed/alice')).not.toEqual([]);
-    expect(filesNaming('anon-1', storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
+    expect(filesNaming('anon-1', await storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
 
     const deleted = await call(daemon.url, 'DELETE', '/users/alice', { headers });
     expect(deleted.status).toBe(204);
@@ -189,9 +189,9 @@ describe('user export and delete', () => {
     expectError(await call(daemon.url, 'GET', '/users/anon-1/export', { headers }), 404, 'NOT_FOUND');
     expect(await recommendations('/recommendations/recently-viewed/alice')).toEqual([]);
     expect(await recommendations('/recommendations/recently-viewed/anon-1')).toEqual([]);
-    expect(storeFiles(daemon.dataDir).length).toBeGreaterThan(0);
+    expect((await storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
     for (const id of ['alice', 'anon-1', 'anon-2']) {
-      expect(filesNaming(id, storeFiles(daemon.dataDir))).toEqual([]);
+      expect(filesNaming(id, await storeFiles(daemon.dataDir))).toEqual([]);
       expect(filesNaming(id, lakeFiles(daemon.dataDir, 'shop'))).toEqual([]);
     }
     // Everyone else is still there.

@@ -268,7 +268,7 @@ describe('POST /ingestion/interactions and /ingestion/impressions', () => {
     await daemon.stop();
     const rows = await queryStore(
       dataDir,
-      `SELECT type, weight, country, ts FROM interactions WHERE tenant_id = 'shop' AND session_id = 'sess_w' ORDER BY rowid`,
+      `SELECT type, weight, country, ts FROM interactions WHERE tenant_id = 'shop' AND session_id = 'sess_w' ORDER BY seq`,
     );
     expect(rows.map((r) => [r.type, r.weight, r.country])).toEqual([
       ['view', 1, 'DE'],

@@ -101,7 +101,7 @@ describe('deleting an item', () => {
     });
     expect(lake.status).toBe(200);
     // What must be gone afterwards is there now, so that its absence then means something.
-    expect(filesNaming(GONE, storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
+    expect(filesNaming(GONE, await storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
     expect(filesNaming(GONE, lakeFiles(daemon.dataDir, 'shop')).length).toBeGreaterThan(0);
     expect(filesNaming(GONE, artifactFiles()).length).toBeGreaterThan(0);
     expect(versions(modelDir(daemon.dataDir, 'shop', 'factors'))).toHaveLength(2);
@@ -125,7 +125,7 @@ describe('deleting an item', () => {
     expect(listed.total).toBe(ITEMS.length - 1);
 
     // Nothing of it in any file of the data dir: store, logs, lake, artifacts.
-    expect(storeFiles(daemon.dataDir).length).toBeGreaterThan(0);
+    expect((await storeFiles(daemon.dataDir)).length).toBeGreaterThan(0);
     expect(filesNaming(GONE, filesUnder(daemon.dataDir))).toEqual([]);
 
     // Its events went; the others stayed, an impression keeping the other items it showed.

@@ -75,6 +75,36 @@ describe('a daemon that cannot start', () => {
   });
 });
 
+describe('a daemon given a PostgreSQL store', () => {
+  it("refuses a URL that is not PostgreSQL's with exit code 2, without repeating it", async () => {
+    const dir = tempDataDir();
+    dirs.push(dir);
+    const run = await nextrec([
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dir,
+      '--store',
+      'mysql://shop:s3cret@h/db',
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('the store must be a URL postgres://user:password@host:port/database');
+    expect(run.stderr).not.toContain('s3cret');
+  });
+
+  it('names the server it cannot reach, never the password, and exits non-zero', async () => {
+    const dir = tempDataDir();
+    dirs.push(dir);
+    const url = 'postgres://shop:s3cret@127.0.0.1:1/nextrec';
+    const run = await nextrec(['serve', '--port', '0', '--data-dir', dir, '--store', url]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('cannot open the PostgreSQL store at 127.0.0.1:1/nextrec');
+    expect(`${run.stdout}${run.stderr}`).not.toContain('s3cret');
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+});
+
 describe('the embeddings helper', () => {
   it('alone (`embeddings serve`) names its --port when the port is taken, shows no key and closes the store', async () => {
     const port = new URL(daemon.url).port;

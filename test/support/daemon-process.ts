@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { PATIENCE_MS } from './eventually.js';
 import { checkAgainstDocument } from './openapi-check.js';
+import { storeArgs } from './test-store.js';
 import { signRequest } from '../../src/client/index.js';
 import { PROCESS_V8_FLAGS } from '../../src/state/memory.js';
 
@@ -47,7 +48,9 @@ export async function startDaemonProcess(
   } = {},
 ): Promise<DaemonProcess> {
   const dataDir = options.dataDir ?? tempDataDir();
-  const serve = ['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])];
+  const given = options.args ?? [];
+  const store = given.includes('--store') ? [] : await storeArgs(dataDir);
+  const serve = ['serve', '--port', '0', '--data-dir', dataDir, ...store, ...given];
   const [command, ...args] = {
     'node with its flags': [process.execPath, ...PROCESS_V8_FLAGS, BIN, ...serve],
     bin: [BIN, ...serve],

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { lakeRoot } from '../../src/lake/layout.js';
+import { postgresFiles, TEST_STORE } from './test-store.js';
 
 /** Every file under `dir`, recursively. */
 export function filesUnder(dir: string): string[] {
@@ -15,8 +16,12 @@ export function filesNaming(id: string, files: string[]): string[] {
   return files.filter((file) => readFileSync(file).includes(id));
 }
 
-/** The store's files in a data dir: the DuckDB file and its write-ahead log. */
-export function storeFiles(dataDir: string): string[] {
+/**
+ * The store's files of a data dir's daemon: the DuckDB file and its write-ahead log, or on PostgreSQL
+ * the files of its database (test-store.ts).
+ */
+export async function storeFiles(dataDir: string): Promise<string[]> {
+  if (TEST_STORE === 'postgres') return postgresFiles(dataDir);
   return filesUnder(dataDir).filter((file) => path.basename(file).startsWith('nextrec.duckdb'));
 }
 

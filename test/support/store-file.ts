@@ -4,9 +4,18 @@ import { liveSegments, tableDir, type EventTable } from '../../src/lake/layout.j
 import { DuckDbStore } from '../../src/store/database.js';
 import { sqlString } from '../../src/store/sql.js';
 import type { Store } from '../../src/store/store.js';
+import { queryPostgres, TEST_STORE } from './test-store.js';
 
-/** Reads the store file of a stopped daemon directly, to check what was made durable. */
-export async function queryStore(dataDir: string, sql: string, params: (string | number)[] = []) {
+/**
+ * Reads the store of a stopped daemon directly, to check what was made durable: its DuckDB file, or its
+ * PostgreSQL database (test-store.ts; `sql` must then be PostgreSQL's too).
+ */
+export async function queryStore(
+  dataDir: string,
+  sql: string,
+  params: (string | number)[] = [],
+): Promise<Record<string, unknown>[]> {
+  if (TEST_STORE === 'postgres') return queryPostgres(dataDir, sql, params);
   const instance = await DuckDBInstance.create(path.join(dataDir, 'nextrec.duckdb'));
   const connection = await instance.connect();
   try {
