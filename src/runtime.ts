@@ -9,7 +9,6 @@ import { ModelScheduler, processBuildRunner } from './models/model-scheduler.js'
 import { quickBuildRunner } from './models/quick-builds.js';
 import { LakeExporter } from './store/lake-export.js';
 import { BuildLauncher } from './models/build-launcher.js';
-import type { DuckDbStore } from './store/database.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
@@ -104,8 +103,7 @@ export async function openRuntime(
       documents.vectorConfig ? [[documents.kind, documents.vectorConfig] as const] : [],
     ),
   );
-  // Until the lake reads PostgreSQL too: the DuckDB store is the one it exports from.
-  const lake = new LakeExporter(store as DuckDbStore, dataDir, undefined, undefined, vectorConfig);
+  const lake = new LakeExporter(store, dataDir, undefined, undefined, vectorConfig);
   const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparers);
   const launcher = new BuildLauncher(options.spareCpu);
   // Large loads disturb serving as builds do: their loading thread runs where builds do

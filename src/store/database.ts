@@ -24,6 +24,10 @@ import type { LoadReads } from './api/load.js';
 import { duckDbLoadReads } from './duckdb/load.js';
 import type { FeedStore } from './api/feeds.js';
 import { duckDbFeedStore } from './duckdb/feeds.js';
+import type { LakeSource } from './api/lake.js';
+import { duckDbLakeSource } from './duckdb/lake.js';
+import type { StoreMemory } from './api/memory.js';
+import { duckDbStoreMemory } from './duckdb/memory.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -77,6 +81,8 @@ export class DuckDbStore implements Store {
   readonly load: LoadReads;
   /** A feed sync's staged records (src/feeds/staging.ts). */
   readonly feeds: FeedStore;
+  /** What the lake export reads: a read's transaction, copied straight to Parquet. */
+  readonly lake: LakeSource;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;
@@ -110,6 +116,19 @@ export class DuckDbStore implements Store {
     this.tenants = duckDbTenantReads(read);
     this.load = duckDbLoadReads(read);
     this.feeds = duckDbFeedStore(this.writes);
+    this.lake = duckDbLakeSource(read);
+  }
+
+  /** The store's DuckDB against its limits, its file and log, and the item keys of the write queue. */
+  async memory(): Promise<StoreMemory> {
+    return {
+      duckdb: await duckDbStoreMemory(
+        this.read.bind(this),
+        this.settings,
+        this.file,
+        this.writes.itemKeyCount,
+      ),
+    };
   }
 
   /** Whether DuckDB refuses every statement until the store file is opened again (see `revive`). */

@@ -21,10 +21,11 @@ import {
   vectorConfigFile,
 } from '../lake/layout.js';
 import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
-import type { DuckDbStore } from './database.js';
+import type { LakeSnapshot } from './api/lake.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
-import { REVENUE_COLUMNS } from './row-mapping.js';
+import { copyToParquet } from './lake-columns.js';
 import { sqlString } from './sql.js';
+import type { Store } from './store.js';
 
 /** The fields of the vectors job's configuration file in the lake (`vectorConfigFile`, src/lake/layout.ts). */
 export type VectorConfigField = 'templates' | 'defaults' | 'scenarios';
@@ -34,17 +35,6 @@ export type VectorConfigField = 'templates' | 'defaults' | 'scenarios';
  * knows none, their owners name them (`StoredDocumentKind.vectorConfig`) and the runtime gathers them.
  */
 export type VectorConfigKinds = ReadonlyMap<string, VectorConfigField>;
-
-/** The columns each table exports (the tenant is the folder). */
-const COLUMNS: Record<EventTable | SnapshotTable, string> = {
-  interactions:
-    'seq, event_id, user_id, session_id, item_id, type, weight, scenario_slug, country, ts, received_at, ' +
-    REVENUE_COLUMNS.join(', '),
-  impressions: 'seq, event_id, user_id, item_ids, scenario_slug, country, recomm_id, ts, received_at',
-  items:
-    'external_id, category, attributes::VARCHAR AS attributes, expires_at, available, feed_managed, created_at, updated_at',
-  users: 'external_id, attributes::VARCHAR AS attributes, created_at, updated_at',
-};
 
 export interface CompactionOptions {
   /** Segments smaller than this are merged... */
@@ -73,14 +63,14 @@ async function scalarRow(db: DuckDBConnection, sql: string): Promise<number[]> {
 }
 
 /**
- * Writes a query's rows to `file` as Parquet, under a partial name first so readers never see half. The
- * export runs in the daemon while it serves: its renames and removals go through Node's thread pool, as
- * one waits for the disk behind whatever else the machine writes (docs/batch-models.md).
+ * Writes `file` with `write`, under a partial name first so readers never see half. The export runs in the
+ * daemon while it serves: its renames and removals go through Node's thread pool, as one waits for the
+ * disk behind whatever else the machine writes (docs/batch-models.md).
  */
-async function copyToParquet(db: DuckDBConnection, query: string, file: string): Promise<void> {
+async function writeLakeFile(file: string, write: (partial: string) => Promise<void>): Promise<void> {
   const partial = partialName(file);
   try {
-    await db.run(`COPY (${query}) TO ${sqlString(partial)} (FORMAT parquet, COMPRESSION zstd)`);
+    await write(partial);
     await rename(partial, file);
   } finally {
     await rm(partial, { force: true });
@@ -88,55 +78,41 @@ async function copyToParquet(db: DuckDBConnection, query: string, file: string):
 }
 
 async function exportEvents(
-  db: DuckDBConnection,
+  snapshot: LakeSnapshot,
   dataDir: string,
   tenantId: string,
   table: EventTable,
 ): Promise<number> {
   const dir = tableDir(dataDir, tenantId, table);
   const from = exportedThrough(dir);
-  const tenant = sqlString(tenantId);
-  const [through, rows] = await scalarRow(
-    db,
-    `SELECT max(seq), count(*) FROM ${table} WHERE tenant_id = ${tenant} AND seq > ${from}`,
-  );
+  const { rows, through } = await snapshot.events(table, from);
   if (rows === 0) return 0;
   await mkdir(dir, { recursive: true });
-  await copyToParquet(
-    db,
-    `SELECT ${COLUMNS[table]} FROM ${table} WHERE tenant_id = ${tenant} AND seq > ${from} AND seq <= ${through} ORDER BY seq`,
-    `${dir}/${segmentName(from + 1, through)}`,
+  await writeLakeFile(`${dir}/${segmentName(from + 1, through)}`, (file) =>
+    snapshot.writeEvents(table, from, through, file),
   );
   return rows;
 }
 
 async function exportSnapshot(
-  db: DuckDBConnection,
+  snapshot: LakeSnapshot,
   dataDir: string,
   tenantId: string,
   table: SnapshotTable,
 ): Promise<number> {
   const dir = tableDir(dataDir, tenantId, table);
-  const tenant = sqlString(tenantId);
-  const [rows, updated] = await scalarRow(
-    db,
-    `SELECT count(*), max(updated_at) FROM ${table} WHERE tenant_id = ${tenant}`,
-  );
+  const { rows, updated } = await snapshot.catalog(table);
   const latest = latestSnapshot(dir);
   if (latest) {
     const [oldRows, oldUpdated] = await scalarRow(
-      db,
+      snapshot.files,
       `SELECT count(*), max(updated_at) FROM read_parquet(${sqlString(latest.file)})`,
     );
     if (oldRows === rows && oldUpdated === updated) return 0;
   } else if (rows === 0) return 0;
   await mkdir(dir, { recursive: true });
   const version = Math.max(Date.now(), (latest?.version ?? 0) + 1);
-  await copyToParquet(
-    db,
-    `SELECT ${COLUMNS[table]} FROM ${table} WHERE tenant_id = ${tenant} ORDER BY external_id`,
-    `${dir}/${snapshotName(version)}`,
-  );
+  await writeLakeFile(`${dir}/${snapshotName(version)}`, (file) => snapshot.writeCatalog(table, file));
   // The previous snapshot stays for a job that may be reading it; older ones go.
   for (const old of snapshots(dir).slice(0, -2)) await rm(old.file, { force: true });
   return rows;
@@ -147,7 +123,7 @@ const writtenVectorConfigs = new Map<string, string>();
 
 /** Writes the tenant's vector configuration to the lake when it changed. */
 async function exportVectorConfig(
-  db: DuckDBConnection,
+  snapshot: LakeSnapshot,
   dataDir: string,
   tenantId: string,
   kinds: VectorConfigKinds,
@@ -157,15 +133,8 @@ async function exportVectorConfig(
     defaults: [],
     scenarios: [],
   };
-  if (kinds.size > 0) {
-    const reader = await db.runAndReadAll(
-      `SELECT kind, doc::VARCHAR FROM config_documents
-        WHERE tenant_id = ${sqlString(tenantId)} AND kind IN (${[...kinds.keys()].map(sqlString).join(', ')})
-        ORDER BY kind, key`,
-    );
-    for (const [kind, doc] of reader.getRows())
-      config[kinds.get(String(kind))!].push(JSON.parse(String(doc)));
-  }
+  for (const { kind, text } of await snapshot.documents([...kinds.keys()]))
+    config[kinds.get(kind)!].push(JSON.parse(text));
   const text = JSON.stringify(config);
   const file = vectorConfigFile(dataDir, tenantId);
   if (!writtenVectorConfigs.has(file)) {
@@ -204,11 +173,13 @@ async function compact(db: DuckDBConnection, dir: string, options: CompactionOpt
   if (run.length > 1) runs.push(run);
   for (const merged of runs) {
     const files = merged.map((segment) => sqlString(segment.file)).join(', ');
-    await copyToParquet(
-      db,
-      // By name: a segment written before a column was added reads it as NULL.
-      `SELECT * FROM read_parquet([${files}], union_by_name = true) ORDER BY seq`,
-      `${dir}/${segmentName(merged[0].first, merged.at(-1)!.last)}`,
+    await writeLakeFile(`${dir}/${segmentName(merged[0].first, merged.at(-1)!.last)}`, (file) =>
+      copyToParquet(
+        db,
+        // By name: a segment written before a column was added reads it as NULL.
+        `SELECT * FROM read_parquet([${files}], union_by_name = true) ORDER BY seq`,
+        file,
+      ),
     );
   }
 }
@@ -219,28 +190,23 @@ async function compact(db: DuckDBConnection, dir: string, options: CompactionOpt
  * exported as of the same commit.
  */
 export async function exportTenantLake(
-  store: DuckDbStore,
+  store: Store,
   dataDir: string,
   tenantId: string,
   compaction: CompactionOptions = DEFAULT_COMPACTION,
   vectorConfig: VectorConfigKinds = new Map(),
 ): Promise<TableExport[]> {
-  return store.read(async (db) => {
-    await db.run('BEGIN TRANSACTION');
-    try {
-      const exported: TableExport[] = [];
-      for (const table of EVENT_TABLES) {
-        exported.push({ table, rows: await exportEvents(db, dataDir, tenantId, table) });
-        await compact(db, tableDir(dataDir, tenantId, table), compaction);
-      }
-      for (const table of SNAPSHOT_TABLES) {
-        exported.push({ table, rows: await exportSnapshot(db, dataDir, tenantId, table) });
-      }
-      await exportVectorConfig(db, dataDir, tenantId, vectorConfig);
-      return exported;
-    } finally {
-      await db.run('ROLLBACK');
+  return store.lake.snapshot(dataDir, tenantId, async (snapshot) => {
+    const exported: TableExport[] = [];
+    for (const table of EVENT_TABLES) {
+      exported.push({ table, rows: await exportEvents(snapshot, dataDir, tenantId, table) });
+      await compact(snapshot.files, tableDir(dataDir, tenantId, table), compaction);
     }
+    for (const table of SNAPSHOT_TABLES) {
+      exported.push({ table, rows: await exportSnapshot(snapshot, dataDir, tenantId, table) });
+    }
+    await exportVectorConfig(snapshot, dataDir, tenantId, vectorConfig);
+    return exported;
   });
 }
 
@@ -303,20 +269,20 @@ async function eraseFromFile(db: DuckDBConnection, file: string, erasure: Erasur
   if (matching === 0) return false;
   const kept =
     erasure.kept?.replaceAll('$source', source) ?? `SELECT * FROM ${source} WHERE NOT (${erasure.holding})`;
-  await copyToParquet(db, kept, file);
+  await writeLakeFile(file, (partial) => copyToParquet(db, kept, partial));
   return true;
 }
 
 /** Rewrites the tenant's lake files that hold any of `ids` without them; returns how many it rewrote. */
 async function eraseIds(
-  store: DuckDbStore,
+  store: Store,
   dataDir: string,
   tenantId: string,
   ids: readonly string[],
   erasures: Partial<Record<LakeTable, Erasure>>,
 ): Promise<number> {
   if (ids.length === 0) return 0;
-  return store.read(async (db) => {
+  return store.lake.files(dataDir, async (db) => {
     // The ids go in as values, never as SQL text; the table ends with the connection.
     await db.run('CREATE TEMP TABLE erase_ids (id VARCHAR)');
     const appender = await db.createAppender('erase_ids', 'main', 'temp');
@@ -346,7 +312,7 @@ async function eraseIds(
  * run it through `LakeExporter.erase` when an exporter may be exporting the tenant.
  */
 export function eraseFromLake(
-  store: DuckDbStore,
+  store: Store,
   dataDir: string,
   tenantId: string,
   identities: string[],
@@ -359,7 +325,7 @@ export function eraseFromLake(
  * on the same conditions: the store first, and through `LakeExporter.eraseItems` beside an exporter.
  */
 export function eraseItemsFromLake(
-  store: DuckDbStore,
+  store: Store,
   dataDir: string,
   tenantId: string,
   itemIds: readonly string[],
@@ -367,11 +333,9 @@ export function eraseItemsFromLake(
   return eraseIds(store, dataDir, tenantId, itemIds, ERASED_ITEMS);
 }
 
-export async function storedTenants(store: DuckDbStore): Promise<string[]> {
-  return store.read(async (db) => {
-    const reader = await db.runAndReadAll('SELECT tenant_id FROM tenants ORDER BY 1');
-    return reader.getRows().map((row) => String(row[0]));
-  });
+/** Every tenant the store holds, in id order. */
+export function storedTenants(store: Store): Promise<string[]> {
+  return store.tenants.ids();
 }
 
 /**
@@ -395,7 +359,7 @@ export class LakeExporter {
   private onError: (error: unknown, tenantId: string) => void = () => undefined;
 
   constructor(
-    private readonly store: DuckDbStore,
+    private readonly store: Store,
     private readonly dataDir: string,
     delayMs = 2_000,
     maxDelayMs = 30_000,
@@ -500,7 +464,7 @@ export class LakeExporter {
  * ask of a running daemon, or do on the store when none runs.
  */
 export async function exportNow(
-  store: DuckDbStore,
+  store: Store,
   exporter: LakeExporter,
   tenantId?: string,
 ): Promise<{ tenantId: string; tables: TableExport[] }[]> {

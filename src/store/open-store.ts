@@ -50,7 +50,7 @@ export async function openStore(dataDir: string, location: StoreLocation = {}): 
   if (location.url === undefined) return DuckDbStore.open(dataDir, location.duckdb);
   const url = checkStoreUrl(location.url);
   try {
-    return await PgStore.open(location.url);
+    return await PgStore.open(location.url, { duckdb: location.duckdb });
   } catch (error) {
     const reason = error instanceof Error ? error.message.replaceAll(location.url, '<store URL>') : '';
     throw new StoreUrlError(`cannot open the PostgreSQL store at ${storeAddress(url)}: ${reason}`);

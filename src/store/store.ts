@@ -2,7 +2,9 @@ import type { AnalyticsStore } from './api/analytics.js';
 import type { CatalogStore } from './api/catalog.js';
 import type { FeedStore } from './api/feeds.js';
 import type { IdentityReads } from './api/identity-reads.js';
+import type { LakeSource } from './api/lake.js';
 import type { LoadReads } from './api/load.js';
+import type { StoreMemory } from './api/memory.js';
 import type { TenantReads } from './api/tenants.js';
 import type { DiskState } from './disk-full.js';
 import type { SubmitOptions, Write, WriteQueueObserver } from './write-queue.js';
@@ -25,8 +27,8 @@ export interface StoreWrites {
 }
 
 /**
- * The store of record, by area (src/store/api). The embedded DuckDB store (database.ts) implements it;
- * nothing outside src/store depends on which store runs.
+ * The store of record, by area (src/store/api). The embedded DuckDB store (database.ts) and the PostgreSQL
+ * store (postgres/pg-store.ts) implement it; nothing outside src/store depends on which store runs.
  */
 export interface Store {
   readonly writes: StoreWrites;
@@ -41,10 +43,14 @@ export interface Store {
   readonly load: LoadReads;
   /** A feed sync's staged records (src/feeds/staging.ts). */
   readonly feeds: FeedStore;
+  /** What the lake export reads, one snapshot of a tenant at a time (src/store/lake-export.ts). */
+  readonly lake: LakeSource;
   /** Whether the store refuses every statement until it is opened again (after a fatal error). */
   readonly invalidated: boolean;
   /** Gives back memory the store caches and can read again (the daemon asks when it is idle). */
   releaseCache(): Promise<void>;
+  /** What the store holds in memory and on disk (docs/memory.md; GET /debug/memory). */
+  memory(): Promise<StoreMemory>;
   /** Rewrites what the store keeps on disk so that the bytes of deleted rows are gone. */
   scrub(): Promise<void>;
   /** Waits for queued writes and running reads, then releases the store. */

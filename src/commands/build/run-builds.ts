@@ -1,4 +1,3 @@
-import type { DuckDbStore } from '../../store/database.js';
 import { Command, Flags } from '@oclif/core';
 import { SingleBar } from 'cli-progress';
 import { buildTenant } from '../../../jobs/build.js';
@@ -22,7 +21,7 @@ export async function exportLake(place: StorePlace, tenantId?: string): Promise<
     path: '/lake/export',
     body: tenantId ? { tenantId } : {},
     direct: async (runtime) => ({
-      exported: await exportNow(runtime.store as DuckDbStore, runtime.lake, tenantId),
+      exported: await exportNow(runtime.store, runtime.lake, tenantId),
     }),
   });
   return result.exported.map((entry) => entry.tenantId);

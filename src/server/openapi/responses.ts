@@ -188,6 +188,14 @@ export const READY = z.looseObject({});
 
 const BYTES = z.number().int().nonnegative();
 const HEAP = z.looseObject({ used: BYTES, total: BYTES, physical: BYTES, external: BYTES });
+const CONNECTIONS = z.number().int().nonnegative();
+/** What a DuckDB holds against its limits (docs/memory.md). */
+const DUCKDB_FIGURES = z.looseObject({
+  memoryLimit: z.string(),
+  threads: z.number().int().positive(),
+  memory: z.record(z.string(), BYTES),
+  temporary: BYTES,
+});
 export const MEMORY = z.looseObject({
   process: z.looseObject({
     rss: BYTES,
@@ -197,14 +205,17 @@ export const MEMORY = z.looseObject({
     arrayBuffers: BYTES,
   }),
   heaps: z.looseObject({ eventLoop: HEAP, rankingThread: HEAP.nullable() }),
-  duckdb: z.looseObject({
-    memoryLimit: z.string(),
-    threads: z.number().int().positive(),
-    memory: z.record(z.string(), BYTES),
-    temporary: BYTES,
-    fileBytes: BYTES,
-    walBytes: BYTES,
-    itemKeys: COUNT,
-  }),
+  // The store's part, under the name of the store that runs: one of the two.
+  duckdb: DUCKDB_FIGURES.extend({ fileBytes: BYTES, walBytes: BYTES, itemKeys: COUNT }).optional(),
+  postgres: z
+    .looseObject({
+      poolSize: CONNECTIONS,
+      connections: CONNECTIONS,
+      inUse: CONNECTIONS,
+      waiting: CONNECTIONS,
+      databaseBytes: BYTES,
+      lake: DUCKDB_FIGURES.nullable(),
+    })
+    .optional(),
   tenants: z.record(z.string(), z.looseObject({ items: COUNT, identities: COUNT, historyEvents: COUNT })),
 });

@@ -1,4 +1,3 @@
-import type { DuckDbStore } from '../../store/database.js';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { ApiError } from '../../contract/errors.js';
@@ -16,7 +15,7 @@ export async function lakeRoutes(app: FastifyInstance): Promise<void> {
       const { tenantId } = (request.body as z.infer<typeof LAKE_EXPORT_BODY>) ?? {};
       if (tenantId && !app.runtime.state.get(tenantId))
         throw new ApiError('NOT_FOUND', `no tenant '${tenantId}'`);
-      return { exported: await exportNow(app.runtime.store as DuckDbStore, app.runtime.lake, tenantId) };
+      return { exported: await exportNow(app.runtime.store, app.runtime.lake, tenantId) };
     },
   );
 }

@@ -11,7 +11,7 @@ export const openapi: Operations = {
     tag: 'Operations',
     summary: 'Where the memory goes',
     description:
-      "The process's resident memory and V8 heaps (the event-loop thread's and the ranking thread's), what the store's DuckDB holds against its limit, and per tenant what the serving state holds: items, identities, history events, the bytes each thread holds of its own (the catalog's columns) and of what the threads share (histories, counters, models). Operator key.",
+      "The process's resident memory and V8 heaps (the event-loop thread's and the ranking thread's), the store's part (`duckdb`: what the store's DuckDB holds against its limit, its file and log; or `postgres`: the pool's connections, the database's size and the lake export's in-memory DuckDB), and per tenant what the serving state holds: items, identities, history events, the bytes each thread holds of its own (the catalog's columns) and of what the threads share (histories, counters, models). Operator key.",
     body: R.MEMORY,
     answer: {
       process: {

@@ -1,9 +1,7 @@
-import type { DuckDbStore } from '../../store/database.js';
 import { memoryUsage } from 'node:process';
 import type { FastifyInstance } from 'fastify';
 import type { Ranker } from '../../engine/ranker.js';
 import { heapFigures, stateFootprint } from '../../state/memory.js';
-import { storeMemory } from '../../store/store-memory.js';
 
 export interface MemoryRouteOptions {
   ranker: Ranker;
@@ -16,14 +14,15 @@ export interface MemoryRouteOptions {
 export async function memoryRoutes(app: FastifyInstance, options: MemoryRouteOptions): Promise<void> {
   app.get('/debug/memory', { config: { access: 'operator' }, schema: { hide: true } }, async () => {
     const { rss, heapTotal, heapUsed, external, arrayBuffers } = memoryUsage();
-    const [rankingThread, duckdb] = await Promise.all([
+    const [rankingThread, store] = await Promise.all([
       options.ranker.threadHeap?.() ?? Promise.resolve(undefined),
-      storeMemory(app.runtime.store as DuckDbStore),
+      app.runtime.store.memory(),
     ]);
+    // The store's part under its own name (`duckdb` or `postgres`), as the store gives it.
     return {
       process: { rss, heapTotal, heapUsed, external, arrayBuffers },
       heaps: { eventLoop: heapFigures(), rankingThread: rankingThread ?? null },
-      duckdb,
+      ...store,
       tenants: stateFootprint(app.runtime.state),
     };
   });

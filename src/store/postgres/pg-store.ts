@@ -4,8 +4,11 @@ import type { AnalyticsStore } from '../api/analytics.js';
 import type { CatalogStore } from '../api/catalog.js';
 import type { FeedStore } from '../api/feeds.js';
 import type { IdentityReads } from '../api/identity-reads.js';
+import type { LakeSource } from '../api/lake.js';
 import type { LoadReads } from '../api/load.js';
+import type { StoreMemory } from '../api/memory.js';
 import type { TenantReads } from '../api/tenants.js';
+import { duckDbSettings, type DuckDbSettings } from '../duckdb-settings.js';
 import type { Store } from '../store.js';
 import { pgAnalytics } from './analytics.js';
 import { removeItems } from './catalog.js';
@@ -13,7 +16,10 @@ import { pgCatalogReads } from './catalog-reads.js';
 import { PostgresDiskState } from './disk.js';
 import { pgFeedStore } from './feeds.js';
 import { pgIdentityReads } from './identity-reads.js';
+import { pgLakeSource } from './lake.js';
+import { LakeDuckDb } from './lake-duckdb.js';
 import { pgLoadReads } from './load-reads.js';
+import { pgStoreMemory } from './memory.js';
 import { migratePostgres } from './migrations.js';
 import { pgTenantReads } from './tenant-reads.js';
 import { PgWriteQueue } from './write-queue.js';
@@ -24,6 +30,11 @@ export const DEFAULT_POOL_SIZE = 10;
 export interface PgStoreOptions {
   /** Connections the store's pool opens at most (DEFAULT_POOL_SIZE). */
   poolSize?: number;
+  /**
+   * The limits of the in-memory DuckDB the lake export writes Parquet with (default: the environment's,
+   * as for the DuckDB store; docs/memory.md).
+   */
+  duckdb?: DuckDbSettings;
 }
 
 /**
@@ -54,6 +65,8 @@ export class PgStore implements Store {
   readonly tenants: TenantReads;
   readonly load: LoadReads;
   readonly feeds: FeedStore;
+  /** What the lake export reads: a snapshot's rows, streamed into Parquet through an in-memory DuckDB. */
+  readonly lake: LakeSource;
   /** Whether the server's disk is full: from a write it refused for room until one commits (disk.ts). */
   readonly disk = new PostgresDiskState();
   private closed = false;
@@ -61,7 +74,11 @@ export class PgStore implements Store {
   /** A scrub queued behind the running one, which calls meanwhile share. */
   private waitingScrub: Promise<void> | undefined;
 
-  private constructor(private readonly pool: pg.Pool) {
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly poolSize: number,
+    private readonly lakeDuckDb: LakeDuckDb,
+  ) {
     this.writes = new PgWriteQueue(pool, {
       wrote: () => this.disk.wrote(),
       failed: (error) => this.disk.failed(error),
@@ -85,6 +102,7 @@ export class PgStore implements Store {
     this.tenants = pgTenantReads(pool);
     this.load = pgLoadReads(pool);
     this.feeds = pgFeedStore(pool, this.writes);
+    this.lake = pgLakeSource(pool, lakeDuckDb);
   }
 
   /**
@@ -107,16 +125,22 @@ export class PgStore implements Store {
     } finally {
       await client.end();
     }
+    const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     const pool = new pg.Pool({
       connectionString: url,
-      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      max: poolSize,
       application_name: 'nextrec',
       ...(syncOff ? { options: '-c synchronous_commit=on' } : {}),
     });
     // An idle connection the server closed (a restart, a terminated backend) leaves the pool by itself;
     // without a listener its error would end the process. A write on a broken connection fails on its own.
     pool.on('error', () => undefined);
-    return new PgStore(pool);
+    return new PgStore(pool, poolSize, new LakeDuckDb(options.duckdb ?? duckDbSettings()));
+  }
+
+  /** The pool's connections, the database's size, and the lake export's DuckDB (docs/memory.md). */
+  memory(): Promise<StoreMemory> {
+    return pgStoreMemory(this.pool, this.poolSize, this.lakeDuckDb).then((postgres) => ({ postgres }));
   }
 
   /** PostgreSQL refuses statements on one connection at a time, never the whole store until reopened. */
@@ -163,12 +187,16 @@ export class PgStore implements Store {
     }
   }
 
-  /** Commits what is queued, waits for a running scrub, then closes the pool's connections. */
+  /**
+   * Commits what is queued, waits for a running scrub, then closes the pool's connections and the lake's
+   * DuckDB (the lake exporter stopped first).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.writes.close();
     await this.scrubs.ended();
     await this.pool.end();
+    await this.lakeDuckDb.close();
   }
 }

@@ -56,6 +56,34 @@ export async function inSnapshot<T>(pool: Pool, reads: (client: PoolClient) => P
 export const ROWS_PER_CHUNK = 5_000;
 
 /**
+ * The rows of a query, a chunk at a time, through a cursor of the transaction open on `client`: the server
+ * keeps the result and the client holds one chunk. Every chunk is of the transaction's snapshot. The
+ * cursor is closed once the last chunk was taken or the caller stopped; after an error the transaction
+ * is aborted, and ending it is the caller's.
+ */
+export async function* transactionCursor(
+  client: PoolClient,
+  text: string,
+  values: readonly unknown[],
+  rowsPerChunk = ROWS_PER_CHUNK,
+): AsyncGenerator<unknown[][], void, undefined> {
+  await client.query({ text: `DECLARE stream NO SCROLL CURSOR FOR ${text}`, values: [...values] });
+  let failed = false;
+  try {
+    for (;;) {
+      const chunk = await selectRows(client, `FETCH FORWARD ${rowsPerChunk} FROM stream`);
+      if (chunk.length > 0) yield chunk;
+      if (chunk.length < rowsPerChunk) break;
+    }
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    if (!failed) await client.query('CLOSE stream');
+  }
+}
+
+/**
  * The rows of a query, a chunk at a time, through a cursor: the server keeps the result and the client
  * holds one chunk, since a whole table at once would leave the heap as large as it was long after its rows
  * are garbage (docs/memory.md). The cursor lives in a read-only transaction of its own connection, taken
@@ -72,12 +100,7 @@ export async function* cursorRows(
   let broken: Error | undefined;
   try {
     await client.query(SNAPSHOT);
-    await client.query({ text: `DECLARE stream NO SCROLL CURSOR FOR ${text}`, values: [...values] });
-    for (;;) {
-      const chunk = await selectRows(client, `FETCH FORWARD ${rowsPerChunk} FROM stream`);
-      if (chunk.length > 0) yield chunk;
-      if (chunk.length < rowsPerChunk) break;
-    }
+    yield* transactionCursor(client, text, values, rowsPerChunk);
   } catch (error) {
     broken = failure(error);
     throw error;

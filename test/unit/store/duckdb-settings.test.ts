@@ -9,7 +9,6 @@ import {
   duckDbSettings,
   memoryLimitOf,
 } from '../../../src/store/duckdb-settings.js';
-import { storeMemory } from '../../../src/store/store-memory.js';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -52,7 +51,9 @@ describe("the store's DuckDB limits", () => {
       );
       // DuckDB counts in MiB: 64 MB is 61 MiB.
       expect(settings[0]).toEqual(['61.0 MiB', 1n, false, '15.2 MiB', true]);
-      const memory = await storeMemory(store);
+      const reported = await store.memory();
+      if (!('duckdb' in reported)) throw new Error('the DuckDB store reports its memory under `duckdb`');
+      const memory = reported.duckdb;
       expect(memory).toMatchObject({ memoryLimit: '64MB', threads: 1, temporary: 0 });
       expect(memory.memory.total).toBeGreaterThanOrEqual(0);
       expect(memory.fileBytes).toBeGreaterThan(0);
