@@ -4,6 +4,8 @@ import path from 'node:path';
 
 /** Where Debian's package `postgresql` puts the server's programs (not on the PATH). */
 const DEBIAN_POSTGRES_DIR = '/usr/lib/postgresql';
+/** Where Debian's package `haproxy` puts it: on root's PATH, not on other users'. */
+const DEBIAN_HAPROXY = '/usr/sbin/haproxy';
 
 /** The programs a local cluster runs (README.md, "Cluster mode"), and Debian's package of each. */
 export interface ClusterPrograms {
@@ -37,6 +39,16 @@ export function postgresBinDir(candidates: string[] = postgresBinCandidates()): 
   return candidates.find((dir) => isExecutable(path.join(dir, 'initdb')));
 }
 
+/** haproxy: `NEXTREC_HAPROXY` alone when set, else on the PATH or Debian's place; and where it was looked for. */
+export function haproxyProgram(env: NodeJS.ProcessEnv = process.env): { file?: string; lookedFor: string } {
+  if (env.NEXTREC_HAPROXY) {
+    const file = env.NEXTREC_HAPROXY;
+    return { file: isExecutable(file) ? file : undefined, lookedFor: `not at ${file}` };
+  }
+  const file = onPath('haproxy', env) ?? (isExecutable(DEBIAN_HAPROXY) ? DEBIAN_HAPROXY : undefined);
+  return { file, lookedFor: `not on the PATH nor at ${DEBIAN_HAPROXY}` };
+}
+
 /** A program's path on the PATH of `env`, or undefined. */
 export function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
@@ -62,7 +74,7 @@ function isExecutable(file: string): boolean {
 export function findPrograms(env: NodeJS.ProcessEnv = process.env): ClusterPrograms {
   const candidates = postgresBinCandidates(env);
   const postgresBin = postgresBinDir(candidates);
-  const haproxy = onPath('haproxy', env);
+  const { file: haproxy, lookedFor } = haproxyProgram(env);
   const redisServer = onPath('redis-server', env);
   if (postgresBin !== undefined && haproxy !== undefined && redisServer !== undefined)
     return { postgresBin, haproxy, redisServer };
@@ -71,7 +83,7 @@ export function findPrograms(env: NodeJS.ProcessEnv = process.env): ClusterProgr
     const where = candidates.length > 0 ? candidates.join(', ') : 'no directory found';
     missing.push([`PostgreSQL's server (initdb, looked for in ${where})`, 'postgresql']);
   }
-  if (haproxy === undefined) missing.push(['haproxy (not on the PATH)', 'haproxy']);
+  if (haproxy === undefined) missing.push([`haproxy (${lookedFor})`, 'haproxy']);
   if (redisServer === undefined) missing.push(['redis-server (not on the PATH)', 'redis-server']);
   const packages = missing.map(([, pkg]) => pkg);
   throw new MissingProgramsError(
