@@ -19,7 +19,7 @@ const LAYERS = [
   ['analytics', 'config', 'feeds', 'tenants', 'evaluation'],
   ['runtime.ts'],
   ['ingestion', 'identity'],
-  ['server', 'commands', 'daemon.ts', 'demo.ts'],
+  ['server', 'commands', 'cluster', 'daemon.ts', 'demo.ts'],
 ];
 // A folder or file new in src/ takes its place in a layer (and a line in docs/architecture.md) first.
 const unplaced = readdirSync(new URL('./src', import.meta.url)).filter(
@@ -56,7 +56,7 @@ const STORE_ONLY = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.scratch/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'cluster-data/', 'coverage/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -14,6 +14,7 @@ import { connectionDrainingPlugin } from './plugins/connection-draining.js';
 import { answerClientError, errorsPlugin, frameworkErrorAnswer } from './plugins/errors.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { nodeHeaderPlugin } from './plugins/node-header.js';
 import { readinessPlugin } from './plugins/readiness.js';
 import { turnBatchedResponsesPlugin } from './plugins/turn-batched-responses.js';
 import { RepeatedBodies } from './repeated-bodies.js';
@@ -116,6 +117,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
   });
+  await app.register(nodeHeaderPlugin);
   await app.register(connectionDrainingPlugin);
   await app.register(turnBatchedResponsesPlugin);
   await app.register(errorsPlugin);

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import { INDEX_BODY, type IndexBody } from '../contract/vectors.js';
 import type { Runtime } from '../runtime.js';
@@ -25,6 +25,9 @@ export async function buildEmbeddingsApp(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: BODY_LIMIT,
+    // As the daemon's API: requests are not logged one by one (a load balancer's health checks come
+    // every second; docs/configuration.md, "Flags and environment"), errors are.
+    logController: new LogController({ disableRequestLogging: true }),
     logger: { level: logLevel },
     // Requests Node's HTTP parser or the router refuses get the contract's error body too.
     clientErrorHandler: answerClientError,

@@ -1,10 +1,16 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import {
+  postgresBinCandidates,
+  postgresBinDir,
+  postgresCommand,
+  postgresUser,
+} from '../../src/cluster/programs.js';
 import { writeFlush } from '../../src/store/postgres/flush.js';
 import { RowBuffer } from '../../src/store/rows.js';
 
@@ -18,48 +24,18 @@ export interface TestPostgres {
 
 const run = promisify(execFile);
 
-/** Where Debian's package `postgresql` puts the server's programs when pg_config does not say. */
-const DEBIAN_BIN_DIR = '/usr/lib/postgresql/15/bin';
-
 const DATABASE = 'nextrec';
 
 /** The directory of initdb and pg_ctl; a clear error when the server is not installed (never a skip). */
 function binDir(): string {
-  const candidates: string[] = [];
-  try {
-    candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim());
-  } catch {
-    // No pg_config on the PATH: Debian's own place below.
-  }
-  candidates.push(DEBIAN_BIN_DIR);
-  const found = candidates.find((dir) => existsSync(path.join(dir, 'initdb')));
+  const candidates = postgresBinCandidates();
+  const found = postgresBinDir(candidates);
   if (found === undefined)
     throw new Error(
       `the PostgreSQL tests need PostgreSQL 15's server (initdb and pg_ctl, looked for in ${candidates.join(', ')}): ` +
         'install the Debian package `postgresql` (apt-get install postgresql)',
     );
   return found;
-}
-
-/**
- * The server refuses to run as root: as root, the programs run as the `postgres` user (which the Debian
- * package creates) and the cluster's directory is handed to it.
- */
-function runAs(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  try {
-    const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    throw new Error(
-      'the PostgreSQL tests run as root need the `postgres` user: install the Debian package `postgresql`',
-    );
-  }
-}
-
-function command(bin: string, program: string, args: string[], asPostgres: boolean): [string, string[]] {
-  const file = path.join(bin, program);
-  return asPostgres ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
 }
 
 /** A TCP port of 127.0.0.1 free a moment ago (the start tries another if it is taken meanwhile). */
@@ -83,11 +59,11 @@ async function freePort(): Promise<number> {
  */
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = binDir();
-  const asPostgres = runAs();
+  const asPostgres = postgresUser();
   const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-pg-'));
   const data = path.join(dir, 'data');
   if (asPostgres) chownSync(dir, asPostgres.uid, asPostgres.gid);
-  const as = (program: string, ...args: string[]) => command(bin, program, args, asPostgres !== undefined);
+  const as = (program: string, ...args: string[]) => postgresCommand(bin, program, args, asPostgres);
   const stopCommand = as('pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop');
   const watchdog = watch(dir, stopCommand);
   const stop = async () => {
