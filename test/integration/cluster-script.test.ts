@@ -1,151 +1,28 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clusterLayout, portsOf, type ClusterLayout } from '../../src/cluster/layout.js';
+import { portsOf } from '../../src/cluster/layout.js';
 import { onPath, postgresBinDir } from '../../src/cluster/programs.js';
+import {
+  alive,
+  freeClusterPort,
+  JWT_SECRET,
+  npmRunCluster,
+  portFree,
+  stopClusters,
+  tempDir,
+  type RunningCluster,
+} from '../support/cluster.js';
 import { OPERATOR_KEY, call, createTenant, tenantHeaders } from '../support/daemon-process.js';
 import { PATIENCE_MS } from '../support/eventually.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SCRIPT = path.join(ROOT, 'dist/src/cluster/main.js');
-const JWT_SECRET = 'cluster-test-jwt-secret-0123456789abcdef';
 
-const dirs: string[] = [];
-const started: Array<{ child: ChildProcess; pids: () => number[] }> = [];
-
-afterAll(() => {
-  // A failed test's processes too: nothing is left running on a shared machine.
-  for (const { child, pids } of started)
-    for (const pid of [child.pid!, ...pids()].filter(alive)) process.kill(pid, 'SIGKILL');
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-const alive = (pid: number) => existsSync(`/proc/${pid}`);
-
-/** A directory PostgreSQL's `postgres` user may enter when the tests run as root. */
-function tempDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'nextrec-cluster-'));
-  chmodSync(dir, 0o755);
-  dirs.push(dir);
-  return dir;
-}
-
-async function portFree(port: number): Promise<boolean> {
-  const server = createServer();
-  return new Promise((resolve) => {
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** A cluster port whose whole range (README.md, "Cluster mode") is free a moment ago. */
-async function freeClusterPort(daemons: number): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
-    const layout = clusterLayout({
-      NEXTREC_CLUSTER_PORT: String(port),
-      NEXTREC_CLUSTER_DAEMONS: String(daemons),
-    });
-    const free = await Promise.all(portsOf(layout).map(([p]) => portFree(p)));
-    if (free.every(Boolean)) return port;
-  }
-}
-
-/** The pids of every process below `pid`, read from /proc. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0;) {
-    const next = children.get(queue.shift()!) ?? [];
-    found.push(...next);
-    queue.push(...next);
-  }
-  return found;
-}
-
-/** PostgreSQL's server and its processes: pg_ctl starts it apart from the script. */
-function postgresProcesses(layout: ClusterLayout): number[] {
-  const pidFile = path.join(layout.dir, 'postgres', 'postmaster.pid');
-  if (!existsSync(pidFile)) return [];
-  const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  return [postmaster, ...descendants(postmaster)];
-}
-
-interface RunningCluster {
-  layout: ClusterLayout;
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Every process of the cluster now: npm's, the script's and theirs, PostgreSQL's. */
-  processes(): number[];
-  daemonPids(): number[];
-}
-
-/** `npm run cluster` in its own process group, until it prints its ready line. */
-async function npmRunCluster(dir: string, port: number): Promise<RunningCluster> {
-  const env = {
-    ...process.env,
-    NEXTREC_CLUSTER_DIR: dir,
-    NEXTREC_CLUSTER_PORT: String(port),
-    NEXTREC_CLUSTER_DAEMONS: '2',
-    NEXTREC_ADMIN_KEY: OPERATOR_KEY,
-    NEXTREC_JWT_SECRET: JWT_SECRET,
-    NEXTREC_FEED_PRIVATE_NETWORKS: 'true',
-  };
-  const layout = clusterLayout(env);
-  const child = spawn('npm', ['run', 'cluster'], {
-    cwd: ROOT,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const processes = () => [...descendants(child.pid!), ...postgresProcesses(layout)];
-  started.push({ child, pids: processes });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the cluster did not start:\n${output}`)), PATIENCE_MS);
-    child.stdout!.on('data', () => {
-      if (output.includes(`cluster ready on http://127.0.0.1:${port}`)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', () => reject(new Error(`npm run cluster exited:\n${output}`)));
-  });
-  const daemonPids = () =>
-    layout.daemons.map(({ n }) => Number(readFileSync(path.join(dir, `daemon-${n}.pid`), 'utf8')));
-  return { layout, child, output: () => output, exited, processes, daemonPids };
-}
+afterAll(stopClusters);
 
 /** Waits until every process is gone and every port of the layout is free again. */
 async function expectAllStopped(cluster: RunningCluster, processes: number[]): Promise<void> {

@@ -45,12 +45,14 @@ export async function startDaemonProcess(
     args?: string[];
     env?: Record<string, string>;
     launch?: 'node with its flags' | 'bin' | 'plain node';
+    /** The API's port (default: any free one). */
+    port?: number;
   } = {},
 ): Promise<DaemonProcess> {
   const dataDir = options.dataDir ?? tempDataDir();
   const given = options.args ?? [];
   const store = given.includes('--store') ? [] : await storeArgs(dataDir);
-  const serve = ['serve', '--port', '0', '--data-dir', dataDir, ...store, ...given];
+  const serve = ['serve', '--port', String(options.port ?? 0), '--data-dir', dataDir, ...store, ...given];
   const [command, ...args] = {
     'node with its flags': [process.execPath, ...PROCESS_V8_FLAGS, BIN, ...serve],
     bin: [BIN, ...serve],
