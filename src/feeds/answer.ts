@@ -87,12 +87,82 @@ async function* gzFile(input: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   yield* gzipped ? gunzip(whole()) : whole();
 }
 
+/** What an answer's bytes go through before they are read. */
+export interface AnswerEncoding {
+  /** The gzip layers of its Content-Encoding, each undone once. */
+  gzipLayers: number;
+  /** Whether the URL names a `.gz` file (decompressed after those, when its bytes start as gzip does). */
+  gzFile: boolean;
+}
+
+/**
+ * The most bytes an answer may have as sent for its decoded bytes to stay within `maxBytes`: gzip adds
+ * its header and trailer, and 5 bytes per stored block of at most 64 KiB, to bytes it cannot compress.
+ */
+function sentLimit(maxBytes: number, encoding: AnswerEncoding): number {
+  let limit = maxBytes;
+  const layers = encoding.gzipLayers + (encoding.gzFile ? 1 : 0);
+  for (let i = 0; i < layers; i++) limit += Math.ceil(limit / 65_535) * 5 + 64;
+  return limit;
+}
+
+/** Counts the bytes read against `limit`, failing beyond it. */
+async function* limited(
+  bytes: AsyncIterable<Buffer>,
+  limit: number,
+  tooLong: () => Error,
+): AsyncGenerator<Buffer> {
+  let read = 0;
+  for await (const chunk of bytes) {
+    read += chunk.length;
+    if (read > limit) throw tooLong();
+    yield chunk;
+  }
+}
+
+function decodedBytes(
+  bytes: AsyncIterable<Buffer>,
+  encoding: AnswerEncoding,
+  maxBytes: number,
+  fail: (reason: string) => FeedFetchError,
+): AsyncIterable<Buffer> {
+  for (let i = 0; i < encoding.gzipLayers; i++) bytes = gunzip(bytes);
+  if (encoding.gzFile) bytes = gzFile(bytes);
+  return limited(bytes, maxBytes, () => fail(`the answer is longer than maxBytes (${maxBytes} bytes)`));
+}
+
+/**
+ * The decoded bytes of an answer read as sent (see readAnswer's `sent`), counted against `maxBytes`:
+ * broken gzip or too many bytes is the FeedFetchError readAnswer would have thrown for them.
+ */
+export async function* decodeAnswer(
+  bytes: AsyncIterable<Buffer>,
+  encoding: AnswerEncoding,
+  maxBytes: number,
+  page: number,
+  url: URL,
+): AsyncGenerator<Buffer> {
+  const fail = (reason: string) => new FeedFetchError(`${where(page, url)}: ${reason}`);
+  try {
+    yield* decodedBytes(bytes, encoding, maxBytes, fail);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (typeof code !== 'string' || !code.startsWith('Z_')) throw error;
+    throw fail(`the answer is not valid gzip (${(error as Error).message})`);
+  }
+}
+
 /**
  * One request of the feed's source, its body read as it arrives (CONTRACT.md, "Integrator features",
  * **Feed formats.**): decompressed when the source sent it with `Content-Encoding: gzip` or the URL names a
  * `.gz` file, within `timeoutMs` from the request to the last byte and `maxBytes` (counted decompressed).
  * Anything else (a connection error, a status other than 2xx, a timeout, too many bytes, broken gzip, an
  * encoding other than gzip) is a FeedFetchError. A consumer that stops early ends the request.
+ *
+ * Given `sent`, the bytes are read as sent instead, and `sent` is told how they are encoded before the
+ * first of them: decodeAnswer then decodes them, and counts them against `maxBytes`, when they are read
+ * (a document is downloaded compressed, at a tenth of its bytes). Only as many are read as could decode
+ * within `maxBytes`.
  */
 export async function* readAnswer(
   source: FeedSource,
@@ -100,6 +170,7 @@ export async function* readAnswer(
   page: number,
   network: FeedNetwork,
   stop?: AbortSignal,
+  sent?: (encoding: AnswerEncoding) => void,
 ): AsyncGenerator<Buffer> {
   const timeout = AbortSignal.timeout(source.timeoutMs);
   const signal = stop ? AbortSignal.any([stop, timeout]) : timeout;
@@ -139,15 +210,17 @@ export async function* readAnswer(
       .filter((encoding) => encoding !== '' && encoding !== 'identity');
     const unknown = encodings.find((encoding) => encoding !== 'gzip' && encoding !== 'x-gzip');
     if (unknown !== undefined) throw fail(`the answer's Content-Encoding ${unknown} is not supported`);
-    let bytes: AsyncIterable<Buffer> = body as AsyncIterable<Buffer>;
-    for (let i = 0; i < encodings.length; i++) bytes = gunzip(bytes);
-    if (url.pathname.toLowerCase().endsWith('.gz')) bytes = gzFile(bytes);
-    let read = 0;
-    for await (const chunk of bytes) {
-      read += chunk.length;
-      if (read > source.maxBytes) throw fail(`the answer is longer than maxBytes (${source.maxBytes} bytes)`);
-      yield chunk;
-    }
+    const encoding: AnswerEncoding = {
+      gzipLayers: encodings.length,
+      gzFile: url.pathname.toLowerCase().endsWith('.gz'),
+    };
+    const bytes = body as AsyncIterable<Buffer>;
+    if (sent) {
+      sent(encoding);
+      yield* limited(bytes, sentLimit(source.maxBytes, encoding), () =>
+        fail(`the answer is longer than maxBytes (${source.maxBytes} bytes)`),
+      );
+    } else yield* decodedBytes(bytes, encoding, source.maxBytes, fail);
   } catch (error) {
     if (error instanceof FeedFetchError) throw error;
     throw fail(reasonOf(error, timeout, source.timeoutMs, stop));

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { DEFAULT_PAGE_SIZE, DOCUMENT_SOURCE_TYPES } from '../contract/feeds.js';
-import { FeedFetchError, MalformedDocumentError, readAnswer, where, type FeedSource } from './answer.js';
+import {
+  FeedFetchError,
+  MalformedDocumentError,
+  decodeAnswer,
+  readAnswer,
+  where,
+  type AnswerEncoding,
+  type FeedSource,
+} from './answer.js';
 import { csvRecords } from './csv-records.js';
 import { compilePath, type CompiledPath } from '../contract/json-path.js';
 import { merchantRecords } from './merchant-records.js';
@@ -133,8 +141,10 @@ export async function* fetchPages(
  * A Merchant, CSV or TSV source (CONTRACT.md, "Integrator features", **Feed formats.**): one request,
  * whatever `pagination` says. Its body is written to a temporary file as fast as the source sends it (a
  * source may drop a reader slower than its own timeouts, and mapping and staging are slower than the
- * network), then its records are parsed from that file and given in batches, all of page 1, so that a
- * sync holds a batch rather than the document. Malformed XML or CSV is a FeedFetchError. The file goes
+ * network), as sent: a gzip-compressed document is decompressed only as its records are parsed from that
+ * file, at the parser's pace, rather than as it downloads, which held tens of megabytes of decompressed
+ * chunks at once (docs/benchmarks.md, `bench/feeds`). Its records are given in batches, all of page 1, so
+ * that a sync holds a batch rather than the document. Malformed XML or CSV is a FeedFetchError. The file goes
  * when the records have been read, or the reader stopped.
  */
 async function* fetchDocument(
@@ -146,8 +156,10 @@ async function* fetchDocument(
   const dir = await mkdtemp(path.join(tmpdir(), 'nextrec-feed-'));
   try {
     const file = path.join(dir, 'document');
-    await pipeline(readAnswer(source, url, 1, network, stop), createWriteStream(file));
-    const bytes = createReadStream(file) as AsyncIterable<Buffer>;
+    let encoding: AnswerEncoding | undefined;
+    const sent = readAnswer(source, url, 1, network, stop, (told) => (encoding = told));
+    await pipeline(sent, createWriteStream(file));
+    const bytes = decodeAnswer(createReadStream(file), encoding!, source.maxBytes, 1, url);
     const batches =
       source.sourceType === 'google_merchant'
         ? merchantRecords(bytes)
