@@ -164,7 +164,7 @@ async function startServing(
       rateLimitRedis,
     });
     const log = app.log;
-    followOtherDaemons(app, runtime);
+    const caughtUp = followOtherDaemons(app, runtime);
     rankingThread?.whenFailed((error) =>
       log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
     );
@@ -177,6 +177,8 @@ async function startServing(
     app.readiness.done('models');
     if (options.warmUp ?? true) await warmUpBeforeReady(app, ranker);
     app.readiness.done('warmup');
+    // Said to listen once ready: from a store other daemons share, once caught up with their writes.
+    await caughtUp;
     const embeddingsPort =
       options.embeddingsPort === undefined
         ? options.port === 0
@@ -210,8 +212,9 @@ const CATCH_UP_RETRY_MS = 1000;
  * From a store other daemons share: their writes are followed into the serving state from where it was
  * loaded, and the state counts as ready once it caught up with every change committed by then
  * (src/following/). Deletions they make leave this daemon's answer cache and remembered bodies too.
+ * Resolves once caught up (at once for a store no other daemon shares).
  */
-function followOtherDaemons(app: FastifyInstance, runtime: Runtime): void {
+function followOtherDaemons(app: FastifyInstance, runtime: Runtime): Promise<void> {
   const feed = followChanges(
     runtime,
     {
@@ -226,17 +229,22 @@ function followOtherDaemons(app: FastifyInstance, runtime: Runtime): void {
     },
     (error) => app.log.error({ err: error }, "following the other daemons' writes failed; trying again"),
   );
-  if (!feed) return;
-  const catchUp = (): void => {
-    feed.caughtUp().then(
-      () => app.readiness.done('state'),
-      (error: unknown) => {
-        app.log.error({ err: error }, "could not read how far the other daemons' writes are; trying again");
-        setTimeout(catchUp, CATCH_UP_RETRY_MS).unref();
-      },
-    );
-  };
-  catchUp();
+  if (!feed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const catchUp = (): void => {
+      feed.caughtUp().then(
+        () => {
+          app.readiness.done('state');
+          resolve();
+        },
+        (error: unknown) => {
+          app.log.error({ err: error }, "could not read how far the other daemons' writes are; trying again");
+          setTimeout(catchUp, CATCH_UP_RETRY_MS).unref();
+        },
+      );
+    };
+    catchUp();
+  });
 }
 
 /**
