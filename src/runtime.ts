@@ -202,6 +202,8 @@ export function followWrites(runtime: Runtime, log: RuntimeLog): void {
  * answer recording have stopped (the daemon closes its ranking thread there).
  */
 export async function closeRuntime(runtime: Runtime, beforeBuilds?: () => Promise<void>): Promise<void> {
+  // First: following the other daemons' writes would hand work to what stops next.
+  await runtime.store.changes?.stop();
   await runtime.feeds.stop();
   await runtime.vectors.stop();
   await runtime.answers.stop();

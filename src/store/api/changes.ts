@@ -77,7 +77,7 @@ export interface ChangeFeed {
    * Hands `apply` the changes after `from`, each tenant's one at a time in order, and the later ones as
    * they commit. A change counts as applied once `apply` resolved for it; one that failed (`failed` is
    * told) is handed again a moment later, so `apply` changes nothing before what can fail (its reads)
-   * is done. Stops when the store closes.
+   * is done.
    */
   follow(
     from: ChangePosition,
@@ -86,4 +86,6 @@ export interface ChangeFeed {
   ): void;
   /** Resolves once every change committed before the call was applied. */
   caughtUp(): Promise<void>;
+  /** Stops following, once the change being applied is done (closing the store stops it too). */
+  stop(): Promise<void>;
 }

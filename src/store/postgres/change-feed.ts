@@ -108,7 +108,7 @@ export class PgChangeFeed implements ChangeFeed {
   }
 
   /** Stops following: the change being applied is finished first. */
-  async close(): Promise<void> {
+  async stop(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     this.wake?.();

@@ -204,7 +204,7 @@ export class PgStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.writes.close();
-    await this.changes.close();
+    await this.changes.stop();
     await this.scrubs.ended();
     await this.pool.end();
     await this.lakeDuckDb.close();
