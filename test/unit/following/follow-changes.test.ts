@@ -258,4 +258,37 @@ describe('daemons sharing a PostgreSQL store', () => {
       expect(tenant.histories.get('u1')?.length).toBe(3);
     }
   });
+
+  it('go on following when the listening connection breaks', async () => {
+    await createTenant(a, 't');
+    await caughtUp(b);
+    // Every daemon's listening connection ends (a server restart, a network failure would do the same).
+    const listening =
+      "FROM pg_stat_activity WHERE application_name = 'nextrec-changes' AND datname = current_database()";
+    const admin = new pg.Client({ connectionString: storeUrl });
+    await admin.connect();
+    try {
+      expect((await admin.query(`SELECT pg_terminate_backend(pid) ${listening}`)).rowCount).toBe(2);
+      // Each connects again a moment later.
+      const again = Date.now() + 5_000;
+      let count = 0;
+      while (count < 2 && Date.now() < again) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        count = Number((await admin.query(`SELECT count(*) ${listening}`)).rows[0].count);
+      }
+      expect(count).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    // Written whether or not anyone listens yet: the counters read every second find it.
+    await upsertItems(a, tenantOf(a), [{ externalId: 'i1' }]);
+    const deadline = Date.now() + 5_000;
+    while (!tenantOf(b).catalog.holds('i1') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(tenantOf(b).catalog.holds('i1')).toBe(true);
+    // And it listens again.
+    await upsertItems(a, tenantOf(a), [{ externalId: 'i2' }]);
+    await caughtUp(b);
+    expect(tenantOf(b).catalog.holds('i2')).toBe(true);
+  });
 });
