@@ -18,7 +18,7 @@ const LAYERS = [
   ['engine'],
   ['analytics', 'config', 'feeds', 'tenants', 'evaluation'],
   ['runtime.ts'],
-  ['ingestion', 'identity'],
+  ['ingestion', 'identity', 'following'],
   ['server', 'commands', 'cluster', 'daemon.ts', 'demo.ts'],
 ];
 // A folder or file new in src/ takes its place in a layer (and a line in docs/architecture.md) first.

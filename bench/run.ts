@@ -19,6 +19,7 @@ const BENCHMARKS = [
   'analytics',
   'build',
   'freshness',
+  'follow',
   'quality',
 ] as const;
 

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { LocalRanker, type Ranker } from './engine/ranker.js';
 import { TurnQueue } from './engine/turn-queue.js';
 import { WorkerRanker } from './engine/worker-ranker.js';
+import { followChanges } from './following/follow-changes.js';
 import { loadingThreads } from './models/model-loader.js';
 import { closeRuntime, followWrites, loadBuilt, openRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './server/app.js';
@@ -163,6 +164,7 @@ async function startServing(
       rateLimitRedis,
     });
     const log = app.log;
+    const caughtUp = followOtherDaemons(app, runtime);
     rankingThread?.whenFailed((error) =>
       log.error({ err: error }, 'ranking thread failed; ranking goes on in the event-loop thread'),
     );
@@ -175,6 +177,8 @@ async function startServing(
     app.readiness.done('models');
     if (options.warmUp ?? true) await warmUpBeforeReady(app, ranker);
     app.readiness.done('warmup');
+    // Said to listen once ready: from a store other daemons share, once caught up with their writes.
+    await caughtUp;
     const embeddingsPort =
       options.embeddingsPort === undefined
         ? options.port === 0
@@ -199,6 +203,48 @@ async function startServing(
     rateLimitRedis?.disconnect();
     throw error;
   }
+}
+
+/** How long a daemon that could not tell whether it caught up waits before it asks again. */
+const CATCH_UP_RETRY_MS = 1000;
+
+/**
+ * From a store other daemons share: their writes are followed into the serving state from where it was
+ * loaded, and the state counts as ready once it caught up with every change committed by then
+ * (src/following/). Deletions they make leave this daemon's answer cache and remembered bodies too.
+ * Resolves once caught up (at once for a store no other daemon shares).
+ */
+function followOtherDaemons(app: FastifyInstance, runtime: Runtime): Promise<void> {
+  const feed = followChanges(
+    runtime,
+    {
+      itemsRemoved: (tenantId) => {
+        app.recommender.forgetItems(tenantId);
+        app.repeatedBodies.clear();
+      },
+      identitiesForgotten: (tenantId, identities) => {
+        app.recommender.forget(tenantId, identities);
+        app.repeatedBodies.clear();
+      },
+    },
+    (error) => app.log.error({ err: error }, "following the other daemons' writes failed; trying again"),
+  );
+  if (!feed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const catchUp = (): void => {
+      feed.caughtUp().then(
+        () => {
+          app.readiness.done('state');
+          resolve();
+        },
+        (error: unknown) => {
+          app.log.error({ err: error }, "could not read how far the other daemons' writes are; trying again");
+          setTimeout(catchUp, CATCH_UP_RETRY_MS).unref();
+        },
+      );
+    };
+    catchUp();
+  });
 }
 
 /**

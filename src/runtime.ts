@@ -10,6 +10,7 @@ import { quickBuildRunner } from './models/quick-builds.js';
 import { LakeExporter } from './store/lake-export.js';
 import { BuildLauncher } from './models/build-launcher.js';
 import { openStore } from './store/open-store.js';
+import type { ChangePosition } from './store/api/changes.js';
 import type { Store } from './store/store.js';
 import type { DuckDbSettings } from './store/duckdb-settings.js';
 import { loadState, type StoredDocumentKind } from './state/load-state.js';
@@ -28,7 +29,7 @@ import { rateLimitDocuments } from './tenants/rate-limit-service.js';
 import { tenantSettingsDocuments } from './tenants/settings-service.js';
 
 /** Every kind of configuration document, from their owners: the state and the store know none of them. */
-const DOCUMENT_KINDS: readonly StoredDocumentKind[] = [
+export const DOCUMENT_KINDS: readonly StoredDocumentKind[] = [
   tenantSettingsDocuments,
   vectorDefaultsDocuments,
   rateLimitDocuments,
@@ -57,6 +58,11 @@ export interface Runtime {
   readonly answers: AnswerLog;
   /** Catalog feeds and their syncs; their schedules run once the daemon starts them. */
   readonly feeds: FeedService;
+  /**
+   * Where a store other daemons share was in its log of changes when the state was loaded: following
+   * their writes starts there (src/following/). None for a store one process owns.
+   */
+  readonly loadedAt?: ChangePosition;
 }
 
 /** How a runtime embeds and where its feeds fetch from (defaults: the hashing embedder, public addresses). */
@@ -90,9 +96,9 @@ export async function openRuntime(
   const store = await openStore(dataDir, { url: options.storeUrl, duckdb: options.duckdb });
   const state = new ServingState(changes);
   const credentials = new CredentialRegistry();
+  let loadedAt: ChangePosition | undefined;
   try {
-    await loadCredentials(store.tenants, credentials);
-    await loadState(store, state, DOCUMENT_KINDS);
+    loadedAt = await load(store, state, credentials);
   } catch (error) {
     await store.close();
     throw error;
@@ -132,7 +138,32 @@ export async function openRuntime(
     vectors: indexer,
     answers: new AnswerLog(store),
     feeds: new FeedService(store, state, lake, indexer, options.feedNetwork ?? feedNetwork(false)),
+    ...(loadedAt && { loadedAt }),
   };
+}
+
+/**
+ * Loads the credentials and the serving state. From a store other daemons share, every read is of one
+ * snapshot, and the position of the log in it says where following their writes starts.
+ */
+async function load(
+  store: Store,
+  state: ServingState,
+  credentials: CredentialRegistry,
+): Promise<ChangePosition | undefined> {
+  if (!store.changes) {
+    await loadCredentials(store.tenants, credentials);
+    await loadState(store, state, DOCUMENT_KINDS);
+    return undefined;
+  }
+  const snapshot = await store.changes.snapshot();
+  try {
+    await loadCredentials(snapshot.tenants, credentials);
+    await loadState(snapshot, state, DOCUMENT_KINDS);
+    return snapshot.position;
+  } finally {
+    await snapshot.release();
+  }
 }
 
 /** Where a runtime's background work reports (the daemon's logger). */
@@ -171,6 +202,8 @@ export function followWrites(runtime: Runtime, log: RuntimeLog): void {
  * answer recording have stopped (the daemon closes its ranking thread there).
  */
 export async function closeRuntime(runtime: Runtime, beforeBuilds?: () => Promise<void>): Promise<void> {
+  // First: following the other daemons' writes would hand work to what stops next.
+  await runtime.store.changes?.stop();
   await runtime.feeds.stop();
   await runtime.vectors.stop();
   await runtime.answers.stop();

@@ -90,7 +90,7 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
       if (!this.staged(tenant, scratch, key)) throw this.notFound(key);
       scratch.set(this.claim(tenant, key), null);
       rows.ops.push(deleteConfigDocument(tenant.tenantId, this.kind, key));
-      return () => tenant.removeConfigDocument(this.collection, key);
+      return () => this.forget(tenant, key);
     });
   }
 
@@ -115,6 +115,11 @@ export class ConfigDocuments<K extends string, T extends ConfigDocument & Record
   restore(tenant: TenantState, stored: unknown): void {
     const parsed = this.schema.safeParse(stored);
     if (parsed.success) tenant.putConfigDocument(this.collection, parsed.data[this.keyField], parsed.data);
+  }
+
+  /** The document of the key is removed from memory (here, or by another daemon it follows). */
+  forget(tenant: TenantState, key: string): void {
+    tenant.removeConfigDocument(this.collection, key);
   }
 
   /** The document as of the writes staged before this one in the flush, else as committed. */

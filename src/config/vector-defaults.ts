@@ -15,6 +15,9 @@ export const vectorDefaultsDocuments: StoredDocumentKind = {
     const parsed = VECTOR_DEFAULTS.safeParse(stored);
     if (parsed.success) tenant.putConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY, parsed.data);
   },
+  forget(tenant) {
+    tenant.removeConfigDocument('vectorDefaults', VECTOR_DEFAULTS_KEY);
+  },
 };
 
 /**

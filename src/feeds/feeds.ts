@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { FEED_BODY, FEED_STATES, type Feed, type FeedBody, type FeedState } from '../contract/feeds.js';
 import { ApiError } from '../contract/errors.js';
 import type { StoredDocumentKind } from '../state/load-state.js';
+import type { CatalogItem } from '../state/item-catalog.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { deleteConfigDocument, saveConfigDocument } from '../store/api/config.js';
 import type { Store } from '../store/store.js';
@@ -97,7 +98,7 @@ export function changeFeeds(
     }
     return () => {
       for (const feed of decision.store) tenant.feeds.set(feed.id, feed);
-      for (const id of decision.remove ?? []) tenant.feeds.delete(id);
+      for (const id of decision.remove ?? []) forgetFeed(tenant, id);
       committed(tenant);
     };
   });
@@ -118,8 +119,31 @@ export function newFeedId(): string {
   return randomUUID();
 }
 
-/** Puts a stored feed back in memory at start; one the schema no longer accepts is left out. */
-export function restoreFeed(tenant: TenantState, stored: unknown): void {
+/**
+ * Items a sync's apply changed come into memory, as committed (this daemon's sync, or another's it
+ * follows: src/following/); their ids join `changed`, which vector indexing looks at once, after the sync.
+ */
+export function syncedItemsCommitted(
+  tenant: TenantState,
+  items: readonly CatalogItem[],
+  changed: string[],
+): void {
+  for (const item of items) {
+    tenant.upsertCatalogItem(item);
+    changed.push(item.externalId);
+  }
+}
+
+/** A feed removed (here, or by another daemon followed: src/following/) leaves memory. */
+export function forgetFeed(tenant: TenantState, id: string): void {
+  tenant.feeds.delete(id);
+}
+
+/**
+ * Puts a stored feed back in memory at start; one the schema no longer accepts is left out. `asStored`:
+ * a feed another daemon stored (src/following/) keeps its state, syncing included (that daemon syncs it).
+ */
+export function restoreFeed(tenant: TenantState, stored: unknown, asStored = false): void {
   const parsed = FEED_BODY.safeParse(stored);
   const doc = stored as Partial<Feed>;
   if (!parsed.success || typeof doc.id !== 'string') return;
@@ -129,7 +153,7 @@ export function restoreFeed(tenant: TenantState, stored: unknown): void {
     doc.id,
     feedOf(doc.id, parsed.data, {
       // A sync does not outlive its process: the feed it ran for is active again.
-      state: known === 'syncing' ? 'active' : known,
+      state: known === 'syncing' && !asStored ? 'active' : known,
       createdAt: typeof doc.createdAt === 'string' ? doc.createdAt : now,
       updatedAt: typeof doc.updatedAt === 'string' ? doc.updatedAt : now,
       lastSync: doc.lastSync ?? null,
@@ -137,4 +161,9 @@ export function restoreFeed(tenant: TenantState, stored: unknown): void {
   );
 }
 
-export const feedDocuments: StoredDocumentKind = { kind: FEED_KIND, restore: restoreFeed };
+export const feedDocuments: StoredDocumentKind = {
+  kind: FEED_KIND,
+  restore: (tenant, stored) => restoreFeed(tenant, stored),
+  follow: (tenant, stored) => restoreFeed(tenant, stored, true),
+  forget: forgetFeed,
+};

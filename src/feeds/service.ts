@@ -15,6 +15,7 @@ import {
   listFeeds,
   newFeedId,
   notFound,
+  syncedItemsCommitted,
   type FeedView,
 } from './feeds.js';
 import { FeedFetchError } from './fetch.js';
@@ -256,12 +257,7 @@ export class FeedService {
         this.network,
         this.store,
         tenant.tenantId,
-        (items) => {
-          for (const item of items) {
-            tenant.upsertCatalogItem(item);
-            changed.push(item.externalId);
-          }
-        },
+        (items) => syncedItemsCommitted(tenant, items, changed),
         (progress) => {
           entry.progress = progress;
           for (const listener of entry.listeners) listener(progress);

@@ -1,4 +1,5 @@
-import { provisionUser } from '../ingestion/users.js';
+import { interactionsCommitted } from '../ingestion/events.js';
+import { provisionUser, usersCommitted } from '../ingestion/users.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { StoredInteraction, StoredUser } from '../store/rows.js';
@@ -67,12 +68,10 @@ export async function mergeIdentity(
     }
     return () => {
       if (merged.length === 0) return { merged: 0, alreadyMerged: true };
-      const now = Date.now();
       for (const session of merged) tenant.recordMerge(userId, session);
-      for (const copy of copies) tenant.recordInteraction(copy, now);
-      tenant.interactionTotal += copies.length;
-      if (provisioned) tenant.users.set(userId, provisioned);
-      runtime.models.interactionsCommitted(tenant);
+      // Copies carry no event id (IdentityReads.sessionEvents): the store stores every one.
+      interactionsCommitted(runtime, tenant, copies);
+      if (provisioned) usersCommitted(tenant, [provisioned]);
       return { merged: copies.length, alreadyMerged: false };
     };
   });

@@ -76,6 +76,23 @@ export async function exportUser(runtime: Runtime, tenant: TenantState, userId: 
 }
 
 /**
+ * Once a deletion of identities committed (this daemon's, or another's it follows: src/following/): the
+ * state forgets them and the event ids they sent, and so do the answer cache (`forgetAnswers`) and the
+ * answers not yet recorded.
+ */
+export function identitiesForgotten(
+  runtime: Pick<Runtime, 'answers'>,
+  tenant: TenantState,
+  identities: string[],
+  eventIds: string[],
+  forgetAnswers: (userIds: string[]) => void,
+): void {
+  tenant.forgetIdentities(identities, eventIds);
+  forgetAnswers(identities);
+  runtime.answers.forget(tenant.tenantId, identities);
+}
+
+/**
  * `DELETE /users/:userId`: removes the user row, its events and impressions, its merge ledger rows and
  * the events of the sessions merged into it, from the store (whose file is then rewritten, so that no
  * freed page keeps them), the serving state of both threads, the lake (affected files rewritten), the
@@ -91,12 +108,8 @@ export async function deleteUser(
   const identities = identitiesOf(tenant, userId);
   const eventIds = await runtime.store.identity.interactionEventIds(tenant.tenantId, identities);
   await runtime.store.writes.submit((rows) => {
-    rows.ops.push(forgetIdentities(tenant.tenantId, identities));
-    return () => {
-      tenant.forgetIdentities(identities, eventIds);
-      forgetAnswers(identities);
-      runtime.answers.forget(tenant.tenantId, identities);
-    };
+    rows.ops.push(forgetIdentities(tenant.tenantId, identities, eventIds));
+    return () => identitiesForgotten(runtime, tenant, identities, eventIds, forgetAnswers);
   });
   await finishErasure(runtime, tenant.tenantId, {
     // The answer record's rows of them (its experiments' users), which only the answer log writes.

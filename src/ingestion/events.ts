@@ -4,7 +4,7 @@ import { normalizeCountry } from '../geo/countries.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { StoredImpression, StoredInteraction, StoredUser } from '../store/rows.js';
-import { provisionUser } from './users.js';
+import { provisionUser, usersCommitted } from './users.js';
 
 function eventTime(timestamp: number | undefined, receivedAt: number): number {
   return timestamp ?? receivedAt;
@@ -86,6 +86,31 @@ function unknownOf(tenant: TenantState, itemIds: Iterable<string>): Set<string> 
 }
 
 /**
+ * Once interactions committed (this daemon's writes, or another's it follows: src/following/): each joins
+ * the state (`each` is told the item's dense id, see TenantState.recordInteraction), the tenant's total
+ * counts them, and the models hear of them.
+ */
+export function interactionsCommitted(
+  runtime: Pick<Runtime, 'models'>,
+  tenant: TenantState,
+  events: readonly StoredInteraction[],
+  each?: (event: StoredInteraction, item: number) => void,
+): void {
+  const now = Date.now();
+  for (const event of events) {
+    const item = tenant.recordInteraction(event, now);
+    each?.(event, item);
+  }
+  tenant.interactionTotal += events.length;
+  runtime.models.interactionsCommitted(tenant);
+}
+
+/** Once impressions committed (this daemon's, or another's it follows): their event ids are held. */
+export function impressionsCommitted(tenant: TenantState, eventIds: Iterable<string | null>): void {
+  for (const eventId of eventIds) if (eventId !== null) tenant.impressionEventIds.add(eventId);
+}
+
+/**
  * Appends interactions durably. Every record counts as accepted, also one naming an item the catalog
  * does not hold yet (a feed may bring it later); one whose eventId is already stored is not stored again.
  * With on_first_known_interaction, a first userId also gets a minimal user row.
@@ -118,19 +143,20 @@ export function appendInteractions(
         }
       }
       return () => {
-        const now = Date.now();
         const { catalog } = tenant;
         let unknown: Set<string> | undefined;
-        for (const row of stored) {
+        // Only what the store stored: an event whose id another daemon stored meanwhile is its change,
+        // which this daemon follows (src/following/).
+        const kept = stored.filter((row) => rows.stored(row));
+        interactionsCommitted(runtime, tenant, kept, (row, item) => {
           // The dense id recording gave tells whether the catalog holds the item, without looking it up again.
-          const item = tenant.recordInteraction(row, now);
           if (item >= 0 ? catalog.inCatalog[item] !== 1 : !catalog.holds(row.itemId))
             (unknown ??= new Set()).add(row.itemId);
-        }
+        });
         for (const itemId of repeated) if (!catalog.holds(itemId)) (unknown ??= new Set()).add(itemId);
-        tenant.interactionTotal += stored.length;
-        runtime.models.interactionsCommitted(tenant);
-        for (const user of provisioned) tenant.users.set(user.externalId, user);
+        for (const row of stored)
+          if (!rows.stored(row) && !catalog.holds(row.itemId)) (unknown ??= new Set()).add(row.itemId);
+        usersCommitted(tenant, provisioned);
         return acceptedOf(events.length, unknown);
       };
     },
@@ -157,7 +183,10 @@ export function appendImpressions(
       stored.push(row);
     }
     return () => {
-      for (const row of stored) if (row.eventId !== null) tenant.impressionEventIds.add(row.eventId);
+      impressionsCommitted(
+        tenant,
+        stored.filter((row) => rows.stored(row)).map((row) => row.eventId),
+      );
       return acceptedOf(
         events.length,
         unknownOf(

@@ -1,6 +1,7 @@
 import { ApiError } from '../contract/errors.js';
 import type { Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
+import type { RemovedItems } from '../store/api/catalog.js';
 import { finishErasure } from './erasure.js';
 
 /**
@@ -9,6 +10,23 @@ import { finishErasure } from './erasure.js';
  * theirs too.
  */
 const unfinished = new WeakMap<TenantState, Set<string>>();
+
+/**
+ * Once a removal of items committed (this daemon's, or another's it follows: src/following/): what serves
+ * them goes (catalog, vectors and search), with the event ids of the events that went with them, and so
+ * do the answer cache's answers (`forgetAnswers`).
+ */
+export function itemsRemoved(
+  tenant: TenantState,
+  itemIds: readonly string[],
+  removed: Pick<RemovedItems, 'interactionEventIds' | 'impressionEventIds'>,
+  forgetAnswers: () => void,
+): void {
+  tenant.removeItems(itemIds);
+  for (const eventId of removed.interactionEventIds) tenant.interactionEventIds.delete(eventId);
+  for (const eventId of removed.impressionEventIds) tenant.impressionEventIds.delete(eventId);
+  forgetAnswers();
+}
 
 /**
  * Deletes items (docs/guide.md, "Deleting items"): from the store (its file then rewritten, so that no
@@ -39,10 +57,7 @@ export async function deleteItems(
     if (ids.length === 0) return { items: 0, any: false };
     const known = ids.some((id) => tenant.catalog.idOf(id) >= 0);
     // Committed: what serves them goes now, before any later write is built.
-    tenant.removeItems(ids);
-    for (const eventId of stored.interactionEventIds) tenant.interactionEventIds.delete(eventId);
-    for (const eventId of stored.impressionEventIds) tenant.impressionEventIds.delete(eventId);
-    forgetAnswers();
+    itemsRemoved(tenant, ids, stored, forgetAnswers);
     return { items: stored.items, any: known || stored.rows > 0 };
   });
   const left = unfinished.get(tenant);

@@ -1,5 +1,6 @@
 import type { ItemUpsert } from '../contract/ingestion.js';
 import type { Runtime } from '../runtime.js';
+import type { CatalogItem } from '../state/item-catalog.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { rowKey, type StoredItem } from '../store/rows.js';
 import type { Write } from '../store/write-queue.js';
@@ -22,6 +23,26 @@ export function mergeItem(current: StoredItem | undefined, delta: ItemUpsert, no
     createdAt: current?.createdAt ?? now,
     updatedAt: now,
   };
+}
+
+/**
+ * Once item upserts committed (this daemon's, or another's it follows: src/following/): the state takes
+ * the items (as stored, or in the catalog's form as the store reads them back), and the vector indexer
+ * looks at them again.
+ */
+export function itemsCommitted(
+  runtime: Pick<Runtime, 'vectors'>,
+  tenant: TenantState,
+  items: readonly (StoredItem | CatalogItem)[],
+): void {
+  for (const item of items) {
+    if (typeof item.attributes === 'string') tenant.upsertCatalogItem(item as CatalogItem);
+    else tenant.upsertItem(item as StoredItem);
+  }
+  runtime.vectors.itemsChanged(
+    tenant,
+    items.map((item) => item.externalId),
+  );
 }
 
 /**
@@ -50,11 +71,7 @@ export function itemsWrite(
       merged.push(item);
     });
     return () => {
-      for (const item of merged) tenant.upsertItem(item);
-      runtime.vectors.itemsChanged(
-        tenant,
-        merged.map((item) => item.externalId),
-      );
+      itemsCommitted(runtime, tenant, merged);
       return merged.length;
     };
   };

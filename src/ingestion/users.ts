@@ -23,6 +23,11 @@ function currentUser(
   return (scratch.get(rowKey(tenant.tenantId, userId)) as StoredUser | undefined) ?? tenant.users.get(userId);
 }
 
+/** Once users' upserts committed (this daemon's, or another's it follows: src/following/): the state takes them. */
+export function usersCommitted(tenant: TenantState, users: readonly StoredUser[]): void {
+  for (const user of users) tenant.users.set(user.externalId, user);
+}
+
 /** Upserts users; attributes merge key by key like items (a null value removes a key). */
 export function upsertUsers(runtime: Runtime, tenant: TenantState, upserts: UserUpsert[]): Promise<number> {
   return runtime.store.writes.submit((rows, scratch) => {
@@ -40,7 +45,7 @@ export function upsertUsers(runtime: Runtime, tenant: TenantState, upserts: User
       written.push(user);
     }
     return () => {
-      for (const user of written) tenant.users.set(user.externalId, user);
+      usersCommitted(tenant, written);
       return upserts.length;
     };
   }, upserts.length);

@@ -123,7 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorsPlugin);
   options.runtime.store.writes.setLimit(server.writeQueueLimit);
   await app.register(metricsPlugin, { port: server.metricsPort, host: options.host });
-  await app.register(readinessPlugin);
+  await app.register(readinessPlugin, { catchingUp: options.runtime.loadedAt !== undefined });
   app.decorate('repeatedBodies', new RepeatedBodies());
   // Both caches (and the pages the recommender keeps) drop what outlived its TTL on this timer rather than when evicted (docs/memory.md).
   const purging = setInterval(() => {

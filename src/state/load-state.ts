@@ -15,6 +15,13 @@ export interface StoredDocumentKind {
   readonly vectorConfig?: VectorConfigField;
   /** Puts one stored document back in memory; one its schema no longer accepts is left out. */
   restore(tenant: TenantState, stored: unknown): void;
+  /**
+   * Puts a document another daemon stored in memory (src/following/), when that differs from `restore`
+   * (which undoes what does not outlive a process).
+   */
+  follow?(tenant: TenantState, stored: unknown): void;
+  /** The tenant has no document of the key (any more): memory holds what it holds without one. */
+  forget(tenant: TenantState, key: string): void;
 }
 
 /** What loading reads of the store (the Store has both). */

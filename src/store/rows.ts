@@ -49,6 +49,16 @@ export class RowBuffer {
   readonly impressions: [string, StoredImpression][] = [];
   /** Everything else the flush does, in the order its writes asked (src/store/api/ops.ts). */
   readonly ops: StoreOp[] = [];
+  /**
+   * Events of the flush the store did not store, their event id being held already (stored by another
+   * daemon sharing the store meanwhile): filled once the flush committed, for the apply steps.
+   */
+  readonly notStored = new Set<StoredInteraction | StoredImpression>();
+
+  /** Whether the committed flush stored the event (for an apply step: the flush committed). */
+  stored(event: StoredInteraction | StoredImpression): boolean {
+    return !this.notStored.has(event);
+  }
 }
 
 export function rowKey(tenantId: string, externalId: string): string {

@@ -1,4 +1,5 @@
 import type { AnalyticsStore } from './api/analytics.js';
+import type { ChangeFeed } from './api/changes.js';
 import type { CatalogStore } from './api/catalog.js';
 import type { FeedStore } from './api/feeds.js';
 import type { IdentityReads } from './api/identity-reads.js';
@@ -45,6 +46,11 @@ export interface Store {
   readonly feeds: FeedStore;
   /** What the lake export reads, one snapshot of a tenant at a time (src/store/lake-export.ts). */
   readonly lake: LakeSource;
+  /**
+   * The writes of the other daemons sharing the store, for this one to follow (docs/architecture.md,
+   * "The store"); none where one process owns the store (DuckDB).
+   */
+  readonly changes?: ChangeFeed;
   /** Whether the store refuses every statement until it is opened again (after a fatal error). */
   readonly invalidated: boolean;
   /** Gives back memory the store caches and can read again (the daemon asks when it is idle). */

@@ -14,6 +14,9 @@ export const rateLimitDocuments: StoredDocumentKind = {
     const parsed = RATE_LIMITS.safeParse(stored);
     if (parsed.success) tenant.rateLimits = parsed.data;
   },
+  forget(tenant) {
+    tenant.rateLimits = {};
+  },
 };
 
 /** Replaces a tenant's rate limits (docs/guide.md, "Rate limits"); the new budgets apply from the next request. */

@@ -33,6 +33,9 @@ export const tenantSettingsDocuments: StoredDocumentKind = {
     const parsed = TENANT_SETTINGS_UPDATE.safeParse(stored);
     if (parsed.success) tenant.replaceSettings(settingsWith(defaultTenantSettings(), parsed.data));
   },
+  forget(tenant) {
+    tenant.replaceSettings(defaultTenantSettings());
+  },
 };
 
 /** A partial update: the fields sent replace those fields, the rest stay. */

@@ -4,8 +4,9 @@ import { ApiError } from '../../contract/errors.js';
 import { isWarmUp } from '../warm-up-request.js';
 
 /**
- * What must be done before the daemon serves: its state loaded from the store, its built models loaded,
- * and ranking warmed up (docs/configuration.md, "Health and metrics").
+ * What must be done before the daemon serves: its state loaded from the store (and, from a store other
+ * daemons share, caught up with their writes since: src/following/), its built models loaded, and ranking
+ * warmed up (docs/configuration.md, "Health and metrics").
  */
 export type ReadinessCheck = 'state' | 'models' | 'warmup';
 
@@ -17,7 +18,7 @@ export const NOT_READY_RETRY_AFTER_S = 1;
  * not ready, every route but the public ones answers 503 NOT_READY.
  */
 export class Readiness {
-  private readonly pending = new Set<ReadinessCheck>(['models', 'warmup']);
+  private readonly pending = new Set<ReadinessCheck>(['state', 'models', 'warmup']);
   private stopping = false;
   /** True exactly when every check is done and the daemon is not stopping (read on every request). */
   ready = false;
@@ -58,7 +59,7 @@ export class Readiness {
 }
 
 const DESCRIBED: Record<ReadinessCheck, string> = {
-  state: 'the serving state is not loaded yet',
+  state: "the serving state is not loaded yet, or has not caught up with the other daemons' writes",
   models: 'the built models are not loaded yet',
   warmup: 'ranking is not warmed up yet',
 };
@@ -71,13 +72,15 @@ declare module 'fastify' {
 
 /**
  * Holds requests to everything but the public routes (health, OpenAPI) until the daemon is ready, and
- * again once it stops: 503 NOT_READY with Retry-After. Registered before authentication, so that a
+ * again once it stops: 503 NOT_READY with Retry-After. `catchingUp`: the state is to catch up with other
+ * daemons' writes before it serves (the daemon marks `state` done then). Registered before authentication, so that a
  * daemon that is not ready says so rather than judging credentials it has not loaded.
  */
-export const readinessPlugin = fp(async (app: FastifyInstance) => {
+export const readinessPlugin = fp(async (app: FastifyInstance, options: { catchingUp?: boolean }) => {
   const readiness = new Readiness();
-  // The app is built on a runtime whose state the store has loaded.
-  readiness.done('state');
+  // The app is built on a runtime whose state the store has loaded; from a store other daemons share,
+  // the daemon says when it has caught up with their writes (src/following/).
+  if (!options.catchingUp) readiness.done('state');
   app.decorate('readiness', readiness);
   app.addHook('preClose', async () => readiness.stop());
   // Callback style: an async hook would cost a promise on every request.

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { RemovedItems } from '../api/catalog.js';
-import { inTransaction } from './transaction.js';
+import { logChanges } from './change-log.js';
+import { inTransaction, runStatements } from './transaction.js';
 
 /**
  * The statements that remove the items `$2` (an array) of the tenant `$1` (CatalogStore.removeItems):
@@ -30,11 +31,15 @@ const REMOVAL = {
   itemKeys: 'DELETE FROM item_keys WHERE tenant_id = $1 AND item_id = ANY($2)',
 };
 
-/** Removes the items from the store in one transaction on `client` (CatalogStore.removeItems). */
+/**
+ * Removes the items from the store in one transaction on `client` (CatalogStore.removeItems); last, the
+ * removal goes to the tenant's change log in the name of `origin` (change-log.ts).
+ */
 export async function removeItems(
   client: pg.ClientBase,
   tenantId: string,
   itemIds: readonly string[],
+  origin = '',
 ): Promise<RemovedItems> {
   const values = [tenantId, [...new Set(itemIds)]];
   const run = async (text: string) => (await client.query(text, values)).rowCount ?? 0;
@@ -49,6 +54,14 @@ export async function removeItems(
     const impressionEventIds = await eventIdsOf(REMOVAL.impressionEventIds);
     const impressions = await run(REMOVAL.impressions);
     const keys = await run(REMOVAL.itemKeys);
+    const change = {
+      kind: 'item-removals' as const,
+      tenantId,
+      itemIds: values[1] as string[],
+      interactionEventIds,
+      impressionEventIds,
+    };
+    await runStatements(client, logChanges(origin, new Map([[tenantId, [change]]])));
     return {
       items,
       rows: items + interactions + kept + impressions + keys,

@@ -1,18 +1,24 @@
+import type { StoreChange } from '../api/changes.js';
 import type { Statement } from './statement.js';
 
-/** One entry of a tenant's change log: what kind of change, and what a follower needs to apply it. */
-export interface Change {
-  kind: string;
-  payload: unknown;
-}
+/** The channel a write's transaction notifies at commit, with the tenant's id, for followers to read. */
+export const CHANGES_CHANNEL = 'nextrec_changes';
+
+/** A change as the log keeps it: the change, and the store (an id per opened store) that wrote it. */
+export type LoggedChange = StoreChange & { origin: string };
 
 /**
  * Appends changes to the tenant's log (migrations.ts, version 2) with the next numbers of the tenant's
- * counter, in the write's transaction. The counter's row stays locked until that transaction ends, so a
- * second writer of the tenant waits there for the first to commit: put this last in the transaction, to
- * hold the tenant's writes back no longer than the commit. A tenant's first change creates its counter.
+ * counter, in the write's transaction, each with the id of the store that writes it (`origin`): a
+ * daemon passes over its own. The counter's row stays locked until that transaction ends, so a second
+ * writer of the tenant waits there for the first to commit: put this last in the transaction, to hold
+ * the tenant's writes back no longer than the commit. A tenant's first change creates its counter.
  */
-export function changeLogStatement(tenantId: string, changes: readonly Change[]): Statement {
+export function changeLogStatement(
+  tenantId: string,
+  origin: string,
+  changes: readonly StoreChange[],
+): Statement {
   return {
     text: `WITH counter AS (
              INSERT INTO change_counters AS c VALUES ($1, $2)
@@ -25,7 +31,36 @@ export function changeLogStatement(tenantId: string, changes: readonly Change[])
       tenantId,
       changes.length,
       changes.map((change) => change.kind),
-      changes.map((change) => JSON.stringify(change.payload)),
+      changes.map((change) => JSON.stringify({ ...change, origin })),
     ],
   };
+}
+
+/**
+ * Wakes the daemons that listen (change-feed.ts) once the transaction commits, with `origin tenantId`:
+ * PostgreSQL delivers a transaction's notifications at its commit, and none of one that rolls back.
+ */
+export function notifyStatement(origin: string, tenantIds: readonly string[]): Statement {
+  return {
+    text: `SELECT pg_notify($1, $2 || ' ' || t) FROM unnest($3::text[]) AS t`,
+    values: [CHANGES_CHANNEL, origin, tenantIds],
+  };
+}
+
+/** The statements that log `changes` of each tenant and notify the followers, last in a transaction. */
+export function logChanges(
+  origin: string,
+  changes: ReadonlyMap<string, readonly StoreChange[]>,
+): Statement[] {
+  // In the order of the tenants' ids: two writers lock the counters in one order (flush.ts, inKeyOrder).
+  const tenants = [...changes.keys()].filter((t) => changes.get(t)!.length > 0).sort(codePoints);
+  if (tenants.length === 0) return [];
+  return [
+    ...tenants.map((tenantId) => changeLogStatement(tenantId, origin, changes.get(tenantId)!)),
+    notifyStatement(origin, tenants),
+  ];
+}
+
+function codePoints(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

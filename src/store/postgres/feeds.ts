@@ -7,7 +7,8 @@ import {
   type StagedRecord,
 } from '../api/feeds.js';
 import { catalogItemFromRow, type CatalogItem } from '../row-mapping.js';
-import { inTransaction } from './transaction.js';
+import { logChanges } from './change-log.js';
+import { inTransaction, runStatements } from './transaction.js';
 
 /** What the feed store needs of the daemon's write queue. */
 export interface FeedWrites {
@@ -15,8 +16,9 @@ export interface FeedWrites {
   exclusive<T>(task: () => Promise<T>): Promise<T>;
 }
 
-export function pgFeedStore(pool: pg.Pool, writes: FeedWrites): FeedStore {
-  return { stage: () => PgFeedStaging.create(pool, writes) };
+/** `origin`: the store's id in the change log (change-log.ts). */
+export function pgFeedStore(pool: pg.Pool, writes: FeedWrites, origin = ''): FeedStore {
+  return { stage: () => PgFeedStaging.create(pool, writes, origin) };
 }
 
 let tables = 0;
@@ -68,11 +70,12 @@ class PgFeedStaging implements FeedStaging {
     private client: pg.PoolClient | undefined,
     private readonly writes: FeedWrites,
     private readonly table: string,
+    private readonly origin: string,
   ) {
     client?.on('error', this.onError);
   }
 
-  static async create(pool: pg.Pool, writes: FeedWrites): Promise<PgFeedStaging> {
+  static async create(pool: pg.Pool, writes: FeedWrites, origin: string): Promise<PgFeedStaging> {
     const table = `feed_stage_${++tables}`;
     const client = await pool.connect();
     try {
@@ -90,7 +93,7 @@ class PgFeedStaging implements FeedStaging {
       client.release(error as Error);
       throw error;
     }
-    return new PgFeedStaging(client, writes, table);
+    return new PgFeedStaging(client, writes, table, origin);
   }
 
   /** One statement per page: a column of each field, taken apart with `unnest`. */
@@ -191,6 +194,9 @@ class PgFeedStaging implements FeedStaging {
           AND NOT EXISTS (SELECT 1 FROM ${last} s WHERE s.external_id = items.external_id)`,
       [tenantId, now],
     );
+    // Last: the changed items carry the apply's time, by which its followers read them (change-log.ts).
+    const change = { kind: 'feed-apply' as const, tenantId, updatedAt: now };
+    await runStatements(client, logChanges(this.origin, new Map([[tenantId, [change]]])));
     return { upserted, markedUnavailable: marked.rowCount ?? 0 };
   }
 

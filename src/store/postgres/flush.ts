@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { identityHash, identityOf } from '../identity-hash.js';
 import type { RowBuffer, StoredImpression, StoredInteraction, StoredItem, StoredUser } from '../rows.js';
-import { changeLogStatement, type Change } from './change-log.js';
+import type { StoreChange } from '../api/changes.js';
+import { logChanges } from './change-log.js';
 import { numberEvents, type EventNumbers } from './event-numbers.js';
 import type { Statement } from './statement.js';
 import { statementsOf } from './statements.js';
@@ -11,6 +12,78 @@ import { inTransaction, runStatements } from './transaction.js';
 export interface FlushOutcome {
   skippedInteractions: number;
   skippedImpressions: number;
+}
+
+/** The `tenant_id, seq` of the rows an insertion stored (RETURNING), as keys of `stored`. */
+function storedKeys(result: pg.QueryResult<unknown[]>): Set<string> {
+  return new Set(result.rows.map(([tenantId, seq]) => `${String(tenantId)}\u0000${String(seq)}`));
+}
+
+/**
+ * Marks the rows the insertion did not store (their event id was held) in `notStored`, and counts them.
+ * Every row of the flush was given a seq number of its own (event-numbers.ts): the ones missing from
+ * what the insertion returned are those left out.
+ */
+function markNotStored<E extends StoredInteraction | StoredImpression>(
+  rows: readonly (readonly [string, E])[],
+  seqs: readonly number[],
+  result: pg.QueryResult<unknown[]>,
+  notStored: Set<StoredInteraction | StoredImpression>,
+): number {
+  if ((result.rowCount ?? 0) === rows.length) return 0;
+  const stored = storedKeys(result);
+  let skipped = 0;
+  rows.forEach(([tenantId, event], i) => {
+    if (stored.has(`${tenantId}\u0000${seqs[i]}`)) return;
+    notStored.add(event);
+    skipped++;
+  });
+  return skipped;
+}
+
+/** The seq numbers `seqs` gives each tenant's rows of `rows`: the first and the last (they follow on). */
+function seqRanges(
+  rows: readonly (readonly [string, unknown])[],
+  seqs: readonly number[],
+): Map<string, { first: number; last: number }> {
+  const ranges = new Map<string, { first: number; last: number }>();
+  rows.forEach(([tenantId], i) => {
+    const range = ranges.get(tenantId);
+    if (range === undefined) ranges.set(tenantId, { first: seqs[i], last: seqs[i] });
+    else range.last = seqs[i];
+  });
+  return ranges;
+}
+
+/**
+ * What the flush changed, by tenant, as its followers read it (src/store/api/changes.ts): items and
+ * users upserted, the seq numbers its events took, and its operations as they are, in the order the
+ * flush writes them.
+ */
+function changesOf(rows: RowBuffer, numbers: EventNumbers): Map<string, StoreChange[]> {
+  const changes = new Map<string, StoreChange[]>();
+  const add = (change: StoreChange) => {
+    const list = changes.get(change.tenantId);
+    if (list === undefined) changes.set(change.tenantId, [change]);
+    else list.push(change);
+  };
+  const idsByTenant = (map: ReadonlyMap<string, readonly [string, { externalId: string }]>) => {
+    const ids = new Map<string, string[]>();
+    for (const [tenantId, row] of map.values()) {
+      const list = ids.get(tenantId);
+      if (list === undefined) ids.set(tenantId, [row.externalId]);
+      else list.push(row.externalId);
+    }
+    return ids;
+  };
+  for (const [tenantId, itemIds] of idsByTenant(rows.items)) add({ kind: 'items', tenantId, itemIds });
+  for (const [tenantId, userIds] of idsByTenant(rows.users)) add({ kind: 'users', tenantId, userIds });
+  for (const [tenantId, range] of seqRanges(rows.interactions, numbers.interactionSeqs))
+    add({ kind: 'interactions', tenantId, ...range });
+  for (const [tenantId, range] of seqRanges(rows.impressions, numbers.impressionSeqs))
+    add({ kind: 'impressions', tenantId, ...range });
+  for (const op of rows.ops) if (op.area !== 'sql') add({ kind: 'op', tenantId: op.tenantId, op });
+  return changes;
 }
 
 interface Column<R> {
@@ -59,6 +132,9 @@ function replacing<R>(key: string, columns: readonly Column<R>[]): string {
 
 /** An event whose id its tenant's table holds already is left out (migrations.ts, version 1). */
 const FIRST_OF_EVENT_ID = 'ON CONFLICT (tenant_id, event_id) WHERE event_id IS NOT NULL DO NOTHING';
+
+/** What an insertion of events returns of the rows it stored: which of the flush's rows they were. */
+const RETURNING = ' RETURNING tenant_id, seq';
 
 const tenant = { name: 'tenant_id', type: 'text', value: (tenantId: string) => tenantId };
 
@@ -161,15 +237,13 @@ const REPLACE_BY_ID = 'tenant_id, external_id';
  * first the events' sequence numbers and item keys, taken from their tenants' counters (event-numbers.ts),
  * whose rows stay locked until the commit; then item and user upserts, interactions and impressions (one
  * statement per table, an event id the tenant holds already is left out), then the flush's operations in
- * order; and, last, `changes` to each tenant's change log (change-log.ts). A statement that fails rolls
- * the whole flush back, numbers and keys with it.
+ * order; and, last, what it changed to each tenant's change log (change-log.ts), in the name of `origin`
+ * (the store writing it). A statement that fails rolls the whole flush back, numbers and keys with it.
+ * Once committed, `rows.notStored` holds the events left out.
  */
-export async function writeFlush(
-  client: pg.ClientBase,
-  rows: RowBuffer,
-  changes: ReadonlyMap<string, readonly Change[]> = new Map(),
-): Promise<FlushOutcome> {
+export async function writeFlush(client: pg.ClientBase, rows: RowBuffer, origin = ''): Promise<FlushOutcome> {
   const outcome: FlushOutcome = { skippedInteractions: 0, skippedImpressions: 0 };
+  const notStored = new Set<StoredInteraction | StoredImpression>();
   await inTransaction(client, async () => {
     // First: every writer of a tenant's events takes its counters before any row (items included), so
     // that two daemons' flushes, and a removal of items, lock in one order (event-numbers.ts).
@@ -184,18 +258,25 @@ export async function writeFlush(
     }
     if (rows.interactions.length > 0) {
       const columns = interactionColumns(numbers);
-      const insert = insertion('interactions', columns, rows.interactions, FIRST_OF_EVENT_ID);
-      outcome.skippedInteractions = rows.interactions.length - ((await client.query(insert)).rowCount ?? 0);
+      const insert = insertion('interactions', columns, rows.interactions, FIRST_OF_EVENT_ID + RETURNING);
+      const result = await client.query<unknown[]>({ ...insert, rowMode: 'array' });
+      outcome.skippedInteractions = markNotStored(
+        rows.interactions,
+        numbers.interactionSeqs,
+        result,
+        notStored,
+      );
     }
     if (rows.impressions.length > 0) {
       const columns = impressionColumns(numbers);
-      const insert = insertion('impressions', columns, rows.impressions, FIRST_OF_EVENT_ID);
-      outcome.skippedImpressions = rows.impressions.length - ((await client.query(insert)).rowCount ?? 0);
+      const insert = insertion('impressions', columns, rows.impressions, FIRST_OF_EVENT_ID + RETURNING);
+      const result = await client.query<unknown[]>({ ...insert, rowMode: 'array' });
+      outcome.skippedImpressions = markNotStored(rows.impressions, numbers.impressionSeqs, result, notStored);
     }
     await runStatements(client, rows.ops.flatMap(statementsOf));
     // Last: the counter row of each tenant's change log stays locked until the commit (change-log.ts).
-    for (const [tenantId, tenantChanges] of inKeyOrder(changes))
-      if (tenantChanges.length > 0) await client.query(changeLogStatement(tenantId, tenantChanges));
+    await runStatements(client, logChanges(origin, changesOf(rows, numbers)));
   });
+  for (const event of notStored) rows.notStored.add(event);
   return outcome;
 }

@@ -3,6 +3,7 @@ import type { LoadReads } from '../api/load.js';
 import { catalogItemFromRow, userFromRow } from '../row-mapping.js';
 import { historyEventFromRow } from '../row-mapping.js';
 import {
+  inSnapshot,
   ITEM_COLUMNS,
   ROWS_PER_CHUNK,
   selectRows,
@@ -17,14 +18,19 @@ const IN_WINDOW = `(ts >= $1 OR (type = 'purchase' AND ts >= $2))`;
 /**
  * What loading the serving state reads at start, as the DuckDB store reads it (src/store/duckdb/load.ts):
  * the same rows in the same order, the streams a chunk at a time through a cursor (read-rows.ts).
- * `rowsPerChunk`: rows a stream fetches at a time.
+ * `rowsPerChunk`: rows a stream fetches at a time; `snapshot`: an exported snapshot every read is of
+ * (ChangeFeed.snapshot), else each read is of its own.
  */
-export function pgLoadReads(pool: Pool, rowsPerChunk = ROWS_PER_CHUNK): LoadReads {
+export function pgLoadReads(pool: Pool, rowsPerChunk = ROWS_PER_CHUNK, snapshot?: string): LoadReads {
   const stream = <T>(text: string, values: readonly unknown[], rowOf: (row: unknown[]) => T) =>
-    streamOf(() => tenantChunks(pool, text, values, rowOf, rowsPerChunk));
+    streamOf(() => tenantChunks(pool, text, values, rowOf, rowsPerChunk, snapshot));
+  const select = (text: string, values: readonly unknown[] = []) =>
+    snapshot === undefined
+      ? selectRows(pool, text, values)
+      : inSnapshot(pool, (client) => selectRows(client, text, values), snapshot);
   return {
     merges: async () =>
-      (await selectRows(pool, 'SELECT tenant_id, user_id, session_id FROM merge_ledger')).map(
+      (await select('SELECT tenant_id, user_id, session_id FROM merge_ledger')).map(
         ([tenantId, userId, sessionId]) => ({
           tenantId: String(tenantId),
           userId: String(userId),
@@ -32,12 +38,12 @@ export function pgLoadReads(pool: Pool, rowsPerChunk = ROWS_PER_CHUNK): LoadRead
         }),
       ),
     documents: async (kind) =>
-      (
-        await selectRows(pool, 'SELECT tenant_id, doc::text FROM config_documents WHERE kind = $1', [kind])
-      ).map(([tenantId, doc]) => ({
-        tenantId: String(tenantId),
-        document: JSON.parse(String(doc)) as unknown,
-      })),
+      (await select('SELECT tenant_id, doc::text FROM config_documents WHERE kind = $1', [kind])).map(
+        ([tenantId, doc]) => ({
+          tenantId: String(tenantId),
+          document: JSON.parse(String(doc)) as unknown,
+        }),
+      ),
     items: () =>
       stream(
         `SELECT tenant_id, ${ITEM_COLUMNS} FROM items ORDER BY tenant_id, created_at, external_id`,
@@ -46,7 +52,7 @@ export function pgLoadReads(pool: Pool, rowsPerChunk = ROWS_PER_CHUNK): LoadRead
       ),
     users: () => stream(`SELECT tenant_id, ${USER_COLUMNS} FROM users`, [], (row) => userFromRow(row, 1)),
     interactionTotals: async () =>
-      (await selectRows(pool, 'SELECT tenant_id, count(*) FROM interactions GROUP BY tenant_id')).map(
+      (await select('SELECT tenant_id, count(*) FROM interactions GROUP BY tenant_id')).map(
         ([tenantId, total]) => ({ tenantId: String(tenantId), total: Number(total) }),
       ),
     interactionEventIds: () =>

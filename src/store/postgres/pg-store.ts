@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { OneAtATime } from '../../one-at-a-time.js';
 import type { AnalyticsStore } from '../api/analytics.js';
@@ -12,6 +13,7 @@ import { duckDbSettings, type DuckDbSettings } from '../duckdb-settings.js';
 import type { Store } from '../store.js';
 import { pgAnalytics } from './analytics.js';
 import { removeItems } from './catalog.js';
+import { PgChangeFeed } from './change-feed.js';
 import { pgCatalogReads } from './catalog-reads.js';
 import { PostgresDiskState } from './disk.js';
 import { pgFeedStore } from './feeds.js';
@@ -69,6 +71,8 @@ export class PgStore implements Store {
   readonly lake: LakeSource;
   /** Whether the server's disk is full: from a write it refused for room until one commits (disk.ts). */
   readonly disk = new PostgresDiskState();
+  /** The other daemons' writes, to follow (change-feed.ts). */
+  readonly changes: PgChangeFeed;
   private closed = false;
   private readonly scrubs = new OneAtATime();
   /** A scrub queued behind the running one, which calls meanwhile share. */
@@ -78,11 +82,16 @@ export class PgStore implements Store {
     private readonly pool: pg.Pool,
     private readonly poolSize: number,
     private readonly lakeDuckDb: LakeDuckDb,
+    url: string,
   ) {
-    this.writes = new PgWriteQueue(pool, {
-      wrote: () => this.disk.wrote(),
-      failed: (error) => this.disk.failed(error),
-    });
+    // This store's name in the change log: the changes it writes are its own (change-log.ts).
+    const origin = randomUUID();
+    this.writes = new PgWriteQueue(
+      pool,
+      { wrote: () => this.disk.wrote(), failed: (error) => this.disk.failed(error) },
+      origin,
+    );
+    this.changes = new PgChangeFeed(pool, url, origin);
     this.catalog = {
       ...pgCatalogReads(pool),
       removeItems: (tenantId, itemIds, committed) =>
@@ -91,7 +100,7 @@ export class PgStore implements Store {
             return committed({ items: 0, rows: 0, interactionEventIds: [], impressionEventIds: [] });
           const client = await pool.connect();
           try {
-            return committed(await removeItems(client, tenantId, itemIds));
+            return committed(await removeItems(client, tenantId, itemIds, origin));
           } finally {
             client.release();
           }
@@ -101,7 +110,7 @@ export class PgStore implements Store {
     this.analytics = pgAnalytics(pool);
     this.tenants = pgTenantReads(pool);
     this.load = pgLoadReads(pool);
-    this.feeds = pgFeedStore(pool, this.writes);
+    this.feeds = pgFeedStore(pool, this.writes, origin);
     this.lake = pgLakeSource(pool, lakeDuckDb);
   }
 
@@ -135,7 +144,7 @@ export class PgStore implements Store {
     // An idle connection the server closed (a restart, a terminated backend) leaves the pool by itself;
     // without a listener its error would end the process. A write on a broken connection fails on its own.
     pool.on('error', () => undefined);
-    return new PgStore(pool, poolSize, new LakeDuckDb(options.duckdb ?? duckDbSettings()));
+    return new PgStore(pool, poolSize, new LakeDuckDb(options.duckdb ?? duckDbSettings()), url);
   }
 
   /** The pool's connections, the database's size, and the lake export's DuckDB (docs/memory.md). */
@@ -195,6 +204,7 @@ export class PgStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.writes.close();
+    await this.changes.stop();
     await this.scrubs.ended();
     await this.pool.end();
     await this.lakeDuckDb.close();

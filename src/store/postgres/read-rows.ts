@@ -31,15 +31,35 @@ function failure(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** What a snapshot exported by pg_export_snapshot looks like (hex numbers and dashes). */
+const SNAPSHOT_ID = /^[0-9A-F-]+$/i;
+
+/**
+ * Begins the read-only transaction of one snapshot on `client`: a new one, or the one `snapshot` names
+ * (exported by another transaction, still open, with pg_export_snapshot), so that reads on several
+ * connections see the same commits.
+ */
+async function beginSnapshot(client: PoolClient, snapshot: string | undefined): Promise<void> {
+  await client.query(SNAPSHOT);
+  if (snapshot === undefined) return;
+  // SET TRANSACTION SNAPSHOT takes no bound value: the id is checked to be one instead.
+  if (!SNAPSHOT_ID.test(snapshot)) throw new Error(`not a snapshot id: ${snapshot}`);
+  await client.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
+}
+
 /**
  * Runs reads in one read-only transaction on a connection of the pool, so that they see one snapshot: a
- * write committed meanwhile is in all of them or in none.
+ * write committed meanwhile is in all of them or in none. `snapshot`: the exported snapshot to read in.
  */
-export async function inSnapshot<T>(pool: Pool, reads: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function inSnapshot<T>(
+  pool: Pool,
+  reads: (client: PoolClient) => Promise<T>,
+  snapshot?: string,
+): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query(SNAPSHOT);
+    await beginSnapshot(client, snapshot);
     const result = await reads(client);
     await client.query('COMMIT');
     return result;
@@ -88,18 +108,19 @@ export async function* transactionCursor(
  * holds one chunk, since a whole table at once would leave the heap as large as it was long after its rows
  * are garbage (docs/memory.md). The cursor lives in a read-only transaction of its own connection, taken
  * from the pool until the last chunk was taken or the caller stopped; every chunk is of the snapshot the
- * query started with.
+ * query started with (or of the exported `snapshot` given).
  */
 export async function* cursorRows(
   pool: Pool,
   text: string,
   values: readonly unknown[],
   rowsPerChunk = ROWS_PER_CHUNK,
+  snapshot?: string,
 ): AsyncGenerator<unknown[][], void, undefined> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query(SNAPSHOT);
+    await beginSnapshot(client, snapshot);
     yield* transactionCursor(client, text, values, rowsPerChunk);
   } catch (error) {
     broken = failure(error);
@@ -123,8 +144,9 @@ export async function* tenantChunks<T>(
   values: readonly unknown[],
   rowOf: (row: unknown[]) => T,
   rowsPerChunk = ROWS_PER_CHUNK,
+  snapshot?: string,
 ): AsyncGenerator<TenantChunk<T>, void, undefined> {
-  for await (const chunk of cursorRows(pool, text, values, rowsPerChunk)) {
+  for await (const chunk of cursorRows(pool, text, values, rowsPerChunk, snapshot)) {
     const tenantIds = new Array<string>(chunk.length);
     const rows = new Array<T>(chunk.length);
     for (let i = 0; i < chunk.length; i++) {

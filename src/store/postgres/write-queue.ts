@@ -53,6 +53,8 @@ export class PgWriteQueue implements StoreWrites {
     private readonly pool: pg.Pool,
     /** Told whether the server takes the flushes (the store's disk state). */
     private readonly storage: StorageObserver,
+    /** The store's id in the change log: its followers pass over its own changes (change-log.ts). */
+    private readonly origin = '',
   ) {}
 
   /**
@@ -166,7 +168,7 @@ export class PgWriteQueue implements StoreWrites {
       let broken: Error | undefined;
       const started = performance.now();
       try {
-        await writeFlush(client, rows);
+        await writeFlush(client, rows, this.origin);
         seconds = (performance.now() - started) / 1000;
       } catch (error) {
         if (!(error instanceof pg.DatabaseError))

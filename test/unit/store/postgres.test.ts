@@ -434,10 +434,12 @@ describe('a PostgreSQL store', () => {
       // The tenant exists: this statement fails.
       rows.ops.push({ area: 'tenants', op: 'create', tenantId: 't', createdAt: 2 });
     });
-    const changes = new Map([['t', [{ kind: 'flush', payload: {} }]]]);
-    await expect(writeFlush(db, failing, changes)).rejects.toThrow(/duplicate key/);
-    for (const table of TABLES.filter((table) => table !== 'tenants'))
+    await expect(writeFlush(db, failing, 'origin')).rejects.toThrow(/duplicate key/);
+    // The first flush's change (the tenant created) is all the log holds.
+    const logged = ['tenants', 'change_counters', 'change_log'];
+    for (const table of TABLES.filter((table) => !logged.includes(table)))
       expect(await select(`SELECT count(*)::int FROM ${table}`), table).toEqual([[0]]);
+    expect(await select('SELECT tenant_id, seq::int FROM change_log')).toEqual([['t', 1]]);
     expect(await select('SELECT tenant_id, created_at::int FROM tenants')).toEqual([['t', 1]]);
     // The numbers and keys it took are given again.
     await writeFlush(
@@ -467,7 +469,7 @@ describe('a PostgreSQL store', () => {
     );
     await writeFlush(
       db,
-      buffer((rows) => rows.ops.push(forgetIdentities('t', ['u1', 's1']))),
+      buffer((rows) => rows.ops.push(forgetIdentities('t', ['u1', 's1'], []))),
     );
     expect(await select('SELECT tenant_id, external_id FROM users ORDER BY 1, 2')).toEqual([
       ['other', 'u1'],
@@ -484,42 +486,90 @@ describe('a PostgreSQL store', () => {
   it("numbers each tenant's changes in commit order, without gaps", async () => {
     const first = await connect(url);
     const second = await connect(url);
+    const change = (n: number) => ({ kind: 'users' as const, tenantId: 't', userIds: [`u${n}`] });
     await first.query('BEGIN');
-    await first.query(
-      changeLogStatement('t', [
-        { kind: 'a', payload: { n: 1 } },
-        { kind: 'b', payload: [2] },
-      ]),
-    );
+    await first.query(changeLogStatement('t', 'a', [change(1), change(2)]));
     // A second writer of the tenant waits for the first to commit; one of another tenant does not.
     let secondDone = false;
     const waiting = writeFlush(
       second,
-      new RowBuffer(),
-      new Map([['t', [{ kind: 'c', payload: 'three' }]]]),
+      buffer((rows) => rows.ops.push(saveConfigDocument('t', 'rule', 'r', { slug: 'r' }))),
+      'b',
     ).then(() => (secondDone = true));
-    await writeFlush(db, new RowBuffer(), new Map([['u', [{ kind: 'x', payload: null }]]]));
+    await writeFlush(
+      db,
+      buffer((rows) => rows.users.set(rowKey('u', 'x'), ['u', user('x')])),
+      'c',
+    );
     await untilLockWaits(1);
     expect(secondDone).toBe(false);
     await first.query('COMMIT');
     await waiting;
     // A write that rolls back takes its numbers with it.
     await first.query('BEGIN');
-    await first.query(changeLogStatement('t', [{ kind: 'lost', payload: {} }]));
+    await first.query(changeLogStatement('t', 'a', [change(9)]));
     await first.query('ROLLBACK');
-    await writeFlush(db, new RowBuffer(), new Map([['t', [{ kind: 'd', payload: { d: true } }]]]));
+    await writeFlush(
+      db,
+      buffer((rows) => rows.interactions.push(['t', storedInteraction('e1', { itemId: 'i1' })])),
+      'c',
+    );
     expect(
-      await select('SELECT tenant_id, seq::int, kind, payload FROM change_log ORDER BY tenant_id, seq'),
+      await select(
+        "SELECT tenant_id, seq::int, kind, payload->>'origin' FROM change_log ORDER BY tenant_id, seq",
+      ),
     ).toEqual([
-      ['t', 1, 'a', { n: 1 }],
-      ['t', 2, 'b', [2]],
-      ['t', 3, 'c', 'three'],
-      ['t', 4, 'd', { d: true }],
-      ['u', 1, 'x', null],
+      ['t', 1, 'users', 'a'],
+      ['t', 2, 'users', 'a'],
+      ['t', 3, 'op', 'b'],
+      ['t', 4, 'interactions', 'c'],
+      ['u', 1, 'users', 'c'],
     ]);
     expect(await select('SELECT tenant_id, seq::int FROM change_counters ORDER BY 1')).toEqual([
       ['t', 4],
       ['u', 1],
+    ]);
+  });
+
+  it('logs what a flush changed, by tenant, and which events it left out', async () => {
+    await writeFlush(
+      db,
+      buffer((rows) => rows.interactions.push(['t', storedInteraction('e1', { itemId: 'i1' })])),
+      'a',
+    );
+    const flush = buffer((rows) => {
+      upsert(rows, 't', item('i2'));
+      upsert(rows, 't', item('i1'));
+      rows.users.set(rowKey('t', 'u1'), ['t', user('u1')]);
+      rows.interactions.push(['t', storedInteraction('e1', { itemId: 'i1' })]);
+      rows.interactions.push(['t', storedInteraction('e2', { itemId: 'i2' })]);
+      rows.interactions.push(['o', storedInteraction('e1', { itemId: 'i1' })]);
+      rows.impressions.push(['t', impression('m1', ['i1'])]);
+      rows.ops.push(deleteConfigDocument('t', 'rule', 'r'));
+    });
+    expect(await writeFlush(db, flush, 'b')).toEqual({ skippedInteractions: 1, skippedImpressions: 0 });
+    // The first interaction's event id was held: the apply steps are told it was not stored.
+    expect(flush.interactions.map(([, event]) => flush.stored(event))).toEqual([false, true, true]);
+    expect(flush.stored(flush.impressions[0][1])).toBe(true);
+    expect(
+      await select(
+        "SELECT tenant_id, seq::int, payload - 'origin' FROM change_log WHERE payload->>'origin' = 'b' ORDER BY 1, 2",
+      ),
+    ).toEqual([
+      ['o', 1, { kind: 'interactions', tenantId: 'o', first: 1, last: 1 }],
+      ['t', 2, { kind: 'items', tenantId: 't', itemIds: ['i2', 'i1'] }],
+      ['t', 3, { kind: 'users', tenantId: 't', userIds: ['u1'] }],
+      ['t', 4, { kind: 'interactions', tenantId: 't', first: 2, last: 3 }],
+      ['t', 5, { kind: 'impressions', tenantId: 't', first: 1, last: 1 }],
+      [
+        't',
+        6,
+        {
+          kind: 'op',
+          tenantId: 't',
+          op: { area: 'config', op: 'delete', tenantId: 't', kind: 'rule', key: 'r' },
+        },
+      ],
     ]);
   });
 
