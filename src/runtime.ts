@@ -110,14 +110,23 @@ export async function openRuntime(
     ),
   );
   const lake = new LakeExporter(store, dataDir, undefined, undefined, vectorConfig);
-  const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparers);
+  const loader = new ModelLoader(dataDir, state, MODEL_NAMES, preparers, undefined, store.modelVersions);
   const launcher = new BuildLauncher(options.spareCpu);
   // Large loads disturb serving as builds do: their loading thread runs where builds do
   // (docs/batch-models.md, "Hot swap").
   preparers?.large.onThreadStarted?.((tid) => launcher.keepWithBuilds(tid));
   const builds = processBuildRunner(dataDir, vectors.modelDir, undefined, launcher);
   const quickBuilds = quickBuildRunner(dataDir, vectors.modelDir);
-  const models = new ModelScheduler(state, lake, loader, builds, modelsInUse, undefined, quickBuilds);
+  const models = new ModelScheduler(
+    state,
+    lake,
+    loader,
+    builds,
+    modelsInUse,
+    undefined,
+    quickBuilds,
+    (tenantId) => store.runners.claim('models', tenantId),
+  );
   const indexer = new VectorIndexer(vectors.embedder, state, {
     error: () => undefined,
     embedded: (tenant) => models.vectorsChanged(tenant),

@@ -1,6 +1,7 @@
 import { OneAtATime } from '../one-at-a-time.js';
 import { readAnswerSummary, type AnswerSummary } from '../engine/answer-summary.js';
 import type { AnswerCount, AnsweredItem, ServedUser } from '../store/api/analytics.js';
+import { ALL_TENANTS } from '../store/api/runners.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -241,7 +242,10 @@ export class AnswerLog {
     let removeBefore: number | undefined;
     if (now - this.lastPrune > 3_600_000) {
       this.lastPrune = now;
-      removeBefore = today - ANSWER_RETENTION_DAYS;
+      // Among daemons sharing the store, the one that claimed the retention removes old days, for all
+      // tenants (docs/batch-models.md, "Cluster mode").
+      if (await this.store.runners.claim('retention', ALL_TENANTS))
+        removeBefore = today - ANSWER_RETENTION_DAYS;
     }
     if (counts.size === 0 && items.length === 0 && users.length === 0 && removeBefore === undefined) return;
     // Only this log writes its tables (a user's deletion goes through `purge`).

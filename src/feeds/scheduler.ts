@@ -16,7 +16,8 @@ function signatureOf(feed: Feed): string {
 }
 
 /**
- * Syncs each tenant's active feed on its schedule (docs/guide.md, "Catalog feeds"): `interval` waits
+ * Syncs each tenant's active feed on its schedule (docs/guide.md, "Catalog feeds"), where this daemon runs
+ * the tenant's schedule (`claim`): `interval` waits
  * intervalMinutes after the end of each sync (and after the schedule starts) before the next; `cron` starts
  * one at each time of the expression, in UTC; `manual` never. A sync already running for the feed (asked
  * for over HTTP or by the CLI) is joined rather than doubled, so a schedule never overlaps a sync.
@@ -28,6 +29,12 @@ export class FeedScheduler {
   constructor(
     /** Syncs the tenant's feed; its failure is the caller's to report (it is the feed's lastSync). */
     private readonly sync: (tenant: TenantState, feedId: string) => Promise<unknown>,
+    /**
+     * Whether this daemon runs the tenant's schedule (docs/batch-models.md, "Cluster mode"): among
+     * daemons sharing a store, the one that claimed it; asked at each time the schedule comes due, so that
+     * another daemon takes the schedule over at its next time once the one running it stopped.
+     */
+    private readonly claim: (tenantId: string) => Promise<boolean> = () => Promise.resolve(true),
   ) {}
 
   /** Schedules the tenant's active feed as it is now (after any change of the tenant's feeds). */
@@ -55,11 +62,9 @@ export class FeedScheduler {
     this.scheduled.clear();
   }
 
-  private run(tenant: TenantState, feedId: string): Promise<void> {
-    return this.sync(tenant, feedId).then(
-      () => undefined,
-      () => undefined,
-    );
+  private async run(tenant: TenantState, feedId: string): Promise<void> {
+    if (!(await this.claim(tenant.tenantId))) return;
+    await this.sync(tenant, feedId).catch(() => undefined);
   }
 
   private onCron(tenant: TenantState, feed: Feed, signature: string): Scheduled {

@@ -64,13 +64,16 @@ export class FeedService {
     /** Where sources may be fetched from (docs/guide.md, "Catalog feeds"). */
     private readonly network: FeedNetwork,
   ) {
-    this.scheduler = new FeedScheduler((tenant, feedId) =>
-      this.sync(tenant, feedId).catch((error: unknown) => {
-        this.log.error(
-          { tenantId: tenant.tenantId, feedId, reason: (error as Error).message },
-          'scheduled feed sync failed',
-        );
-      }),
+    this.scheduler = new FeedScheduler(
+      (tenant, feedId) =>
+        this.sync(tenant, feedId).catch((error: unknown) => {
+          this.log.error(
+            { tenantId: tenant.tenantId, feedId, reason: (error as Error).message },
+            'scheduled feed sync failed',
+          );
+        }),
+      // One daemon runs a tenant's schedule among those sharing the store.
+      (tenantId) => this.store.runners.claim('feeds', tenantId),
     );
   }
 

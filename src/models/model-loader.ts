@@ -1,4 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
@@ -9,12 +10,28 @@ import {
   type ModelName,
 } from '../artifacts/layout.js';
 import type { Manifest } from '../artifacts/manifest.js';
+import type { ModelVersionRecord } from '../store/api/runners.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
 import { installModel, prepareModel, type PreparedModel } from './prepared-model.js';
 
 export interface LoaderLog {
   info(details: object, message: string): void;
   error(details: object, message: string): void;
+}
+
+/** No record beside the pointers (a store one process owns, the CLI, tests). */
+const POINTERS_ONLY: ModelVersionRecord = {
+  published: () => Promise.resolve(new Map()),
+  publish: () => Promise.resolve(),
+};
+
+/** Whether a version's folder can be seen (yet: another daemon may have just published it). */
+async function visible(dir: string): Promise<boolean> {
+  try {
+    return (await stat(dir)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -201,13 +218,18 @@ function versionBytes(dir: string): number {
 }
 
 /**
- * Hot swap (docs/batch-models.md): every `intervalMs` it reads each tenant's CURRENT pointers and loads
- * a version newer than the one serving. A version that fails to load is logged and not tried again; the
- * model serving keeps serving.
+ * Hot swap (docs/batch-models.md): every `intervalMs` it reads each tenant's CURRENT pointers, and the
+ * store's record of versions where daemons share one ("Cluster mode"), and loads the newer of the two
+ * when it is newer than the version serving. A pointer newer than the record is recorded, so that every
+ * daemon swaps in what one of them (or `nextrec build`) published. A version that fails to load is logged
+ * and not tried again; the model serving keeps serving. A version whose folder cannot be seen yet is
+ * looked for again at the next poll.
  */
 export class ModelLoader {
   private readonly serving = new Map<string, number>();
   private readonly refused = new Map<string, number>();
+  /** The version each model is published at, as the last poll found it. */
+  private readonly published = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private log: LoaderLog = { info: () => undefined, error: () => undefined };
   private polling: Promise<number> | undefined;
@@ -220,6 +242,8 @@ export class ModelLoader {
     private readonly preparers: ModelPreparers = IN_THIS_THREAD,
     /** Versions up to this size go to the preparer for small versions. */
     private readonly smallBytes = SMALL_VERSION_BYTES,
+    /** Where the version to serve is recorded beside the pointers (the store's). */
+    private readonly record: ModelVersionRecord = POINTERS_ONLY,
   ) {}
 
   /** Told of each version swapped in, once it serves. */
@@ -247,6 +271,16 @@ export class ModelLoader {
     return this.serving.get(`${tenantId}/${model}`);
   }
 
+  /** The version of a tenant's model published (pointer or record), as the last poll found it. */
+  publishedVersion(tenantId: string, model: ModelName): number | undefined {
+    return this.published.get(`${tenantId}/${model}`);
+  }
+
+  /** The last version of a tenant's model this daemon refused, if any. */
+  refusedVersion(tenantId: string, model: ModelName): number | undefined {
+    return this.refused.get(`${tenantId}/${model}`);
+  }
+
   /**
    * Loads every newer CURRENT version now, one after another; resolves to how many were swapped in. A
    * call while a poll is under way waits for that one instead of starting another.
@@ -269,25 +303,54 @@ export class ModelLoader {
   }
 
   private async pollOnce(tenantIds: Iterable<string> = this.state.ids()): Promise<number> {
+    const recorded = await this.record.published().catch((error: unknown) => {
+      this.log.error({ reason: (error as Error).message }, 'reading the published model versions failed');
+      return new Map<string, number>();
+    });
     let swapped = 0;
     for (const tenantId of tenantIds) {
       for (const model of this.models) {
         const tenant = this.state.get(tenantId);
-        if (tenant && (await this.load(tenant, model))) swapped++;
+        if (tenant && (await this.load(tenant, model, recorded.get(`${tenantId}/${model}`)))) swapped++;
       }
     }
     return swapped;
   }
 
-  private async load(tenant: TenantState, model: ModelName): Promise<boolean> {
+  /**
+   * The version to serve: the pointer's or the record's, whichever is newer; a pointer newer than the
+   * record is recorded (the record keeps the newer of two racing publishers' versions).
+   */
+  private async publishedOf(
+    tenantId: string,
+    model: ModelName,
+    recorded: number | undefined,
+  ): Promise<number | undefined> {
+    const pointer = await readCurrentVersion(modelDir(this.dataDir, tenantId, model));
+    if (pointer !== undefined && pointer > (recorded ?? 0)) {
+      await this.record.publish(tenantId, model, pointer).catch((error: unknown) => {
+        this.log.error(
+          { tenantId, model, version: pointer, reason: (error as Error).message },
+          'recording a published model version failed',
+        );
+      });
+    }
+    const version = Math.max(pointer ?? 0, recorded ?? 0);
+    return version > 0 ? version : undefined;
+  }
+
+  private async load(tenant: TenantState, model: ModelName, recorded: number | undefined): Promise<boolean> {
     const { tenantId } = tenant;
     const key = `${tenantId}/${model}`;
-    const version = await readCurrentVersion(modelDir(this.dataDir, tenantId, model));
+    const version = await this.publishedOf(tenantId, model, recorded);
+    if (version !== undefined) this.published.set(key, version);
     if (version === undefined || version <= (this.serving.get(key) ?? 0) || this.refused.get(key) === version)
       return false;
+    const dir = path.join(modelDir(this.dataDir, tenantId, model), versionName(version));
+    if (!(await visible(dir))) return false;
     const started = performance.now();
     try {
-      const bytes = versionBytes(path.join(modelDir(this.dataDir, tenantId, model), versionName(version)));
+      const bytes = versionBytes(dir);
       const preparer = bytes <= this.smallBytes ? this.preparers.small : this.preparers.large;
       const prepared = await preparer.prepare(this.dataDir, tenant, model, version);
       installModel(tenant, model, prepared);

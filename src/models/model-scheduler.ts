@@ -285,6 +285,11 @@ export class ModelScheduler {
     private readonly schedule: ModelSchedule = DEFAULT_SCHEDULE,
     /** Small tenants' co-occurrence builds (default: `runBuild`'s). */
     private readonly runQuickBuild: BuildRunner = runBuild,
+    /**
+     * Whether this daemon runs the tenant's builds (docs/batch-models.md, "Cluster mode"): among daemons
+     * sharing a store, the one that claimed them (`store.runners`); the others swap its versions in.
+     */
+    private readonly claim: (tenantId: string) => Promise<boolean> = () => Promise.resolve(true),
   ) {
     const slow = MODEL_NAMES.filter((model) => !FAST_MODELS.includes(model) && model !== 'vectors');
     this.lanes = [
@@ -347,12 +352,16 @@ export class ModelScheduler {
     }
   }
 
-  /** @internal one build of a lane: export the lake, build its models, swap them in */
+  /** @internal one build of a lane, where this daemon runs the tenant's: export the lake, build, swap in */
   async build(lane: Lane, tenantId: string): Promise<void> {
     const tenant = this.state.get(tenantId);
     if (!tenant) return;
     const models = lane.modelsOf(tenant);
     if (models.length === 0) return;
+    if (!(await this.claim(tenantId))) {
+      this.log.debug({ tenantId, models }, "the tenant's models are built by another daemon");
+      return;
+    }
     const started = Date.now();
     try {
       await this.lake.flush(tenantId);

@@ -20,8 +20,14 @@ export interface MetricSources {
     model: string;
     builtAt: number;
     version?: number;
+    /** The version published (the artifacts' pointer, or the store's record where daemons share one). */
+    published?: number;
+    /** The last version this daemon refused to load. */
+    refused?: number;
     rowsBehind?: number;
   }>;
+  /** The background work this daemon runs among those sharing the store: each claim it holds. */
+  runnerClaims(): Iterable<{ kind: string; tenantId: string }>;
   /** Whether the data dir's disk is full (docs/configuration.md, "Health and metrics"). */
   diskFull(): boolean;
 }
@@ -274,6 +280,40 @@ export class Metrics {
         for (const { tenantId, model, version } of sources.modelBuilds()) {
           if (version !== undefined) this.set({ tenant: tenantId, model }, version);
         }
+      },
+    });
+    new Gauge({
+      name: 'nextrec_model_version_published',
+      help: 'The version of each model published to serve (daemons sharing a store: the recorded one), by tenant and model',
+      labelNames: ['tenant', 'model'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { tenantId, model, published } of sources.modelBuilds()) {
+          if (published !== undefined) this.set({ tenant: tenantId, model }, published);
+        }
+      },
+    });
+    new Gauge({
+      name: 'nextrec_model_version_refused',
+      help: 'The last version of each model this daemon refused to load (it kept the one serving), by tenant and model',
+      labelNames: ['tenant', 'model'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { tenantId, model, refused } of sources.modelBuilds()) {
+          if (refused !== undefined) this.set({ tenant: tenantId, model }, refused);
+        }
+      },
+    });
+    new Gauge({
+      name: 'nextrec_runner_claims',
+      help: "Background work this daemon runs among the daemons sharing its store: 1 per tenant and kind it claimed (models: builds, feeds: the feed schedule, retention: all tenants' as tenant *)",
+      labelNames: ['kind', 'tenant'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { kind, tenantId } of sources.runnerClaims()) this.set({ kind, tenant: tenantId }, 1);
       },
     });
     new Gauge({

@@ -28,6 +28,8 @@ import type { LakeSource } from './api/lake.js';
 import { duckDbLakeSource } from './duckdb/lake.js';
 import type { StoreMemory } from './api/memory.js';
 import { duckDbStoreMemory } from './duckdb/memory.js';
+import type { ModelVersionRecord } from './api/runners.js';
+import { POINTERS_ONLY, SingleProcessRunners } from './single-process-runners.js';
 
 export const STORE_FILE = 'nextrec.duckdb';
 
@@ -83,6 +85,9 @@ export class DuckDbStore implements Store {
   readonly feeds: FeedStore;
   /** What the lake export reads: a read's transaction, copied straight to Parquet. */
   readonly lake: LakeSource;
+  /** One process owns the store: every claim is granted, and the artifacts' pointers record versions. */
+  readonly runners = new SingleProcessRunners();
+  readonly modelVersions: ModelVersionRecord = POINTERS_ONLY;
   private closed = false;
   /** Set from a fatal error of DuckDB until the store file is open again (see `revive`). */
   private invalid = false;

@@ -118,8 +118,21 @@ async function exportSnapshot(
   return rows;
 }
 
-/** The vector configuration last written, by file: an export with nothing new reads no file. */
-const writtenVectorConfigs = new Map<string, string>();
+/**
+ * The vector configuration last written or read, by file, with the file's modification time then: an
+ * export with nothing new reads no file, only its time, which changes when another daemon sharing the
+ * data dir wrote the file since (docs/batch-models.md, "Cluster mode").
+ */
+const writtenVectorConfigs = new Map<string, { text: string; mtimeMs: number }>();
+
+/** The file's modification time; undefined when it does not exist. */
+async function modifiedAt(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Writes the tenant's vector configuration to the lake when it changed. */
 async function exportVectorConfig(
@@ -137,17 +150,13 @@ async function exportVectorConfig(
     config[kinds.get(kind)!].push(JSON.parse(text));
   const text = JSON.stringify(config);
   const file = vectorConfigFile(dataDir, tenantId);
-  if (!writtenVectorConfigs.has(file)) {
-    try {
-      writtenVectorConfigs.set(file, readFileSync(file, 'utf8'));
-    } catch {
-      // Not written yet.
-    }
-  }
-  if (writtenVectorConfigs.get(file) === text) return;
+  const mtimeMs = await modifiedAt(file);
+  if (mtimeMs !== undefined && writtenVectorConfigs.get(file)?.mtimeMs !== mtimeMs)
+    writtenVectorConfigs.set(file, { text: readFileSync(file, 'utf8'), mtimeMs });
+  if (mtimeMs !== undefined && writtenVectorConfigs.get(file)?.text === text) return;
   await mkdir(path.dirname(file), { recursive: true });
   await replaceDurablyAsync(file, text);
-  writtenVectorConfigs.set(file, text);
+  writtenVectorConfigs.set(file, { text, mtimeMs: (await modifiedAt(file)) ?? 0 });
 }
 
 /** Merges runs of small segments once there are many, and removes what earlier merges covered. */
@@ -424,9 +433,18 @@ export class LakeExporter {
     };
   }
 
+  /**
+   * Runs a write of the tenant's lake once no other write of it runs, in this process or in another
+   * sharing the store and the data dir (`store.runners`, docs/batch-models.md, "Cluster mode"): each
+   * write starts from what the lake holds then, so two daemons' exports never write overlapping segments.
+   */
+  private lakeWrite<T>(tenantId: string, write: () => Promise<T>): Promise<T> {
+    return this.exports.run(tenantId, () => this.store.runners.exclusive('lake', tenantId, write));
+  }
+
   /** Exports the tenant now, after any export in progress. */
   flush(tenantId: string): Promise<TableExport[]> {
-    return this.exports.run(tenantId, () =>
+    return this.lakeWrite(tenantId, () =>
       exportTenantLake(this.store, this.dataDir, tenantId, DEFAULT_COMPACTION, this.vectorConfig),
     );
   }
@@ -436,12 +454,12 @@ export class LakeExporter {
    * progress and before any later one. Returns how many files were rewritten.
    */
   erase(tenantId: string, identities: string[]): Promise<number> {
-    return this.exports.run(tenantId, () => eraseFromLake(this.store, this.dataDir, tenantId, identities));
+    return this.lakeWrite(tenantId, () => eraseFromLake(this.store, this.dataDir, tenantId, identities));
   }
 
   /** Removes deleted items from the tenant's lake (see `eraseItemsFromLake`), as `erase` does identities. */
   eraseItems(tenantId: string, itemIds: readonly string[]): Promise<number> {
-    return this.exports.run(tenantId, () => eraseItemsFromLake(this.store, this.dataDir, tenantId, itemIds));
+    return this.lakeWrite(tenantId, () => eraseItemsFromLake(this.store, this.dataDir, tenantId, itemIds));
   }
 
   /** Exports every tenant with pending commits, then stops following commits. */

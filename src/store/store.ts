@@ -5,6 +5,7 @@ import type { FeedStore } from './api/feeds.js';
 import type { IdentityReads } from './api/identity-reads.js';
 import type { LakeSource } from './api/lake.js';
 import type { LoadReads } from './api/load.js';
+import type { ModelVersionRecord, Runners } from './api/runners.js';
 import type { StoreMemory } from './api/memory.js';
 import type { TenantReads } from './api/tenants.js';
 import type { DiskState } from './disk-full.js';
@@ -51,6 +52,13 @@ export interface Store {
    * "The store"); none where one process owns the store (DuckDB).
    */
   readonly changes?: ChangeFeed;
+  /**
+   * Which process runs each tenant's background work (builds, lake writes, feed schedules, retention)
+   * among those sharing the store (docs/batch-models.md, "Cluster mode").
+   */
+  readonly runners: Runners;
+  /** The version of each tenant's model to serve, where several daemons share the store. */
+  readonly modelVersions: ModelVersionRecord;
   /** Whether the store refuses every statement until it is opened again (after a fatal error). */
   readonly invalidated: boolean;
   /** Gives back memory the store caches and can read again (the daemon asks when it is idle). */

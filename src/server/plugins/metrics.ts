@@ -23,6 +23,7 @@ export function runtimeSources(
     resultCache: cache,
     vectorBacklog: () => runtime.vectors.backlog(),
     diskFull: () => runtime.store.disk.isFull,
+    runnerClaims: () => runtime.store.runners.claims(),
     *modelBuilds() {
       for (const tenantId of runtime.state.ids()) {
         const tenant = runtime.state.get(tenantId);
@@ -35,6 +36,8 @@ export function runtimeSources(
             model,
             builtAt: modelBuiltAt(tenant, model),
             version: runtime.loader.servingVersion(tenantId, model),
+            published: runtime.loader.publishedVersion(tenantId, model),
+            refused: runtime.loader.refusedVersion(tenantId, model),
             rowsBehind: inUse.includes(model) ? modelRowsBehind(tenant, model) : undefined,
           };
         }

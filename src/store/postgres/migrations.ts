@@ -209,6 +209,22 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
         GROUP BY tenant_id`,
     ],
   },
+  {
+    version: 4,
+    description: "the version of each tenant's model to serve, which every daemon swaps in",
+    // Daemons sharing a database and a data dir read which version to serve here rather than from the
+    // artifacts' CURRENT pointers alone (docs/batch-models.md, "Cluster mode"). `version` names the
+    // version's folder (epoch milliseconds); `published_at` is when it was recorded.
+    statements: [
+      `CREATE TABLE model_versions (
+        tenant_id ${TEXT} NOT NULL,
+        model ${TEXT} NOT NULL,
+        version bigint NOT NULL,
+        published_at bigint NOT NULL,
+        PRIMARY KEY (tenant_id, model)
+      )`,
+    ],
+  },
 ];
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;

@@ -21,6 +21,9 @@ import { pgIdentityReads } from './identity-reads.js';
 import { pgLakeSource } from './lake.js';
 import { LakeDuckDb } from './lake-duckdb.js';
 import { pgLoadReads } from './load-reads.js';
+import type { ModelVersionRecord } from '../api/runners.js';
+import { pgModelVersions } from './model-versions.js';
+import { PgRunners } from './runners.js';
 import { pgStoreMemory } from './memory.js';
 import { migratePostgres } from './migrations.js';
 import { pgTenantReads } from './tenant-reads.js';
@@ -69,6 +72,9 @@ export class PgStore implements Store {
   readonly feeds: FeedStore;
   /** What the lake export reads: a snapshot's rows, streamed into Parquet through an in-memory DuckDB. */
   readonly lake: LakeSource;
+  /** Claims and exclusive tasks, on a session of their own apart from the pool (runners.ts). */
+  readonly runners: PgRunners;
+  readonly modelVersions: ModelVersionRecord;
   /** Whether the server's disk is full: from a write it refused for room until one commits (disk.ts). */
   readonly disk = new PostgresDiskState();
   /** The other daemons' writes, to follow (change-feed.ts). */
@@ -84,6 +90,8 @@ export class PgStore implements Store {
     private readonly lakeDuckDb: LakeDuckDb,
     url: string,
   ) {
+    this.runners = new PgRunners(url);
+    this.modelVersions = pgModelVersions(pool);
     // This store's name in the change log: the changes it writes are its own (change-log.ts).
     const origin = randomUUID();
     this.writes = new PgWriteQueue(
@@ -206,6 +214,7 @@ export class PgStore implements Store {
     await this.writes.close();
     await this.changes.stop();
     await this.scrubs.ended();
+    await this.runners.close();
     await this.pool.end();
     await this.lakeDuckDb.close();
   }

@@ -8,11 +8,23 @@ function sources(overrides: Partial<MetricSources> = {}): MetricSources {
     resultCache: () => ({ hits: 3, misses: 1 }),
     vectorBacklog: () => new Map([['acme', 7]]),
     modelBuilds: () => [
-      { tenantId: 'acme', model: 'cooccurrence', builtAt, version: 3, rowsBehind: 12 },
+      {
+        tenantId: 'acme',
+        model: 'cooccurrence',
+        builtAt,
+        version: 3,
+        published: 4,
+        refused: 4,
+        rowsBehind: 12,
+      },
       { tenantId: 'acme', model: 'ease', builtAt: 0, rowsBehind: 40 },
       { tenantId: 'acme', model: 'factors', builtAt: 0 },
     ],
     diskFull: () => false,
+    runnerClaims: () => [
+      { kind: 'models', tenantId: 'acme' },
+      { kind: 'retention', tenantId: '*' },
+    ],
     ...overrides,
   };
 }
@@ -63,6 +75,13 @@ describe('Metrics', () => {
     expect(age).toBeGreaterThanOrEqual(90);
     expect(sample(text, 'nextrec_model_version', 'tenant="acme",model="cooccurrence"')).toBe(3);
     expect(sample(text, 'nextrec_model_rows_behind', 'tenant="acme",model="cooccurrence"')).toBe(12);
+    // Published at 4, which this daemon refused: 3 keeps serving.
+    expect(sample(text, 'nextrec_model_version_published', 'tenant="acme",model="cooccurrence"')).toBe(4);
+    expect(sample(text, 'nextrec_model_version_refused', 'tenant="acme",model="cooccurrence"')).toBe(4);
+    expect(sample(text, 'nextrec_model_version_refused', 'tenant="acme",model="ease"')).toBeUndefined();
+    expect(sample(text, 'nextrec_runner_claims', 'kind="models",tenant="acme"')).toBe(1);
+    expect(sample(text, 'nextrec_runner_claims', 'kind="retention",tenant="*"')).toBe(1);
+    expect(sample(text, 'nextrec_runner_claims', 'kind="feeds",tenant="acme"')).toBeUndefined();
     // A model none of whose versions serves has no age and no version, and is behind by every row.
     expect(sample(text, 'nextrec_model_age_seconds', 'tenant="acme",model="ease"')).toBeUndefined();
     expect(sample(text, 'nextrec_model_version', 'tenant="acme",model="ease"')).toBeUndefined();

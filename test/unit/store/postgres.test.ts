@@ -106,6 +106,8 @@ describe('migratePostgres', () => {
         change_counters: ['tenant_id', 'seq'],
         change_log: ['tenant_id', 'seq', 'kind', 'payload'],
         event_counters: ['tenant_id', 'interactions', 'impressions', 'item_keys'],
+        // DuckDB's store is one process's: the artifacts' pointers are its record of versions.
+        model_versions: ['tenant_id', 'model', 'version', 'published_at'],
       });
     } finally {
       duck.closeSync();
