@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AnswerLog } from '../../../src/analytics/answer-log.js';
+import type { Runners } from '../../../src/store/api/runners.js';
 import type { DuckDbStore as Store } from '../../../src/store/database.js';
 import { closeTempStore, openTempStore, type TempStore } from '../../support/temp-store.js';
 
@@ -153,6 +154,16 @@ describe('the answer record', () => {
       ['t1', '2'],
       ['t2', '1'],
     ]);
+    // Where another daemon sharing the store runs the retention, this one removes nothing.
+    const elsewhere: Runners = {
+      claim: async () => false,
+      exclusive: (_kind, _tenantId, task) => task(),
+      claims: () => [],
+    };
+    await new AnswerLog(Object.create(store, { runners: { value: elsewhere } }) as Store).flush(
+      AT + 401 * DAY_MS,
+    );
+    expect(await query('SELECT count(*) FROM answer_days')).toEqual([['2']]);
     await new AnswerLog(store).flush(AT + 401 * DAY_MS);
     expect(await query('SELECT count(*) FROM answer_items')).toEqual([['0']]);
     expect(await query('SELECT count(*) FROM answer_days')).toEqual([['0']]);

@@ -89,6 +89,33 @@ describe('feed schedules', () => {
     expect(calls).toEqual([]);
   });
 
+  it('syncs only at the times this daemon runs the schedule, and takes it over once it may', async () => {
+    scheduler.stop();
+    let claimed = false;
+    const asked: string[] = [];
+    instant = true;
+    scheduler = new FeedScheduler(
+      (_tenant, feedId) => {
+        calls.push(feedId);
+        return Promise.resolve();
+      },
+      async (tenantId) => {
+        asked.push(tenantId);
+        return claimed;
+      },
+    );
+    tenant.feeds.set('a', feed('a', 'active', { scheduleMode: 'cron', cron: '*/10 * * * * *' }));
+    scheduler.refresh(tenant);
+    // Another daemon runs it: its times pass here, each asked.
+    await vi.advanceTimersByTimeAsync(30_500);
+    expect(asked).toEqual(['t', 't', 't']);
+    expect(calls).toEqual([]);
+    // That daemon stopped: the next time is this one's.
+    claimed = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(calls).toEqual(['a']);
+  });
+
   it('runs nothing once stopped', async () => {
     tenant.feeds.set('a', feed('a', 'active', { scheduleMode: 'cron', cron: '* * * * * *' }));
     scheduler.refresh(tenant);

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   appendFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -34,11 +35,13 @@ import {
 import { openCurrent, openVersion } from '../../../src/artifacts/open.js';
 import { KEPT_VERSIONS, publishModel } from '../../../src/artifacts/publish.js';
 import {
+  IN_THIS_THREAD,
   ModelLoader,
   ThreadPreparer,
   inThisThread,
   type ModelPreparer,
 } from '../../../src/models/model-loader.js';
+import type { ModelVersionRecord } from '../../../src/store/api/runners.js';
 
 const LOAD_WORKER = new URL('../../../dist/src/models/model-load-worker.js', import.meta.url);
 import { prepareModel } from '../../../src/models/prepared-model.js';
@@ -466,6 +469,92 @@ describe('ModelLoader, where it prepares', () => {
     expect(loader.servingVersion('shop', 'cooccurrence')).toBeUndefined();
     expect(await loader.pollAgain()).toBe(1);
     expect(loader.servingVersion('shop', 'cooccurrence')).toBe(version);
+  });
+});
+
+describe('ModelLoader, beside a record of versions (daemons sharing a store)', () => {
+  /** A record as the PostgreSQL store keeps it: a version only replaces an older one. */
+  function record(initial: Record<string, number> = {}) {
+    const rows = new Map(Object.entries(initial));
+    const publishes: string[] = [];
+    const versions: ModelVersionRecord = {
+      published: async () => new Map(rows),
+      publish: async (tenantId, model, version) => {
+        publishes.push(`${tenantId}/${model}@${version}`);
+        const key = `${tenantId}/${model}`;
+        if ((rows.get(key) ?? 0) < version) rows.set(key, version);
+      },
+    };
+    return { rows, publishes, versions };
+  }
+
+  function loaderOf(versions: ModelVersionRecord) {
+    const state = new ServingState();
+    const tenant = state.add('shop');
+    for (const externalId of ['a', 'b', 'c']) tenant.catalog.ensureId(externalId);
+    return new ModelLoader(dataDir, state, ['cooccurrence'], IN_THIS_THREAD, undefined, versions);
+  }
+
+  it('records a pointer newer than the record, and loads it', async () => {
+    const { rows, publishes, versions } = record();
+    const loader = loaderOf(versions);
+    const version = publish('cooccurrence', lists(0.5));
+    expect(await loader.poll()).toBe(1);
+    expect(publishes).toEqual([`shop/cooccurrence@${version}`]);
+    expect(rows.get('shop/cooccurrence')).toBe(version);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBe(version);
+    expect(loader.publishedVersion('shop', 'cooccurrence')).toBe(version);
+    // Recorded once: the next poll finds the pointer no newer.
+    expect(await loader.poll()).toBe(0);
+    expect(publishes).toHaveLength(1);
+  });
+
+  it('loads the recorded version when the pointer it sees is older, and waits for a folder it cannot see yet', async () => {
+    const older = publish('cooccurrence', lists(0.5));
+    const newer = publish('cooccurrence', lists(0.25));
+    // This daemon's view of the shared directory is stale: its pointer still names the older version.
+    const dir = modelDir(dataDir, 'shop', 'cooccurrence');
+    writeFileSync(path.join(dir, 'CURRENT'), `${versionName(older)}\n`);
+    const { publishes, versions } = record({ 'shop/cooccurrence': newer });
+    const loader = loaderOf(versions);
+    expect(await loader.poll()).toBe(1);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBe(newer);
+    expect(publishes).toEqual([]);
+    // A version recorded whose folder is not there (yet) is neither loaded nor refused: once it shows,
+    // it loads.
+    const later = newer + 1_000;
+    const { rows: laterRows, versions: laterVersions } = record({ 'shop/cooccurrence': later });
+    const waiting = loaderOf(laterVersions);
+    expect(await waiting.poll()).toBe(0);
+    expect(waiting.servingVersion('shop', 'cooccurrence')).toBeUndefined();
+    expect(waiting.refusedVersion('shop', 'cooccurrence')).toBeUndefined();
+    expect(waiting.publishedVersion('shop', 'cooccurrence')).toBe(later);
+    cpSync(path.join(dir, versionName(newer)), path.join(dir, versionName(later)), { recursive: true });
+    const manifestFile = path.join(dir, versionName(later), 'manifest.json');
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({ ...JSON.parse(readFileSync(manifestFile, 'utf8')), version: later }),
+    );
+    expect(await waiting.poll()).toBe(1);
+    expect(waiting.servingVersion('shop', 'cooccurrence')).toBe(later);
+    expect(laterRows.get('shop/cooccurrence')).toBe(later);
+  });
+
+  it('refuses a recorded version that fails its checks, and keeps serving the one it had', async () => {
+    const good = publish('cooccurrence', lists(0.5));
+    const { rows, versions } = record();
+    const loader = loaderOf(versions);
+    expect(await loader.poll()).toBe(1);
+    const bad = publish('cooccurrence', lists(0.9));
+    const file = path.join(modelDir(dataDir, 'shop', 'cooccurrence'), versionName(bad), 'neighbours.arrow');
+    const bytes = readFileSync(file);
+    bytes[bytes.length >> 1] ^= 0xff;
+    writeFileSync(file, bytes);
+    rows.set('shop/cooccurrence', bad);
+    expect(await loader.poll()).toBe(0);
+    expect(loader.servingVersion('shop', 'cooccurrence')).toBe(good);
+    expect(loader.refusedVersion('shop', 'cooccurrence')).toBe(bad);
+    expect(loader.publishedVersion('shop', 'cooccurrence')).toBe(bad);
   });
 });
 

@@ -35,6 +35,8 @@ const built: string[][] = [];
 async function setUp(
   schedule: Partial<typeof DEFAULT_SCHEDULE>,
   models: readonly ModelName[] = ['cooccurrence'],
+  /** Whether this daemon runs the tenant's builds (default: it does). */
+  claim?: (tenantId: string) => Promise<boolean>,
 ) {
   built.length = 0;
   dir = mkdtempSync(path.join(tmpdir(), 'nextrec-scheduler-'));
@@ -51,6 +53,8 @@ async function setUp(
     },
     () => models,
     { ...DEFAULT_SCHEDULE, debounceMs: 20, ...schedule },
+    undefined,
+    claim,
   );
   // The scheduler of the runtime stays idle; this one is told about commits by hand.
   scheduler.start(quiet);
@@ -83,6 +87,27 @@ describe('ModelScheduler', () => {
     await until(() => shop.neighbours.interactionCount === 4);
     const a = shop.catalog.idOf('a');
     expect(shop.neighbours.rangeEnd(a) - shop.neighbours.rangeStart(a)).toBe(2);
+  });
+
+  it("builds nothing of a tenant whose builds another daemon runs, and builds once they are this one's", async () => {
+    let claimed = false;
+    const asked: string[] = [];
+    const shop = await setUp({}, ['cooccurrence'], async (tenantId) => {
+      asked.push(tenantId);
+      return claimed;
+    });
+    await appendInteractions(runtime, shop, views('u1', ['a', 'b']));
+    scheduler.interactionsCommitted(shop);
+    await until(() => asked.length === 1);
+    // The build was due and asked for: another daemon runs it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(built).toEqual([]);
+    claimed = true;
+    await appendInteractions(runtime, shop, views('u2', ['a', 'c']));
+    scheduler.interactionsCommitted(shop);
+    await until(() => shop.neighbours.interactionCount === 4);
+    expect(built).toEqual([['cooccurrence']]);
+    expect(asked.every((tenantId) => tenantId === 'shop')).toBe(true);
   });
 
   it('waits for the writes of a burst to pause before building, at most the longest debounce', async () => {
