@@ -7,7 +7,7 @@ import { DOCUMENT_KINDS, type Runtime } from '../runtime.js';
 import type { TenantState } from '../state/tenant-state.js';
 import type { ChangeFeed, ChangeReads, StoreChange } from '../store/api/changes.js';
 import type { ConfigOp } from '../store/api/config.js';
-import type { IdentityOp } from '../store/api/identity.js';
+import { identityHash } from '../store/identity-hash.js';
 import { syncedItemsCommitted } from '../feeds/feeds.js';
 import { credentialsStored } from '../tenants/load-credentials.js';
 
@@ -83,11 +83,22 @@ export async function applyChange(
       impressionsCommitted(tenant, await reads.impressionEventIds(tenantId, change.first, change.last));
       return;
     case 'item-removals': {
+      const itemIds = hashed(tenant.catalog.externalIds, change.hashes);
       // Items written again since (by a write committed after the removal) stay, as stored now.
-      const again = await reads.items(tenantId, change.itemIds);
-      itemsRemoved(tenant, change.itemIds, change, () => deletions.itemsRemoved(tenantId));
-      runtime.answers.forgetItems(tenantId, change.itemIds);
+      const again = itemIds.length > 0 ? await reads.items(tenantId, itemIds) : [];
+      itemsRemoved(tenant, itemIds, change, () => deletions.itemsRemoved(tenantId));
+      runtime.answers.forgetItems(tenantId, itemIds);
       if (again.length > 0) itemsCommitted(runtime, tenant, again);
+      return;
+    }
+    case 'identities-forgotten': {
+      const identities = hashed(identitiesOf(tenant), change.hashes);
+      // Users created again since (by a write committed after the deletion) stay, as stored now.
+      const again = identities.length > 0 ? await reads.users(tenantId, identities) : [];
+      identitiesForgotten(runtime, tenant, identities, [], (forgotten) =>
+        deletions.identitiesForgotten(tenantId, forgotten),
+      );
+      usersCommitted(tenant, again);
       return;
     }
     case 'feed-apply': {
@@ -101,7 +112,32 @@ export async function applyChange(
     }
     case 'op':
       if (change.op.area === 'config') return applyConfig(reads, tenant, change.op);
-      if (change.op.area === 'identity') return applyIdentity(runtime, reads, deletions, tenant, change.op);
+      if (change.op.area === 'identity') {
+        // The merge ledger's pair, unless a deletion of either identity committed since.
+        const { userId, sessionId } = change.op;
+        if (await reads.merged(tenantId, userId, sessionId)) tenant.recordMerge(userId, sessionId);
+      }
+  }
+}
+
+/**
+ * The ids of `held` whose hashes (identityHash) are among `hashes`: a deletion names what it deleted by
+ * hashes only (src/store/api/changes.ts). Two ids share a hash only when both 32-bit lanes collide.
+ */
+function hashed(held: Iterable<string>, hashes: readonly string[]): string[] {
+  const wanted = new Set(hashes);
+  const found = new Set<string>();
+  for (const id of held) if (wanted.has(identityHash(id).toString())) found.add(id);
+  return [...found];
+}
+
+/** Every identity the tenant's state holds something of: users, histories, the merge ledger's. */
+function* identitiesOf(tenant: TenantState): Iterable<string> {
+  yield* tenant.users.keys();
+  yield* tenant.histories.identities();
+  for (const [userId, sessions] of tenant.mergedSessions) {
+    yield userId;
+    yield* sessions;
   }
 }
 
@@ -112,25 +148,4 @@ async function applyConfig(reads: ChangeReads, tenant: TenantState, op: ConfigOp
   const stored = await reads.document(tenant.tenantId, op.kind, op.key);
   if (stored === undefined) documents.forget(tenant, op.key);
   else (documents.follow ?? documents.restore).call(documents, tenant, stored);
-}
-
-async function applyIdentity(
-  runtime: Runtime,
-  reads: ChangeReads,
-  deletions: FollowedDeletions,
-  tenant: TenantState,
-  op: IdentityOp,
-): Promise<void> {
-  const { tenantId } = tenant;
-  if (op.op === 'recordMerge') {
-    // Unless a deletion of either identity committed since.
-    if (await reads.merged(tenantId, op.userId, op.sessionId)) tenant.recordMerge(op.userId, op.sessionId);
-    return;
-  }
-  // Users created again since (by a write committed after the deletion) stay, as stored now.
-  const again = await reads.users(tenantId, op.identities);
-  identitiesForgotten(runtime, tenant, op.identities, op.eventIds, (identities) =>
-    deletions.identitiesForgotten(tenantId, identities),
-  );
-  usersCommitted(tenant, again);
 }

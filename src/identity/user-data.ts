@@ -108,7 +108,7 @@ export async function deleteUser(
   const identities = identitiesOf(tenant, userId);
   const eventIds = await runtime.store.identity.interactionEventIds(tenant.tenantId, identities);
   await runtime.store.writes.submit((rows) => {
-    rows.ops.push(forgetIdentities(tenant.tenantId, identities, eventIds));
+    rows.ops.push(forgetIdentities(tenant.tenantId, identities));
     return () => identitiesForgotten(runtime, tenant, identities, eventIds, forgetAnswers);
   });
   await finishErasure(runtime, tenant.tenantId, {

@@ -1,5 +1,8 @@
 import type { ConfigOp } from './config.js';
 import type { IdentityOp } from './identity.js';
+
+/** The merge ledger's operation, which names no deleted identity (a deletion removes it from the log). */
+export type RecordMerge = Extract<IdentityOp, { op: 'recordMerge' }>;
 import type { LoadReads } from './load.js';
 import type { StoredCredential, TenantOp, TenantReads } from './tenants.js';
 import type { CatalogItem } from '../row-mapping.js';
@@ -18,13 +21,22 @@ export type StoreChange =
   /** Interactions stored with seq numbers `first` to `last` (an event id already held took none). */
   | { kind: 'interactions'; tenantId: string; first: number; last: number }
   | { kind: 'impressions'; tenantId: string; first: number; last: number }
-  /** One of the write's typed operations, as the write gave it (src/store/api/ops.ts). */
-  | { kind: 'op'; tenantId: string; op: ConfigOp | TenantOp | IdentityOp }
-  /** Items removed (CatalogStore.removeItems), with the event ids of the events that went with them. */
+  /** One of the write's typed operations, as the write gave it (src/store/api/ops.ts), but erasures. */
+  | { kind: 'op'; tenantId: string; op: ConfigOp | TenantOp | RecordMerge }
+  /**
+   * Identities deleted (a user and the sessions merged into it), named by the hash of each
+   * (identityHash): the log keeps nothing that names them once their rows are gone (docs/guide.md,
+   * "Identity"), and a follower finds them among those it holds.
+   */
+  | { kind: 'identities-forgotten'; tenantId: string; hashes: string[] }
+  /**
+   * Items removed (CatalogStore.removeItems), by the hash of each id (identityHash), with the event ids
+   * of the events that went with them.
+   */
   | {
       kind: 'item-removals';
       tenantId: string;
-      itemIds: string[];
+      hashes: string[];
       interactionEventIds: string[];
       impressionEventIds: string[];
     }

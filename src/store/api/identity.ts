@@ -23,11 +23,6 @@ export type IdentityOp =
       op: 'forgetIdentities';
       tenantId: string;
       identities: string[];
-      /**
-       * The event ids of the interactions it removes, as the write read them before: daemons following
-       * the write forget them too (src/store/api/changes.ts), the rows being gone once it committed.
-       */
-      eventIds: string[];
     };
 
 /** The merge ledger remembers that the session's events were copied to the user (spec, "Identity merge"). */
@@ -41,6 +36,6 @@ export function recordMerge(
   return { area: 'identity', op: 'recordMerge', tenantId, userId, sessionId, eventsCopied, mergedAt };
 }
 
-export function forgetIdentities(tenantId: string, identities: string[], eventIds: string[]): IdentityOp {
-  return { area: 'identity', op: 'forgetIdentities', tenantId, identities, eventIds };
+export function forgetIdentities(tenantId: string, identities: string[]): IdentityOp {
+  return { area: 'identity', op: 'forgetIdentities', tenantId, identities };
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { RemovedItems } from '../api/catalog.js';
-import { logChanges } from './change-log.js';
+import { ERASE_ITEMS_FROM_LOG, hashesOf, logChanges } from './change-log.js';
 import { inTransaction, runStatements } from './transaction.js';
 
 /**
@@ -54,10 +54,12 @@ export async function removeItems(
     const impressionEventIds = await eventIdsOf(REMOVAL.impressionEventIds);
     const impressions = await run(REMOVAL.impressions);
     const keys = await run(REMOVAL.itemKeys);
+    // The log names the items no more: the removal by their hashes (change-log.ts).
+    await run(ERASE_ITEMS_FROM_LOG);
     const change = {
       kind: 'item-removals' as const,
       tenantId,
-      itemIds: values[1] as string[],
+      hashes: hashesOf(values[1] as string[]),
       interactionEventIds,
       impressionEventIds,
     };

@@ -1,4 +1,5 @@
 import type { StoreChange } from '../api/changes.js';
+import { identityHash } from '../identity-hash.js';
 import type { Statement } from './statement.js';
 
 /** The channel a write's transaction notifies at commit, with the tenant's id, for followers to read. */
@@ -64,3 +65,27 @@ export function logChanges(
 function codePoints(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** The hashes a change names deleted ids by (identityHash, as text: a bigint does not fit JSON). */
+export function hashesOf(ids: readonly string[]): string[] {
+  return ids.map((id) => identityHash(id).toString());
+}
+
+/**
+ * What erasing identities (`$2`, a text array) of the tenant `$1` does to the log, in the deletion's
+ * transaction: the earlier changes stop naming them (users upserted lose their ids, the merges of them
+ * go), so that nothing in the store names them once the store is scrubbed (docs/guide.md, "Identity").
+ * A follower that had not read those changes yet reads the deletion after them.
+ */
+export const ERASE_IDENTITIES_FROM_LOG = [
+  `UPDATE change_log SET payload = jsonb_set(payload, '{userIds}', (payload->'userIds') - $2::text[])
+    WHERE tenant_id = $1 AND kind = 'users' AND payload->'userIds' ?| $2::text[]`,
+  `DELETE FROM change_log
+    WHERE tenant_id = $1 AND kind = 'op' AND payload->'op'->>'op' = 'recordMerge'
+      AND (payload->'op'->>'userId' = ANY($2) OR payload->'op'->>'sessionId' = ANY($2))`,
+];
+
+/** The same for removed items (`$2`) of the tenant `$1`: the changes that upserted them stop naming them. */
+export const ERASE_ITEMS_FROM_LOG = `UPDATE change_log
+    SET payload = jsonb_set(payload, '{itemIds}', (payload->'itemIds') - $2::text[])
+  WHERE tenant_id = $1 AND kind = 'items' AND payload->'itemIds' ?| $2::text[]`;

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { identityHash, identityOf } from '../identity-hash.js';
 import type { RowBuffer, StoredImpression, StoredInteraction, StoredItem, StoredUser } from '../rows.js';
 import type { StoreChange } from '../api/changes.js';
-import { logChanges } from './change-log.js';
+import { hashesOf, logChanges } from './change-log.js';
 import { numberEvents, type EventNumbers } from './event-numbers.js';
 import type { Statement } from './statement.js';
 import { statementsOf } from './statements.js';
@@ -62,6 +62,12 @@ function seqRanges(
  */
 function changesOf(rows: RowBuffer, numbers: EventNumbers): Map<string, StoreChange[]> {
   const changes = new Map<string, StoreChange[]>();
+  // Identities the flush deletes: no change of it names them (change-log.ts, ERASE_IDENTITIES_FROM_LOG).
+  const forgotten = new Set<string>();
+  for (const op of rows.ops)
+    if (op.area === 'identity' && op.op === 'forgetIdentities')
+      for (const identity of op.identities) forgotten.add(`${op.tenantId}\u0000${identity}`);
+  const named = (tenantId: string, id: string) => !forgotten.has(`${tenantId}\u0000${id}`);
   const add = (change: StoreChange) => {
     const list = changes.get(change.tenantId);
     if (list === undefined) changes.set(change.tenantId, [change]);
@@ -77,12 +83,22 @@ function changesOf(rows: RowBuffer, numbers: EventNumbers): Map<string, StoreCha
     return ids;
   };
   for (const [tenantId, itemIds] of idsByTenant(rows.items)) add({ kind: 'items', tenantId, itemIds });
-  for (const [tenantId, userIds] of idsByTenant(rows.users)) add({ kind: 'users', tenantId, userIds });
+  for (const [tenantId, ids] of idsByTenant(rows.users)) {
+    const userIds = ids.filter((id) => named(tenantId, id));
+    if (userIds.length > 0) add({ kind: 'users', tenantId, userIds });
+  }
   for (const [tenantId, range] of seqRanges(rows.interactions, numbers.interactionSeqs))
     add({ kind: 'interactions', tenantId, ...range });
   for (const [tenantId, range] of seqRanges(rows.impressions, numbers.impressionSeqs))
     add({ kind: 'impressions', tenantId, ...range });
-  for (const op of rows.ops) if (op.area !== 'sql') add({ kind: 'op', tenantId: op.tenantId, op });
+  for (const op of rows.ops) {
+    if (op.area === 'sql') continue;
+    if (op.area === 'identity' && op.op === 'forgetIdentities')
+      add({ kind: 'identities-forgotten', tenantId: op.tenantId, hashes: hashesOf(op.identities) });
+    else if (op.area === 'identity' && !(named(op.tenantId, op.userId) && named(op.tenantId, op.sessionId)))
+      continue;
+    else add({ kind: 'op', tenantId: op.tenantId, op });
+  }
   return changes;
 }
 

@@ -1,4 +1,5 @@
 import type { IdentityOp } from '../api/identity.js';
+import { ERASE_IDENTITIES_FROM_LOG } from './change-log.js';
 import type { Statement } from './statement.js';
 
 /** The rows of the identities `$2` (an array) of the tenant `$1` in each table (IdentityOp). */
@@ -21,9 +22,12 @@ export function identityStatements(op: IdentityOp): Statement[] {
         },
       ];
     case 'forgetIdentities':
-      return Object.entries(ROWS_OF_IDENTITIES).map(([table, rows]) => ({
-        text: `DELETE FROM ${table} WHERE ${rows}`,
-        values: [op.tenantId, op.identities],
-      }));
+      return [
+        ...Object.values(ROWS_OF_IDENTITIES).map((rows, i) => ({
+          text: `DELETE FROM ${Object.keys(ROWS_OF_IDENTITIES)[i]} WHERE ${rows}`,
+          values: [op.tenantId, op.identities],
+        })),
+        ...ERASE_IDENTITIES_FROM_LOG.map((text) => ({ text, values: [op.tenantId, op.identities] })),
+      ];
   }
 }

@@ -56,6 +56,8 @@ const SCRUBBED_TABLES = [
   'answer_days',
   'answer_items',
   'experiment_users',
+  // The log of changes, which a deletion rewrites so that it names the deleted ids no more.
+  'change_log',
 ];
 
 /**

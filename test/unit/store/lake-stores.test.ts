@@ -553,7 +553,7 @@ describe('the lake export, from the DuckDB store and from the PostgreSQL store',
   });
 
   it("erases a deleted user's rows from every file, the same in both", async () => {
-    await writeBoth((rows) => rows.ops.push(forgetIdentities(TENANT, [ERASED_USER], [])));
+    await writeBoth((rows) => rows.ops.push(forgetIdentities(TENANT, [ERASED_USER])));
     const rewritten = await Promise.all(
       subjects.map(({ store, dir }) => eraseFromLake(store, dir, TENANT, [ERASED_USER])),
     );

@@ -445,7 +445,7 @@ describe('PgStore', () => {
       return () => undefined;
     });
     await store.writes.submit((rows) => {
-      rows.ops.push(forgetIdentities('t', [secret], []));
+      rows.ops.push(forgetIdentities('t', [secret]));
       return () => undefined;
     });
     const dataDir = String((await select(db, 'SHOW data_directory'))[0][0]);

@@ -471,7 +471,7 @@ describe('a PostgreSQL store', () => {
     );
     await writeFlush(
       db,
-      buffer((rows) => rows.ops.push(forgetIdentities('t', ['u1', 's1'], []))),
+      buffer((rows) => rows.ops.push(forgetIdentities('t', ['u1', 's1']))),
     );
     expect(await select('SELECT tenant_id, external_id FROM users ORDER BY 1, 2')).toEqual([
       ['other', 'u1'],
