@@ -20,6 +20,7 @@ const BENCHMARKS = [
   'build',
   'freshness',
   'quality',
+  'cluster',
 ] as const;
 
 let running: ChildProcess | undefined;
