@@ -59,4 +59,3 @@ export async function startBenchHaproxy(dir: string, backends: Backend[]): Promi
     },
   };
 }
-
