@@ -5,10 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { generateInteractions, type ShopInteraction } from '../fixtures/shop.js';
 import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
+import { interactionBatches } from './support/interaction-batches.js';
 import { postBatches, type Batch, type LoadResult, type Target } from './support/load.js';
 import { positiveInteger } from './support/options.js';
 
@@ -29,8 +29,6 @@ const TENANT_ID = 'bench';
 const ROUNDS = 3;
 /** Untimed batches sent first, so that both servers are measured with their hot paths compiled. */
 const WARMUP_BATCHES = 20;
-/** A mid-sized shop, so that events spread over many users and items as in production. */
-const SHOP = { items: 10_000, users: 50_000, sessions: 20_000 };
 
 interface Options {
   events: number;
@@ -54,22 +52,6 @@ function parseOptions(argv: string[]): Options {
     concurrency: positiveInteger('--concurrency', values.concurrency),
     profile: values.profile === true,
   };
-}
-
-/** Serializes the events once, before any timing, so that sending costs the load generator little. */
-function prepareBatches(events: number): Batch[] {
-  const batches: Batch[] = [];
-  let pending: ShopInteraction[] = [];
-  const flush = () => {
-    batches.push({ body: Buffer.from(JSON.stringify({ interactions: pending })), events: pending.length });
-    pending = [];
-  };
-  for (const event of generateInteractions({ ...SHOP, interactions: events })) {
-    pending.push(event);
-    if (pending.length === BATCH_SIZE) flush();
-  }
-  if (pending.length > 0) flush();
-  return batches;
 }
 
 interface Measurement extends LoadResult {
@@ -203,7 +185,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
   console.log(`ingest: serializing ${options.events.toLocaleString('en-US')} interactions...`);
-  const batches = prepareBatches(options.events);
+  const batches = interactionBatches(options.events, BATCH_SIZE);
   console.log(`ingest: ${batches.length} batches of up to ${BATCH_SIZE}, ${options.concurrency} in flight`);
   const profileFile = path.join(PROFILE_DIR, PROFILE_NAME);
   // A daemon that dies without writing a profile must not leave the last run's to be summarized.

@@ -21,6 +21,7 @@ const BENCHMARKS = [
   'freshness',
   'follow',
   'quality',
+  'cluster',
 ] as const;
 
 let running: ChildProcess | undefined;

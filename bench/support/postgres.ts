@@ -1,10 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort, stopWhenGone } from '../../src/cluster/throwaway.js';
 import {
   postgresBinCandidates,
   postgresBinDir,
@@ -36,19 +36,6 @@ function binDir(): string {
   return found;
 }
 
-/** A TCP port of 127.0.0.1 free a moment ago (the start tries another if it is taken meanwhile). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no TCP port to listen on');
-  return address.port;
-}
-
 /**
  * Starts a cluster in a temporary directory (its Unix socket there too, so that nothing of the machine's
  * own PostgreSQL is touched) listening on a free port of 127.0.0.1, and creates the database. Commits
@@ -63,7 +50,8 @@ export async function startPostgres(): Promise<TestPostgres> {
   if (asPostgres) chownSync(dir, asPostgres.uid, asPostgres.gid);
   const as = (program: string, ...args: string[]) => postgresCommand(bin, program, args, asPostgres);
   const stopCommand = as('pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop');
-  const watchdog = watch(dir, stopCommand);
+  // Should this process crash or be killed, the cluster is stopped and its directory removed.
+  const watchdog = stopWhenGone(dir, stopCommand);
   const stop = async () => {
     watchdog.kill();
     await run(...stopCommand).catch(() => undefined);
@@ -86,20 +74,6 @@ export async function startPostgres(): Promise<TestPostgres> {
     await stop();
     throw error;
   }
-}
-
-/**
- * A process that stops the cluster and removes its directory once this process is gone without calling
- * `stop` (a test worker that crashed or was killed): nothing is left running on a shared machine.
- */
-function watch(dir: string, [file, args]: [string, string[]]): ChildProcess {
-  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; dir=$2; shift 2; "$@"; rm -rf "$dir"';
-  const watchdog = spawn('sh', ['-c', script, 'watchdog', String(process.pid), dir, file, ...args], {
-    detached: true,
-    stdio: 'ignore',
-  });
-  watchdog.unref();
-  return watchdog;
 }
 
 /** Starts the server on a free port (another one if that was taken meanwhile); returns the port. */
