@@ -110,6 +110,8 @@ export async function applyChange(
       runtime.vectors.itemsChanged(tenant, changed);
       return;
     }
+    case 'erased':
+      return;
     case 'op':
       if (change.op.area === 'config') return applyConfig(reads, tenant, change.op);
       if (change.op.area === 'identity') {

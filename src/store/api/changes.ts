@@ -41,7 +41,9 @@ export type StoreChange =
       impressionEventIds: string[];
     }
   /** A feed sync's apply (FeedStaging.apply): the items it changed carry `updatedAt`. */
-  | { kind: 'feed-apply'; tenantId: string; updatedAt: number };
+  | { kind: 'feed-apply'; tenantId: string; updatedAt: number }
+  /** A change a later deletion emptied, since it named what was deleted: nothing to apply. */
+  | { kind: 'erased'; tenantId: string };
 
 /** How far a follower is: each tenant's last change applied (its number in the tenant's log). */
 export type ChangePosition = Map<string, number>;

@@ -12,6 +12,25 @@ import { pgTenantReads } from './tenant-reads.js';
  */
 export const POLL_MS = 1000;
 
+/**
+ * How long the log keeps a change: a daemon that follows later than this (stalled, or loading its state
+ * for longer) has missed changes, and says so (ChangesLostError). Any daemon removes older ones, every
+ * PRUNE_MS.
+ */
+export const RETENTION_MS = 60 * 60_000;
+const PRUNE_MS = 60_000;
+
+/** Changes a daemon had not applied were removed from the log: its state must be loaded anew. */
+export class ChangesLostError extends Error {
+  constructor(tenantId: string, after: number, next: number) {
+    super(
+      `changes ${after + 1} to ${next - 1} of tenant '${tenantId}' left the log before this daemon applied ` +
+        `them (it followed more than ${RETENTION_MS / 60_000} minutes late): restart it to load its state anew`,
+    );
+    this.name = 'ChangesLostError';
+  }
+}
+
 /** How long a listening connection that failed waits before it connects again. */
 const RECONNECT_MS = 1000;
 
@@ -36,6 +55,8 @@ async function counters(db: pg.Pool | pg.PoolClient): Promise<ChangePosition> {
 export class PgChangeFeed implements ChangeFeed {
   readonly reads: ChangeReads;
   private position: ChangePosition = new Map();
+  /** The counters as last read. */
+  private counters: ChangePosition = new Map();
   /** Tenants with changes past the position, as notifications tell. */
   private readonly behind = new Set<string>();
   private pollDue = false;
@@ -43,6 +64,8 @@ export class PgChangeFeed implements ChangeFeed {
   private running: Promise<void> | undefined;
   private listener: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private pruning: Promise<void> | undefined;
   private closed = false;
   private waiters: { target: ChangePosition; resolve: () => void }[] = [];
   private apply: Apply = () => Promise.resolve();
@@ -95,11 +118,14 @@ export class PgChangeFeed implements ChangeFeed {
     this.running = this.loop();
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
+    this.pruneTimer = setInterval(() => this.prune(), PRUNE_MS);
+    this.pruneTimer.unref();
     void this.listen();
   }
 
   async caughtUp(): Promise<void> {
     const target = await counters(this.pool);
+    this.counters = target;
     if (this.reached(target)) return;
     for (const [tenantId, seq] of target)
       if ((this.position.get(tenantId) ?? 0) < seq) this.behind.add(tenantId);
@@ -111,11 +137,27 @@ export class PgChangeFeed implements ChangeFeed {
   async stop(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    clearInterval(this.pruneTimer);
     this.wake?.();
     await this.running;
+    await this.pruning;
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => undefined);
+  }
+
+  /** Removes the changes older than RETENTION_MS (by the time each was logged). */
+  private prune(): void {
+    if (this.pruning || this.closed) return;
+    this.pruning = this.pool
+      .query(`DELETE FROM change_log WHERE (payload->>'at')::bigint < $1`, [Date.now() - RETENTION_MS])
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          if (!this.closed) this.failed(error);
+        },
+      )
+      .finally(() => (this.pruning = undefined));
   }
 
   private poll(): void {
@@ -167,7 +209,8 @@ export class PgChangeFeed implements ChangeFeed {
       if (this.pollDue) {
         this.pollDue = false;
         try {
-          for (const [tenantId, seq] of await counters(this.pool))
+          this.counters = await counters(this.pool);
+          for (const [tenantId, seq] of this.counters)
             if ((this.position.get(tenantId) ?? 0) < seq) this.behind.add(tenantId);
         } catch (error) {
           if (!this.closed) this.failed(error);
@@ -204,6 +247,14 @@ export class PgChangeFeed implements ChangeFeed {
         'SELECT seq, payload FROM change_log WHERE tenant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
         [tenantId, from, CHANGES_PER_READ],
       );
+      // The numbers have no gaps: one (or none left where the counter is ahead) means the log lost
+      // changes this daemon had not applied.
+      const counter = this.counters.get(tenantId) ?? 0;
+      const first = rows.length > 0 ? Number(rows[0][0]) : counter > from ? counter + 1 : from + 1;
+      if (first > from + 1) {
+        this.failed(new ChangesLostError(tenantId, from, first));
+        if (rows.length === 0) this.position.set(tenantId, counter);
+      }
       for (const [seq, payload] of rows) {
         const { origin, ...change } = payload as LoggedChange;
         if (this.closed) return;

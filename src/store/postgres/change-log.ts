@@ -5,8 +5,11 @@ import type { Statement } from './statement.js';
 /** The channel a write's transaction notifies at commit, with the tenant's id, for followers to read. */
 export const CHANGES_CHANNEL = 'nextrec_changes';
 
-/** A change as the log keeps it: the change, and the store (an id per opened store) that wrote it. */
-export type LoggedChange = StoreChange & { origin: string };
+/**
+ * A change as the log keeps it: the change, the store (an id per opened store) that wrote it, and when
+ * (epoch ms: the log keeps RETENTION_MS of changes, change-feed.ts).
+ */
+export type LoggedChange = StoreChange & { origin: string; at: number };
 
 /**
  * Appends changes to the tenant's log (migrations.ts, version 2) with the next numbers of the tenant's
@@ -32,7 +35,7 @@ export function changeLogStatement(
       tenantId,
       changes.length,
       changes.map((change) => change.kind),
-      changes.map((change) => JSON.stringify({ ...change, origin })),
+      changes.map((change) => JSON.stringify({ ...change, origin, at: Date.now() })),
     ],
   };
 }
@@ -80,7 +83,9 @@ export function hashesOf(ids: readonly string[]): string[] {
 export const ERASE_IDENTITIES_FROM_LOG = [
   `UPDATE change_log SET payload = jsonb_set(payload, '{userIds}', (payload->'userIds') - $2::text[])
     WHERE tenant_id = $1 AND kind = 'users' AND payload->'userIds' ?| $2::text[]`,
-  `DELETE FROM change_log
+  // Emptied rather than removed: a follower tells a gap in the numbers from changes it missed.
+  `UPDATE change_log
+      SET kind = 'erased', payload = jsonb_build_object('kind', 'erased', 'tenantId', tenant_id, 'at', payload->'at')
     WHERE tenant_id = $1 AND kind = 'op' AND payload->'op'->>'op' = 'recordMerge'
       AND (payload->'op'->>'userId' = ANY($2) OR payload->'op'->>'sessionId' = ANY($2))`,
 ];

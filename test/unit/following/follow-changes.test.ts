@@ -250,6 +250,13 @@ describe('daemons sharing a PostgreSQL store', () => {
     // Once deleted, nothing in the log names them: the deletions name what they deleted by hashes.
     expect(await logNaming(['i1', 'u1'])).toEqual([]);
     expect(await logNaming(['i2', 'u9', 'anon'])).not.toEqual([]);
+    // A merged user deleted: its merge leaves the log too, and the other daemon forgets both.
+    await deleteUser(a, tenantOf(a), 'u9', () => undefined);
+    await caughtUp(b);
+    expect(tenantOf(b).hasMerged('u9', 'anon')).toBe(false);
+    expect(tenantOf(b).histories.get('u9')).toBeUndefined();
+    expect(deleted.b).toEqual(['items of t', 'anon,u9 of t']);
+    expect(await logNaming(['u9', 'anon'])).toEqual([]);
   });
 
   it('catches up at start with what was written while it was down, and leaves out its own', async () => {
@@ -304,5 +311,29 @@ describe('daemons sharing a PostgreSQL store', () => {
     await upsertItems(a, tenantOf(a), [{ externalId: 'i2' }]);
     await caughtUp(b);
     expect(tenantOf(b).catalog.holds('i2')).toBe(true);
+  });
+
+  it('say so when the log lost changes they had not applied', async () => {
+    await createTenant(a, 't');
+    await closeRuntime(b);
+    b = await open(undefined);
+    await upsertItems(a, tenantOf(a), [{ externalId: 'i1' }]);
+    await upsertItems(a, tenantOf(a), [{ externalId: 'i2' }]);
+    // As if it had followed more than the log keeps: the first of them left it.
+    const admin = new pg.Client({ connectionString: storeUrl });
+    await admin.connect();
+    try {
+      await admin.query(
+        "DELETE FROM change_log WHERE payload->>'kind' = 'items' AND payload->'itemIds' ? 'i1'",
+      );
+    } finally {
+      await admin.end();
+    }
+    start(b, deleted.b);
+    await caughtUp(b);
+    expect(tenantOf(b).catalog.holds('i2')).toBe(true);
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toMatch(/ChangesLostError: changes \d+ to \d+ of tenant 't' left the log/);
+    failures = [];
   });
 });
