@@ -89,7 +89,7 @@ describe('two daemons on one PostgreSQL', () => {
 
     expect((await call(daemonUrl(1), 'DELETE', '/catalog/items/i4', { headers })).status).toBe(204);
     const deleteDelay = await visibleOn(0, async (url) => {
-      expectError(await call(url, 'GET', '/catalog/items/i4', { headers }), 404, 'ITEM_NOT_FOUND');
+      expectError(await call(url, 'GET', '/catalog/items/i4', { headers }), 404, 'NOT_FOUND');
     });
 
     for (const delay of [itemDelay, historyDelay, settingsDelay, deleteDelay])
