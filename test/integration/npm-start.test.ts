@@ -1,39 +1,15 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { alive, descendants } from '../support/cluster.js';
 import { OPERATOR_KEY, removeDataDir, tempDataDir } from '../support/daemon-process.js';
 import { PATIENCE_MS } from '../support/eventually.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dirs: string[] = [];
 afterAll(() => dirs.forEach(removeDataDir));
-
-/** The pids of every process below `pid`, read from /proc. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited meanwhile
-    }
-    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0;) {
-    const next = children.get(queue.shift()!) ?? [];
-    found.push(...next);
-    queue.push(...next);
-  }
-  return found;
-}
-
-const alive = (pid: number) => existsSync(`/proc/${pid}`);
 
 /** `npm start` (README.md, "Quick start") in its own process group, on a temporary data dir and a free port. */
 async function npmStart() {
