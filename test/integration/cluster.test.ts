@@ -97,8 +97,9 @@ describe('two daemons on one PostgreSQL', () => {
   });
 
   it('count a rate limit across daemons: 40 requests to each at 60 a minute are 20 answers of 429', async () => {
-    const limited = await createTenant(cluster.url, 'limited');
-    const set = await call(cluster.url, 'PUT', '/tenants/limited/rate-limits', {
+    // Both through one daemon: the other learns of the tenant and its limit by following them.
+    const limited = await createTenant(daemonUrl(0), 'limited');
+    const set = await call(daemonUrl(0), 'PUT', '/tenants/limited/rate-limits', {
       headers: { 'x-api-key': OPERATOR_KEY },
       body: { api: 60 },
     });
