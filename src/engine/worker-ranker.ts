@@ -88,6 +88,13 @@ interface Waiting {
 
 const WORKER_SCRIPT = new URL('./ranking-worker.js', import.meta.url);
 
+/**
+ * The ranking thread's young generation, in MB (docs/memory.md, "Giving memory back, and steady
+ * traffic"): V8 grows it up to 48 MB under a burst of requests and keeps it, though the thread's live
+ * objects stay near 13 MB; 24 MB is what it ranked with until then under bench/soak's mix.
+ */
+export const RANKING_YOUNG_GENERATION_MB = 24;
+
 function errorOf(failure: RankingFailure): Error {
   if (failure.code !== undefined) return new ApiError(failure.code, failure.message, failure.details);
   return Object.assign(new Error(failure.message), { stack: failure.stack });
@@ -130,6 +137,7 @@ export class WorkerRanker implements Ranker {
     this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
     this.worker = new Worker(script, {
       workerData: { ranked: this.rankedCount.buffer as SharedArrayBuffer } satisfies RankingThreadData,
+      resourceLimits: { maxYoungGenerationSizeMb: RANKING_YOUNG_GENERATION_MB },
     });
     this.worker.on('message', (message: RankedBatch | HeapReport | SettledReport) => {
       if ('heap' in message) this.heapReported(message.heap);
