@@ -90,10 +90,11 @@ const WORKER_SCRIPT = new URL('./ranking-worker.js', import.meta.url);
 
 /**
  * The ranking thread's young generation, in MB (docs/memory.md, "Giving memory back, and steady
- * traffic"): V8 grows it up to 48 MB under a burst of requests and keeps it, though the thread's live
- * objects stay near 13 MB; 24 MB is what it ranked with until then under bench/soak's mix.
+ * traffic"): under bench/soak's mix V8 grew it to 48 MB after a burst of requests and kept it, while the
+ * thread's live objects stayed near 13 MB. At 12 MB (4 MB semi-spaces) it collects about once a second,
+ * as it did in the first minutes of that mix before V8 grew it.
  */
-export const RANKING_YOUNG_GENERATION_MB = 24;
+export const RANKING_YOUNG_GENERATION_MB = 12;
 
 function errorOf(failure: RankingFailure): Error {
   if (failure.code !== undefined) return new ApiError(failure.code, failure.message, failure.details);

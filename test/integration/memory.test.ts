@@ -90,7 +90,7 @@ describe('GET /debug/memory', () => {
     // The answer's page, kept for POST /recommendations/next within its bound (docs/memory.md).
     expect(body.pages.entries).toBeGreaterThanOrEqual(1);
     expect(body.pages.bytes).toBeGreaterThan(0);
-    expect(body.pages.bytes).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(body.pages.bytes).toBeLessThanOrEqual(12 * 1024 * 1024);
   });
 });
 
