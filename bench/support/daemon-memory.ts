@@ -18,6 +18,8 @@ export interface MemoryReport {
     eventLoop: { used: number; total: number; external: number };
     rankingThread: { used: number; total: number; external: number } | null;
   };
+  /** The pages of answers kept for `POST /recommendations/next` (docs/memory.md). */
+  pages?: { entries: number; bytes: number };
   duckdb: { memoryLimit: string; threads: number; memory: Record<string, number>; temporary: number };
   tenants: Record<
     string,
@@ -131,6 +133,7 @@ export function describeMemory(label: string, rssMiB: number, report: MemoryRepo
       rankingThread: report.heaps.rankingThread ? mib(report.heaps.rankingThread.total) : null,
     },
     arrayBuffersMiB: mib(report.process.arrayBuffers),
+    ...(report.pages && { pages: { entries: report.pages.entries, MiB: mib(report.pages.bytes) } }),
     duckdbMiB: Object.fromEntries(
       Object.entries(report.duckdb.memory).map(([tag, bytes]) => [tag, mib(bytes)]),
     ),
@@ -139,6 +142,7 @@ export function describeMemory(label: string, rssMiB: number, report: MemoryRepo
         items: tenant.items,
         identities: tenant.identities,
         historyEvents: tenant.historyEvents,
+        counterEvents: tenant.counterEvents,
         perThreadMiB: Object.fromEntries(Object.entries(tenant.perThread).map(([k, v]) => [k, mib(v)])),
         sharedMiB: Object.fromEntries(Object.entries(tenant.shared).map(([k, v]) => [k, mib(v)])),
         cached: tenant.cached,

@@ -9,16 +9,20 @@ export interface Collection {
   isolate: string;
   /** How long it held the thread up. */
   pauseMs: number;
+  /** The heap's objects after it, in MB (after a Mark-Compact: the live ones, docs/memory.md). */
+  afterMB: number;
 }
 
 // [pid:0xisolate]   12345 ms: Scavenge 10.1 (12.3) -> 9.5 (13.3) MB, 1.23 / 0.00 ms  (average mu = ...
 const TRACE_GC =
-  /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: ([A-Za-z -]+?)(?: \([a-z ]+\))? [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, ([\d.]+) \/ [\d.]+ ms/;
+  /^\[\d+:(0x[0-9a-f]+)\]\s+\d+ ms: ([A-Za-z -]+?)(?: \([a-z ]+\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, ([\d.]+) \/ [\d.]+ ms/;
 
 /** The collection a `--trace-gc` line reports, or undefined for any other line. */
 export function parseCollection(line: string): Collection | undefined {
   const match = TRACE_GC.exec(line);
-  return match ? { isolate: match[1], kind: match[2], pauseMs: Number(match[3]) } : undefined;
+  return match
+    ? { isolate: match[1], kind: match[2], afterMB: Number(match[3]), pauseMs: Number(match[4]) }
+    : undefined;
 }
 
 /** A record of the daemon's log (pino: JSON, one a line), or undefined for any other line. */

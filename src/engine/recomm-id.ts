@@ -35,3 +35,17 @@ export function algorithmOfAnswer(body: string): string {
   const start = at + ALGORITHM_KEY.length;
   return body.slice(start, body.indexOf('"', start));
 }
+
+const RECOMM_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The 128 bits of a recommId as `newRecommId` writes it (a UUID's text, lower case), four words; undefined
+ * for any other text.
+ */
+export function recommIdBits(recommId: string): Int32Array | undefined {
+  if (!RECOMM_ID.test(recommId)) return undefined;
+  const hex = recommId.replaceAll('-', '');
+  const words = new Int32Array(4);
+  for (let i = 0; i < 4; i++) words[i] = Number.parseInt(hex.slice(8 * i, 8 * i + 8), 16) | 0;
+  return words;
+}

@@ -23,6 +23,41 @@ export interface AnswerRecorder {
   record(tenantId: string, userId: string | undefined, answer: string | AnswerSummary): void;
 }
 
+/** The external ids of dense ids, those of deleted items left out. */
+function externalIds(tenant: TenantState, ids: ArrayLike<number>): string[] {
+  const externalIds: string[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const externalId = tenant.catalog.externalIds[ids[i]];
+    if (externalId) externalIds.push(externalId);
+  }
+  return externalIds;
+}
+
+/** The dense ids of known items: an item deleted since it was answered is gone for good. */
+function denseIds(tenant: TenantState, itemIds: readonly string[] | undefined, before?: ArrayLike<number>) {
+  const ids = Array.from(before ?? []);
+  for (const itemId of itemIds ?? []) {
+    const id = tenant.catalog.idOf(itemId);
+    if (id >= 0) ids.push(id);
+  }
+  return ids;
+}
+
+/**
+ * The page of an answer of `itemIds`: after `page` when it is one (its chain's first request then stands
+ * for it), else of its own request.
+ */
+function pageOf(
+  tenant: TenantState,
+  request: RecommendationRequest,
+  itemIds: readonly string[],
+  page?: Page,
+): Page {
+  if (page)
+    return { request: page.request, excluded: page.excluded, shown: denseIds(tenant, itemIds, page.shown) };
+  return { request, excluded: denseIds(tenant, request.exclude), shown: denseIds(tenant, itemIds) };
+}
+
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
 export class Recommender {
   private readonly cache: ResultCache;
@@ -50,6 +85,11 @@ export class Recommender {
   /** The result cache's lookups answered and not answered, since the start. */
   cacheStats(): { hits: number; misses: number } {
     return { hits: this.cache.hits, misses: this.cache.misses };
+  }
+
+  /** The pages kept for `next` (docs/memory.md, "Pages of answers"): how many, and the bytes they take. */
+  pagesHeld(): { entries: number; bytes: number } {
+    return { entries: this.pages?.size ?? 0, bytes: this.pages?.bytes ?? 0 };
   }
 
   /**
@@ -129,7 +169,7 @@ export class Recommender {
         'RECOMM_NOT_FOUND',
         `no answer '${recommId}' to page: unknown, over 30 minutes old, or forgotten since`,
       );
-    const excluded = [...(page.request.exclude ?? []), ...page.shown, ...exclude];
+    const excluded = [...externalIds(tenant, page.excluded), ...externalIds(tenant, page.shown), ...exclude];
     const request = Object.assign({}, page.request, { count, exclude: excluded });
     this.ranked(tenant, request, resolveProjection(request.projection), done, now, page);
   }
@@ -175,7 +215,7 @@ export class Recommender {
       const itemIds = (summary ?? readAnswerSummary(body))?.itemIds;
       if (itemIds && rotation) this.rotation.record(tenant, rotation, itemIds, now);
       if (itemIds && this.pages)
-        this.pages.remember(tenant.tenantId, recommId, page?.request ?? request, itemIds, page?.shown);
+        this.pages.remember(tenant.tenantId, recommId, pageOf(tenant, request, itemIds, page));
     }
     return withRecommId(body, recommId);
   }

@@ -88,6 +88,14 @@ interface Waiting {
 
 const WORKER_SCRIPT = new URL('./ranking-worker.js', import.meta.url);
 
+/**
+ * The ranking thread's young generation, in MB (docs/memory.md, "Giving memory back, and steady
+ * traffic"): under bench/soak's mix V8 grew it to 48 MB after a burst of requests and kept it, while the
+ * thread's live objects stayed near 13 MB. At 12 MB (4 MB semi-spaces) it collects about once a second,
+ * as it did in the first minutes of that mix before V8 grew it.
+ */
+export const RANKING_YOUNG_GENERATION_MB = 12;
+
 function errorOf(failure: RankingFailure): Error {
   if (failure.code !== undefined) return new ApiError(failure.code, failure.message, failure.details);
   return Object.assign(new Error(failure.message), { stack: failure.stack });
@@ -130,6 +138,7 @@ export class WorkerRanker implements Ranker {
     this.changes = new StateChangeLog({ pending: () => this.schedule(), full: () => this.flush() });
     this.worker = new Worker(script, {
       workerData: { ranked: this.rankedCount.buffer as SharedArrayBuffer } satisfies RankingThreadData,
+      resourceLimits: { maxYoungGenerationSizeMb: RANKING_YOUNG_GENERATION_MB },
     });
     this.worker.on('message', (message: RankedBatch | HeapReport | SettledReport) => {
       if ('heap' in message) this.heapReported(message.heap);

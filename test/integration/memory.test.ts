@@ -74,7 +74,7 @@ describe('GET /debug/memory', () => {
     expect(body.tenants.shop.shared.counters).toBeGreaterThan(0);
   });
 
-  it("shows the items the ranking thread keeps rendered, which the tenants' own figures do not", async () => {
+  it("shows the items the ranking thread keeps rendered, which the tenants' own figures do not, and the answers' pages", async () => {
     const answer = await call(daemon.url, 'GET', '/recommendations/user-to-item/u2?count=3&noCache=true', {
       headers,
     });
@@ -87,6 +87,10 @@ describe('GET /debug/memory', () => {
     expect(body.heaps.rankingThread.cached.shop.rendered).toBe(items.length);
     expect(body.heaps.rankingThread.cached.shop.renderedCharacters).toBeGreaterThan(items.length * 10);
     expect(body.tenants.shop.cached.rendered).toBe(0);
+    // The answer's page, kept for POST /recommendations/next within its bound (docs/memory.md).
+    expect(body.pages.entries).toBeGreaterThanOrEqual(1);
+    expect(body.pages.bytes).toBeGreaterThan(0);
+    expect(body.pages.bytes).toBeLessThanOrEqual(12 * 1024 * 1024);
   });
 });
 

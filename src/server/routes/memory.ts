@@ -22,6 +22,7 @@ export async function memoryRoutes(app: FastifyInstance, options: MemoryRouteOpt
     return {
       process: { rss, heapTotal, heapUsed, external, arrayBuffers },
       heaps: { eventLoop: heapFigures(), rankingThread: rankingThread ?? null },
+      pages: app.recommender.pagesHeld(),
       ...store,
       tenants: stateFootprint(app.runtime.state),
     };

@@ -1,0 +1,78 @@
+import type { RecommendationRequest, SearchPart } from './request.js';
+
+/**
+ * A request as a page of answers keeps it (engine/recomm-pages.ts): two JSON texts, each field under its
+ * index in FIELDS (fewer characters than its name; JSON keeps `null`, a user without a document or a
+ * filter turned off, apart from a field left out). `shape` holds the fields that many requests share
+ * (their logic or scenario, count, overrides, projection, ...), `own` the seeds, the search and the
+ * user's document. `exclude` and `rotated` are kept as arrays, and so is search's vector.
+ */
+export interface RequestTexts {
+  shape: string;
+  own: string;
+}
+
+const FIELDS = [
+  'scenario',
+  'logicType',
+  'userId',
+  'itemId',
+  'itemIds',
+  'count',
+  'country',
+  'noCache',
+  'overrides',
+  'projection',
+  'search',
+  'rotationRate',
+  'rotationTime',
+  'userContext',
+] as const satisfies readonly (keyof RecommendationRequest)[];
+type Field = (typeof FIELDS)[number];
+type ArrayField = 'exclude' | 'rotated';
+/** Fails to compile when a request gains a field this file does not keep. */
+const EVERY_FIELD_KEPT: Record<Exclude<keyof RecommendationRequest, Field | ArrayField>, never> = {};
+void EVERY_FIELD_KEPT;
+
+const OWN: ReadonlySet<Field> = new Set<Field>(['userId', 'itemId', 'itemIds', 'search', 'userContext']);
+
+function fieldsJson(request: RecommendationRequest, own: boolean): string {
+  const fields: Record<number, unknown> = {};
+  for (let i = 0; i < FIELDS.length; i++) {
+    const name = FIELDS[i];
+    if (OWN.has(name) !== own) continue;
+    const value =
+      name === 'search' && request.search
+        ? Object.assign({}, request.search, { vector: undefined } satisfies Partial<SearchPart>)
+        : request[name];
+    if (value !== undefined) fields[i] = value;
+  }
+  return JSON.stringify(fields);
+}
+
+export function requestTexts(request: RecommendationRequest): RequestTexts {
+  return { shape: fieldsJson(request, false), own: fieldsJson(request, true) };
+}
+
+/** The request of `requestTexts`, without its arrays. */
+export function requestOf(texts: RequestTexts): RecommendationRequest {
+  const request: Record<string, unknown> = {};
+  for (const text of [texts.shape, texts.own]) {
+    const fields = JSON.parse(text) as Record<number, unknown>;
+    for (const [index, value] of Object.entries(fields)) request[FIELDS[Number(index)]] = value;
+  }
+  return request as unknown as RecommendationRequest;
+}
+
+/** The userId of an `own` text. */
+export function userIdOf(own: string): string | undefined {
+  return (JSON.parse(own) as Record<number, string | undefined>)[FIELDS.indexOf('userId')];
+}
+
+/** FNV-1a over the UTF-16 code units of a text (0 for none). */
+export function hashText(text: string | undefined): number {
+  if (text === undefined) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash;
+}
