@@ -28,7 +28,7 @@ export interface RecommPagesOptions {
 
 const MIB = 1024 * 1024;
 
-/** 30 minutes of paging (CONTRACT "Next page"), in at most 12 MiB (docs/memory.md, "Pages of answers"). */
+/** 30 minutes of paging (docs/guide.md, "The next page"), in at most 12 MiB (docs/memory.md, "Pages of answers"). */
 export const DEFAULT_PAGES: RecommPagesOptions = { maxBytes: 12 * MIB, ttlMs: 30 * 60_000 };
 
 // An entry, at an offset of the arena that is a multiple of 8: a header of 16 words, then its arrays (the
