@@ -215,19 +215,8 @@ const CATCH_UP_RETRY_MS = 1000;
  * Resolves once caught up (at once for a store no other daemon shares).
  */
 function followOtherDaemons(app: FastifyInstance, runtime: Runtime): Promise<void> {
-  const feed = followChanges(
-    runtime,
-    {
-      itemsRemoved: (tenantId) => {
-        app.recommender.forgetItems(tenantId);
-        app.repeatedBodies.clear();
-      },
-      identitiesForgotten: (tenantId, identities) => {
-        app.recommender.forget(tenantId, identities);
-        app.repeatedBodies.clear();
-      },
-    },
-    (error) => app.log.error({ err: error }, "following the other daemons' writes failed; trying again"),
+  const feed = followChanges(runtime, app.staleAnswers, (error) =>
+    app.log.error({ err: error }, "following the other daemons' writes failed; trying again"),
   );
   if (!feed) return Promise.resolve();
   return new Promise((resolve) => {

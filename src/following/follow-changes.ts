@@ -11,8 +11,11 @@ import { identityHash } from '../store/identity-hash.js';
 import { syncedItemsCommitted } from '../feeds/feeds.js';
 import { credentialsStored } from '../tenants/load-credentials.js';
 
-/** What the server keeps beside the runtime that a followed deletion makes stale (the answer cache). */
-export interface FollowedDeletions {
+/**
+ * What the server keeps beside the runtime that a deletion makes stale, whether this daemon took it or
+ * followed it from another: the answer cache, the pages of answers, the remembered bodies.
+ */
+export interface StaleAnswers {
   /** Items of the tenant were deleted. */
   itemsRemoved(tenantId: string): void;
   /** Identities (a user and the sessions merged into it) were deleted. */
@@ -36,7 +39,7 @@ const kindsByName = new Map(DOCUMENT_KINDS.map((documents) => [documents.kind, d
  */
 export function followChanges(
   runtime: Runtime,
-  deletions: FollowedDeletions,
+  deletions: StaleAnswers,
   failed: FollowFailed,
 ): ChangeFeed | undefined {
   const feed = runtime.store.changes;
@@ -52,7 +55,7 @@ export function followChanges(
 export async function applyChange(
   runtime: Runtime,
   reads: ChangeReads,
-  deletions: FollowedDeletions,
+  deletions: StaleAnswers,
   change: StoreChange,
 ): Promise<void> {
   const { tenantId } = change;

@@ -39,6 +39,7 @@ import { tenantRoutes } from './routes/tenants.js';
 import { vectorRoutes } from './routes/vectors.js';
 import { serverOptions, serverTimeouts, type ServerOptions } from './options.js';
 import { zodValidatorCompiler } from './validation.js';
+import type { StaleAnswers } from '../following/follow-changes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,6 +47,8 @@ declare module 'fastify' {
     recommender: Recommender;
     /** Request bodies remembered by their text (json-body plugin). */
     repeatedBodies: RepeatedBodies;
+    /** Drops what a deletion made stale: answers, pages and remembered bodies (docs/guide.md, "Deleting items"). */
+    staleAnswers: StaleAnswers;
     startedAt: number;
   }
 }
@@ -125,6 +128,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metricsPlugin, { port: server.metricsPort, host: options.host });
   await app.register(readinessPlugin, { catchingUp: options.runtime.loadedAt !== undefined });
   app.decorate('repeatedBodies', new RepeatedBodies());
+  app.decorate('staleAnswers', {
+    itemsRemoved: (tenantId: string) => {
+      app.recommender.forgetItems(tenantId);
+      app.repeatedBodies.clear();
+    },
+    identitiesForgotten: (tenantId: string, identities: string[]) => {
+      app.recommender.forget(tenantId, identities);
+      app.repeatedBodies.clear();
+    },
+  } satisfies StaleAnswers);
   // Both caches (and the pages the recommender keeps) drop what outlived its TTL on this timer rather than when evicted (docs/memory.md).
   const purging = setInterval(() => {
     app.recommender.purgeStale();

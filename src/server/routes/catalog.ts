@@ -33,10 +33,7 @@ export async function catalogRoutes(app: FastifyInstance): Promise<void> {
   });
 
   // Deleting items (docs/guide.md, "Deleting items"): every credential that writes the catalog.
-  const forgetAnswers = (tenantId: string) => () => {
-    app.recommender.forgetItems(tenantId);
-    app.repeatedBodies.clear();
-  };
+  const forgetAnswers = (tenantId: string) => () => app.staleAnswers.itemsRemoved(tenantId);
 
   app.delete('/catalog/items/:externalId', { schema: { params: ITEM_PARAMS } }, async (request, reply) => {
     const { externalId } = request.params as { externalId: string };

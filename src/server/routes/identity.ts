@@ -26,10 +26,9 @@ export async function identityRoutes(app: FastifyInstance): Promise<void> {
     { config: apiKeyOnly, schema: { params: USER_PARAMS } },
     async (request, reply) => {
       const { userId } = request.params as { userId: string };
-      await deleteUser(app.runtime, request.tenant, userId, (identities) => {
-        app.recommender.forget(request.tenant.tenantId, identities);
-        app.repeatedBodies.clear();
-      });
+      await deleteUser(app.runtime, request.tenant, userId, (identities) =>
+        app.staleAnswers.identitiesForgotten(request.tenant.tenantId, identities),
+      );
       return reply.code(204).send();
     },
   );

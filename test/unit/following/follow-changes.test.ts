@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { followChanges, type FollowedDeletions } from '../../../src/following/follow-changes.js';
+import { followChanges, type StaleAnswers } from '../../../src/following/follow-changes.js';
 import { scenarios } from '../../../src/config/resources.js';
 import { SCENARIO } from '../../../src/contract/scenarios.js';
 import { mergeIdentity } from '../../../src/identity/merge.js';
@@ -54,7 +54,7 @@ afterAll(async () => {
   await postgres?.stop();
 });
 
-function deletions(into: string[]): FollowedDeletions {
+function deletions(into: string[]): StaleAnswers {
   return {
     itemsRemoved: (tenantId) => into.push(`items of ${tenantId}`),
     identitiesForgotten: (tenantId, identities) => into.push(`${identities.join(',')} of ${tenantId}`),
