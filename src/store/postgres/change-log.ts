@@ -65,7 +65,8 @@ export function logChanges(
   ];
 }
 
-function codePoints(a: string, b: string): number {
+/** Strings in the order of their UTF-16 code units, as both inKeyOrder (flush.ts) and the log lock them. */
+export function codePoints(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { identityHash, identityOf } from '../identity-hash.js';
 import type { RowBuffer, StoredImpression, StoredInteraction, StoredItem, StoredUser } from '../rows.js';
 import type { StoreChange } from '../api/changes.js';
-import { hashesOf, logChanges } from './change-log.js';
+import { codePoints, hashesOf, logChanges } from './change-log.js';
 import { numberEvents, type EventNumbers } from './event-numbers.js';
 import type { Statement } from './statement.js';
 import { statementsOf } from './statements.js';
@@ -241,7 +241,7 @@ function impressionColumns(numbers: EventNumbers): Column<StoredImpression>[] {
  * than each for the other (a deadlock, which PostgreSQL breaks by failing one).
  */
 function inKeyOrder<V>(map: ReadonlyMap<string, V>): [string, V][] {
-  return [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...map].sort(([a], [b]) => codePoints(a, b));
 }
 
 const valuesOf = <V>(entries: [string, V][]): V[] => entries.map(([, value]) => value);
