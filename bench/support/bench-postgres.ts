@@ -14,6 +14,8 @@ import { freePort, stopWhenGone } from '../../src/cluster/throwaway.js';
 
 /** A throwaway PostgreSQL server for one benchmark run. */
 export interface BenchPostgres {
+  /** The URL of its database `nextrec` (password included: pass it in the environment). */
+  url: string;
   /** Creates an empty database and returns its URL (password included: pass it in the environment). */
   createDatabase(name: string): Promise<string>;
   /** Stops the server and removes its directory. */
@@ -66,6 +68,7 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
     throw error;
   }
   return {
+    url: server.url,
     async createDatabase(name) {
       const admin = new pg.Client({ connectionString: server.url.replace(/[^/]+$/, 'postgres') });
       await admin.connect();

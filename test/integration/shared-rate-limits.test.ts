@@ -1,7 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPath } from '../../src/cluster/programs.js';
+import { startRedis as startClusterRedis, type ClusterRedis } from '../../src/cluster/redis.js';
+import { freePort } from '../../src/cluster/throwaway.js';
 import {
   OPERATOR_KEY,
   call,
@@ -13,54 +17,22 @@ import {
   tenantHeaders,
   type DaemonProcess,
 } from '../support/daemon-process.js';
-import { eventually } from '../support/eventually.js';
 
-/** A free port of 127.0.0.1, for the Redis server. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const redisDir = mkdtempSync(path.join(tmpdir(), 'nextrec-redis-'));
 
-/** Debian's redis-server (package `redis-server`, which `.ci/run` installs), on its own port, in memory only. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const failed = new Promise<never>((_, reject) =>
-    child.once('error', (error) =>
-      reject(
-        new Error(`redis-server did not start (install Debian's package redis-server): ${error.message}`),
-      ),
-    ),
-  );
-  const answering = eventually(async () => {
-    const probe = new Redis(port, '127.0.0.1', {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      expect(await probe.ping()).toBe('PONG');
-    } finally {
-      probe.disconnect();
-    }
+/** Debian's redis-server (package `redis-server`, which `.ci/run` installs) as `npm run cluster` starts it. */
+function startRedis(port: number): Promise<ClusterRedis> {
+  return startClusterRedis({
+    dir: redisDir,
+    port,
+    program: onPath('redis-server') ?? 'redis-server',
+    signal: new AbortController().signal,
   });
-  await Promise.race([failed, answering]);
-  return child;
 }
 
 describe('rate limits counted in Redis by every daemon given it', () => {
   let redisPort: number;
-  let redisServer: ChildProcess;
+  let redisServer: ClusterRedis;
   let redis: Redis;
   const daemons: DaemonProcess[] = [];
 
@@ -80,7 +52,8 @@ describe('rate limits counted in Redis by every daemon given it', () => {
       removeDataDir(daemon.dataDir);
     }
     redis?.disconnect();
-    redisServer?.kill();
+    await redisServer?.process.stop();
+    rmSync(redisDir, { recursive: true, force: true });
   });
 
   it('gives exactly the budget across two daemons: 40 requests to each at 60 a minute are 20 answers of 429', async () => {
@@ -134,8 +107,7 @@ describe('rate limits counted in Redis by every daemon given it', () => {
       'RATE_LIMITED',
     );
 
-    redisServer.kill('SIGKILL');
-    await new Promise((resolve) => redisServer.once('exit', resolve));
+    await redisServer.process.stop('SIGKILL');
     for (let i = 0; i < 3; i++)
       expect(
         (await call(daemon.url, 'GET', '/catalog/items', { headers: tenantHeaders(credentials) })).status,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { saveConfigDocument } from '../../../src/store/api/config.js';
 import { forgetIdentities } from '../../../src/store/api/identity.js';
 import { removeItems } from '../../../src/store/postgres/catalog.js';
@@ -10,50 +10,10 @@ import { PgStore } from '../../../src/store/postgres/pg-store.js';
 import { rowKey, type RowBuffer, type StoredInteraction, type StoredItem } from '../../../src/store/rows.js';
 import type { Store } from '../../../src/store/store.js';
 import { WriteQueueFullError, type Write } from '../../../src/store/write-queue.js';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { postgresOfTests } from '../../support/postgres.js';
 import { storedInteraction } from '../../support/temp-store.js';
 
-let server: TestPostgres;
-let databases = 0;
-/** Stores and clients opened by a test, closed after it. */
-let stores: PgStore[] = [];
-let clients: pg.Client[] = [];
-
-beforeAll(async () => {
-  server = await startPostgres();
-});
-
-afterEach(async () => {
-  for (const store of stores) await store.close().catch(() => undefined);
-  for (const client of clients) await client.end().catch(() => undefined);
-  stores = [];
-  clients = [];
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  clients.push(client);
-  return client;
-}
-
-/** The address of a new, empty database of the cluster. */
-async function emptyDatabase(): Promise<string> {
-  const name = `queue_${++databases}`;
-  const admin = await connect(server.url);
-  await admin.query(`CREATE DATABASE ${name}`);
-  return server.url.replace(/[^/]+$/, name);
-}
-
-async function open(url: string): Promise<PgStore> {
-  const store = await PgStore.open(url);
-  stores.push(store);
-  return store;
-}
+const { connect, emptyDatabase, open } = postgresOfTests('queue');
 
 /** A store on a new database, and a client of that database to look at what it holds. */
 async function freshStore(): Promise<{ store: PgStore; db: pg.Client; url: string }> {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PgStore } from '../../../src/store/postgres/pg-store.js';
 import { SingleProcessRunners } from '../../../src/store/single-process-runners.js';
 import { eventually } from '../../support/eventually.js';
-import { startPostgres, type TestPostgres } from '../../support/postgres.js';
+import { postgresOfTests } from '../../support/postgres.js';
 import { storeDirs } from '../../support/store-dirs.js';
 
 /** The compiled PostgreSQL store, which a child process opens the way a daemon does. */
@@ -73,44 +73,8 @@ describe('runners of a store one process owns (DuckDB)', () => {
 });
 
 describe('runners of daemons sharing a PostgreSQL database', () => {
-  let server: TestPostgres;
-  let databases = 0;
-  let stores: PgStore[] = [];
-  let clients: pg.Client[] = [];
-
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
-
-  afterEach(async () => {
-    for (const store of stores) await store.close().catch(() => undefined);
-    for (const client of clients) await client.end().catch(() => undefined);
-    stores = [];
-    clients = [];
-  });
-
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  async function connect(url: string): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    clients.push(client);
-    return client;
-  }
-
-  async function emptyDatabase(): Promise<string> {
-    const name = `runners_${++databases}`;
-    await (await connect(server.url)).query(`CREATE DATABASE ${name}`);
-    return server.url.replace(/[^/]+$/, name);
-  }
-
-  async function open(url: string): Promise<PgStore> {
-    const store = await PgStore.open(url, { poolSize: 2 });
-    stores.push(store);
-    return store;
-  }
+  const { connect, emptyDatabase, open: openStore } = postgresOfTests('runners');
+  const open = (url: string) => openStore(url, { poolSize: 2 });
 
   /** The server processes of the runners' sessions holding an advisory lock. */
   async function lockHolders(db: pg.Client): Promise<number[]> {
