@@ -1,9 +1,18 @@
+import { execFile } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CURRENT_FILE, MANIFEST_FILE, modelDir, versionName } from '../../src/artifacts/layout.js';
+import {
+  CURRENT_FILE,
+  MANIFEST_FILE,
+  modelDir,
+  readCurrentVersion,
+  versionName,
+} from '../../src/artifacts/layout.js';
 import { CO_VIEW_ITEMS, coViews, FIRST_USERS, NEW_USERS } from '../../fixtures/co-views.js';
 import {
+  BIN,
   OPERATOR_KEY,
   call,
   createTenant,
@@ -25,6 +34,7 @@ import { startPostgres, type TestPostgres } from '../support/postgres.js';
 /** Every daemon swaps a newly published version in within this long (docs/batch-models.md). */
 const SWAP_BOUND_MS = 10_000;
 const TENANT = 'shop';
+const run = promisify(execFile);
 
 let postgres: TestPostgres;
 let dataDir: string;
@@ -88,6 +98,21 @@ async function builds(daemon: DaemonProcess): Promise<number> {
     .split('\n')
     .filter((line) => line.startsWith('nextrec_model_build_duration_seconds_count{'))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** `nextrec build cooccurrence` of the tenant on the shared store, as cron runs it: its output. */
+async function cronBuild(): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [BIN, 'build', 'cooccurrence', '--tenant', TENANT, '--data-dir', dataDir, '--store', postgres.url],
+    { timeout: 120_000, env: { ...process.env, NEXTREC_ADMIN_KEY: OPERATOR_KEY } },
+  );
+  return stdout;
+}
+
+/** The version the tenant's co-occurrence pointer names. */
+function pointer(): Promise<number | undefined> {
+  return readCurrentVersion(modelDir(dataDir, TENANT, 'cooccurrence'));
 }
 
 async function claimsModels(daemon: DaemonProcess): Promise<boolean> {
@@ -177,6 +202,14 @@ describe('two daemons sharing a store and a data dir', () => {
     }
   });
 
+  it('has a build from cron leave the tenant to the daemon that holds its builds', async () => {
+    expect(await claimsModels(a)).toBe(true);
+    const before = await pointer();
+    expect(await cronBuild()).toContain(`${TENANT}: left to the process that holds its builds`);
+    expect(await pointer()).toBe(before);
+    expect(await claimsModels(a)).toBe(true);
+  });
+
   it('takes the builds over on another daemon once the one running them was killed', async () => {
     const before = (await versions(b)).serving!;
     await a.kill();
@@ -191,5 +224,15 @@ describe('two daemons sharing a store and a data dir', () => {
     });
     expect(await claimsModels(b)).toBe(true);
     expect(await builds(b)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('has a build from cron claim and run the builds once no daemon holds them', async () => {
+    await b.stop();
+    const before = (await pointer())!;
+    const output = await cronBuild();
+    const built = /^shop cooccurrence v(\d+):/m.exec(output);
+    expect(built, output).not.toBeNull();
+    expect(Number(built![1])).toBeGreaterThan(before);
+    expect(await pointer()).toBe(Number(built![1]));
   });
 });

@@ -4,7 +4,9 @@ import { buildTenant } from '../../../jobs/build.js';
 import type { ModelName } from '../../artifacts/layout.js';
 import type { LakeExportResult } from '../../contract/lake.js';
 import { lakeTenants } from '../../lake/layout.js';
+import type { Runners } from '../../store/api/runners.js';
 import { exportNow } from '../../store/lake-export.js';
+import { openStore } from '../../store/open-store.js';
 import { operatorCall } from '../daemon-client.js';
 import { storeFlags, storePlace, type StorePlace } from '../flags.js';
 
@@ -47,9 +49,34 @@ export async function runBuilds(
     process.stderr.isTTY && !flags.quiet
       ? new SingleBar({ format: 'building {bar} {value}/{total} models | {task}', hideCursor: true })
       : undefined;
+  const claims = await buildClaims(flags).catch((error: Error) =>
+    command.error(`cannot claim the builds: ${error.message}`, { exit: 1 }),
+  );
   bar?.start(tenants.length * models.length, 0, { task: '' });
   const failures: string[] = [];
-  for (const tenantId of tenants) {
+  const left: string[] = [];
+  try {
+    for (const tenantId of tenants) {
+      if (claims && !(await claims.runners.claim('models', tenantId))) {
+        left.push(tenantId);
+        bar?.increment(models.length);
+        continue;
+      }
+      await buildOne(tenantId);
+    }
+  } finally {
+    bar?.stop();
+    await claims?.close();
+  }
+  if (!flags.quiet)
+    for (const tenantId of left)
+      command.log(`${tenantId}: left to the process that holds its builds (a daemon on the same store)`);
+  if (failures.length > 0) {
+    for (const failure of failures) command.logToStderr(`build failed for ${failure}`);
+    command.exit(1);
+  }
+
+  async function buildOne(tenantId: string): Promise<void> {
     try {
       const results = await buildTenant(dataDir, tenantId, models, { parameters }, (model, stage) => {
         if (stage === 'start') bar?.update({ task: `${tenantId} ${model}` });
@@ -65,9 +92,19 @@ export async function runBuilds(
       failures.push(`${tenantId}: ${(error as Error).message.split('\n')[0]}`);
     }
   }
-  bar?.stop();
-  if (failures.length > 0) {
-    for (const failure of failures) command.logToStderr(`build failed for ${failure}`);
-    command.exit(1);
-  }
+}
+
+/**
+ * On a store several daemons share (`--store`), one process runs a tenant's builds at a time
+ * (docs/batch-models.md, "Cluster mode"): the builds are claimed as a daemon claims them, and a tenant
+ * whose builds another process holds is left to it. The claims end when the store closes. None on the
+ * DuckDB store, which one process owns: a daemon there is asked to export, and builds beside it as before.
+ */
+async function buildClaims(flags: {
+  'data-dir': string;
+  store?: string;
+}): Promise<{ runners: Runners; close(): Promise<void> } | undefined> {
+  if (flags.store === undefined) return undefined;
+  const store = await openStore(flags['data-dir'], { url: flags.store });
+  return { runners: store.runners, close: () => store.close() };
 }
