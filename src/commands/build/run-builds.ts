@@ -70,7 +70,9 @@ export async function runBuilds(
   }
   if (!flags.quiet)
     for (const tenantId of left)
-      command.log(`${tenantId}: left to the process that holds its builds (a daemon on the same store)`);
+      command.log(
+        `${tenantId}: left to the process that holds its builds (a daemon or another build on the same store)`,
+      );
   if (failures.length > 0) {
     for (const failure of failures) command.logToStderr(`build failed for ${failure}`);
     command.exit(1);
