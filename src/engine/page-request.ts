@@ -1,3 +1,4 @@
+import { textHash } from '../vector/text-hash.js';
 import type { RecommendationRequest, SearchPart } from './request.js';
 
 /**
@@ -69,10 +70,7 @@ export function userIdOf(own: string): string | undefined {
   return (JSON.parse(own) as Record<number, string | undefined>)[FIELDS.indexOf('userId')];
 }
 
-/** FNV-1a over the UTF-16 code units of a text (0 for none). */
+/** `textHash` of a text as a signed word, as the pages keep it (0 for none). */
 export function hashText(text: string | undefined): number {
-  if (text === undefined) return 0;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash;
+  return text === undefined ? 0 : textHash(text) | 0;
 }

@@ -1,4 +1,7 @@
-/** Which text a vector was embedded from: shared by the daemon's indexer and the vectors job. */
+/**
+ * Which text a vector was embedded from: shared by the daemon's indexer and the vectors job; the pages of
+ * answers find a user's pages by it too (engine/page-request.ts).
+ */
 
 /** FNV-1a over the text's UTF-16 units: tells a changed text from an unchanged one. */
 export function textHash(text: string): number {
