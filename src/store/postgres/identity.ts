@@ -23,11 +23,8 @@ export function identityStatements(op: IdentityOp): Statement[] {
       ];
     case 'forgetIdentities':
       return [
-        ...Object.values(ROWS_OF_IDENTITIES).map((rows, i) => ({
-          text: `DELETE FROM ${Object.keys(ROWS_OF_IDENTITIES)[i]} WHERE ${rows}`,
-          values: [op.tenantId, op.identities],
-        })),
-        ...ERASE_IDENTITIES_FROM_LOG.map((text) => ({ text, values: [op.tenantId, op.identities] })),
-      ];
+        ...Object.entries(ROWS_OF_IDENTITIES).map(([table, rows]) => `DELETE FROM ${table} WHERE ${rows}`),
+        ...ERASE_IDENTITIES_FROM_LOG,
+      ].map((text) => ({ text, values: [op.tenantId, op.identities] }));
   }
 }
