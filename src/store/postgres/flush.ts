@@ -93,11 +93,11 @@ function changesOf(rows: RowBuffer, numbers: EventNumbers): Map<string, StoreCha
     add({ kind: 'impressions', tenantId, ...range });
   for (const op of rows.ops) {
     if (op.area === 'sql') continue;
-    if (op.area === 'identity' && op.op === 'forgetIdentities')
+    if (op.area !== 'identity') add({ kind: 'op', tenantId: op.tenantId, op });
+    else if (op.op === 'forgetIdentities')
       add({ kind: 'identities-forgotten', tenantId: op.tenantId, hashes: hashesOf(op.identities) });
-    else if (op.area === 'identity' && !(named(op.tenantId, op.userId) && named(op.tenantId, op.sessionId)))
-      continue;
-    else add({ kind: 'op', tenantId: op.tenantId, op });
+    else if (named(op.tenantId, op.userId) && named(op.tenantId, op.sessionId))
+      add({ kind: 'op', tenantId: op.tenantId, op });
   }
   return changes;
 }
