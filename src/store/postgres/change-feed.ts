@@ -124,11 +124,8 @@ export class PgChangeFeed implements ChangeFeed {
   }
 
   async caughtUp(): Promise<void> {
-    const target = await counters(this.pool);
-    this.counters = target;
+    const target = this.counted(await counters(this.pool));
     if (this.reached(target)) return;
-    for (const [tenantId, seq] of target)
-      if ((this.position.get(tenantId) ?? 0) < seq) this.behind.add(tenantId);
     this.wake?.();
     return new Promise((resolve) => this.waiters.push({ target, resolve }));
   }
@@ -163,6 +160,14 @@ export class PgChangeFeed implements ChangeFeed {
   private poll(): void {
     this.pollDue = true;
     this.wake?.();
+  }
+
+  /** Keeps the counters as read, and marks the tenants whose counter is past the position; returns them. */
+  private counted(read: ChangePosition): ChangePosition {
+    this.counters = read;
+    for (const [tenantId, seq] of read)
+      if ((this.position.get(tenantId) ?? 0) < seq) this.behind.add(tenantId);
+    return read;
   }
 
   private reached(target: ChangePosition): boolean {
@@ -209,9 +214,7 @@ export class PgChangeFeed implements ChangeFeed {
       if (this.pollDue) {
         this.pollDue = false;
         try {
-          this.counters = await counters(this.pool);
-          for (const [tenantId, seq] of this.counters)
-            if ((this.position.get(tenantId) ?? 0) < seq) this.behind.add(tenantId);
+          this.counted(await counters(this.pool));
         } catch (error) {
           if (!this.closed) this.failed(error);
         }
