@@ -1,12 +1,12 @@
 import type { ConfigOp } from './config.js';
 import type { IdentityOp } from './identity.js';
-
-/** The merge ledger's operation, which names no deleted identity (a deletion removes it from the log). */
-export type RecordMerge = Extract<IdentityOp, { op: 'recordMerge' }>;
 import type { LoadReads } from './load.js';
 import type { StoredCredential, TenantOp, TenantReads } from './tenants.js';
 import type { CatalogItem } from '../row-mapping.js';
 import type { StoredInteraction, StoredUser } from '../rows.js';
+
+/** The merge ledger's operation, which names no deleted identity (a deletion removes it from the log). */
+export type RecordMerge = Extract<IdentityOp, { op: 'recordMerge' }>;
 
 /**
  * What one committed write changed of a tenant's rows, as daemons sharing a store follow each other's
