@@ -11,7 +11,6 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { request } from 'undici';
 import { Rng } from '../fixtures/prng.js';
 import { openCurrent } from '../src/artifacts/open.js';
 import { publishModel } from '../src/artifacts/publish.js';
@@ -19,7 +18,13 @@ import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { waitForDaemonIdle } from './support/daemon-memory.js';
-import { runLoad, type LoadFigures, type LoadSpec, type VaryingPart } from './support/http-load.js';
+import {
+  checkFirstAnswer,
+  runLoad,
+  type LoadFigures,
+  type LoadSpec,
+  type VaryingPart,
+} from './support/http-load.js';
 import { measureBatchLatency, type BatchRequestSpec } from './support/batch-latency.js';
 import { machineBusySeconds } from './support/machine-cpu.js';
 import { loadShop, postJson, type LoadedShop } from './support/shop-loader.js';
@@ -319,29 +324,13 @@ function loadSpec(url: string, headers: Record<string, string>, shop: LoadedShop
   };
 }
 
-/** One request of the case, checked, so that a run of fast errors or empty lists can't pass for a result. */
-async function checkAnswer(spec: LoadSpec, testCase: Case): Promise<void> {
-  const { path: requestPath, body } = spec.requests[0];
-  const response = await request(`${spec.url}${requestPath}`, {
-    method: spec.method,
-    headers: spec.headers,
-    body,
-  });
-  const text = await response.body.text();
-  if (response.statusCode !== 200) throw new Error(`${testCase.name}: HTTP ${response.statusCode}: ${text}`);
-  const answer = JSON.parse(text) as { count: number; algorithm: string; scenario?: string };
-  const expected = {
+/** One request of the case, checked (`checkFirstAnswer`). */
+function checkAnswer(spec: LoadSpec, testCase: Case): Promise<void> {
+  return checkFirstAnswer(spec, testCase.name, {
     count: COUNT,
     algorithm: EXPECTED_ALGORITHM[testCase.logicType],
     scenario: scenarioSlug(testCase.logicType),
-  };
-  if (
-    answer.count !== expected.count ||
-    answer.algorithm !== expected.algorithm ||
-    answer.scenario !== expected.scenario
-  ) {
-    throw new Error(`${testCase.name}: unexpected answer ${text.slice(0, 500)}`);
-  }
+  });
 }
 
 interface Measurement extends LoadFigures {

@@ -1,13 +1,12 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
 import { Rng } from '../../fixtures/prng.js';
 import { freePort } from '../../src/cluster/throwaway.js';
 import type { BenchPostgres } from './bench-postgres.js';
 import { startBenchHaproxy, portOf, type Backend } from './bench-haproxy.js';
 import { startChildServer, type ChildServer } from './child-server.js';
 import { waitForDaemonIdle, waitForModels } from './daemon-memory.js';
-import { runLoad, type LoadFigures, type LoadSpec } from './http-load.js';
+import { checkFirstAnswer, runLoad, type LoadFigures, type LoadSpec } from './http-load.js';
 import { machineBusySeconds } from './machine-cpu.js';
 import { benchShop, loadShop, postJson, type LoadedShop } from './shop-loader.js';
 import { createBenchTenant, startStoreDaemon, type StoreDaemon } from './store-daemon.js';
@@ -81,11 +80,12 @@ export async function measureServeRounds(
       one: [asBackend(first)],
       two: [asBackend(first), asBackend(second)],
     };
+    const requests = userToItemRequests(shop);
     const spec = (haproxyUrl: string): LoadSpec => ({
       url: haproxyUrl,
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
-      requests: userToItemRequests(shop),
+      requests,
       connections: options.connections,
     });
     const rounds: ServeRound[] = [];
@@ -98,7 +98,11 @@ export async function measureServeRounds(
         );
         try {
           const load = spec(haproxy.url);
-          if (backends !== 'bare') await checkAnswer(load);
+          if (backends !== 'bare')
+            await checkFirstAnswer(load, 'user-to-item through haproxy', {
+              count: COUNT,
+              algorithm: 'weighted-history',
+            });
           runs[backends] = await measure(
             servers[backends].map((s) => s.server),
             load,
@@ -142,22 +146,6 @@ function userToItemRequests(shop: LoadedShop): Array<{ path: string; body: strin
       noCache: true,
     }),
   }));
-}
-
-/** One request, checked, so that a run of fast errors or empty lists can't pass for a result. */
-async function checkAnswer(spec: LoadSpec): Promise<void> {
-  const { path: requestPath, body } = spec.requests[0];
-  const response = await request(`${spec.url}${requestPath}`, {
-    method: spec.method,
-    headers: spec.headers,
-    body,
-  });
-  const text = await response.body.text();
-  if (response.statusCode !== 200)
-    throw new Error(`user-to-item through haproxy: HTTP ${response.statusCode}: ${text}`);
-  const answer = JSON.parse(text) as { count: number; algorithm: string };
-  if (answer.count !== COUNT || answer.algorithm !== 'weighted-history')
-    throw new Error(`user-to-item through haproxy: unexpected answer ${text.slice(0, 500)}`);
 }
 
 /** A warm-up whose figures are dropped (JIT, caches, connections through haproxy), then the timed run. */

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { request } from 'undici';
 import { monotonicMicros } from './load.js';
 
 /** What varies from one request to the next; everything else is the same for the whole run. */
@@ -68,4 +69,37 @@ function cannon(spec: LoadSpec, durationS: number): Promise<autocannon.Result> {
       client.setRequests(share.map((request) => ({ ...request })));
     },
   });
+}
+
+/** What a case's answers must say (`checkFirstAnswer`); `scenario` is checked when given. */
+export interface ExpectedAnswer {
+  count: number;
+  algorithm: string;
+  scenario?: string;
+}
+
+/**
+ * Sends the spec's first request and checks its answer, so that a run of fast errors or empty lists can't
+ * pass for a result; `label` names the case in the error.
+ */
+export async function checkFirstAnswer(
+  spec: LoadSpec,
+  label: string,
+  expected: ExpectedAnswer,
+): Promise<void> {
+  const { path: requestPath, body } = spec.requests[0];
+  const response = await request(`${spec.url}${requestPath}`, {
+    method: spec.method,
+    headers: spec.headers,
+    body,
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`${label}: HTTP ${response.statusCode}: ${text}`);
+  const answer = JSON.parse(text) as { count: number; algorithm: string; scenario?: string };
+  if (
+    answer.count !== expected.count ||
+    answer.algorithm !== expected.algorithm ||
+    ('scenario' in expected && answer.scenario !== expected.scenario)
+  )
+    throw new Error(`${label}: unexpected answer ${text.slice(0, 500)}`);
 }
