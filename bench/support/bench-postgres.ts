@@ -48,18 +48,20 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
   );
   const watchdog = stopWhenGone(dir, stopCommand);
   let stopped = false;
-  const stopNow = () => {
+  /** Stops the server at once, unless `stop` did so already, and removes its directory. */
+  const stopNow = (running = true) => {
     if (stopped) return;
     stopped = true;
     watchdog.kill();
     try {
-      execFileSync(...stopCommand, { cwd: '/', stdio: 'ignore' });
+      if (running) execFileSync(...stopCommand, { cwd: '/', stdio: 'ignore' });
     } catch {
-      // Not running (it did not start, or was stopped already).
+      // Not running (it did not start).
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once('exit', stopNow);
+  const atExit = () => stopNow();
+  process.once('exit', atExit);
   let server: Awaited<ReturnType<typeof startPostgres>>;
   try {
     server = await startPostgres({ dir, port: await freePort(), bin });
@@ -82,8 +84,8 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
     async stop() {
       if (stopped) return;
       await server.stop();
-      process.removeListener('exit', stopNow);
-      stopNow();
+      process.removeListener('exit', atExit);
+      stopNow(false);
     },
   };
 }
