@@ -10,6 +10,7 @@ import {
   type TenantCredentials,
 } from '../support/daemon-process.js';
 import { eventually } from '../support/eventually.js';
+import { daemonReady } from '../support/models.js';
 
 /**
  * Two daemons on one PostgreSQL and one data dir behind haproxy (docs/scaling.md): what one daemon
@@ -173,9 +174,7 @@ describe('two daemons on one PostgreSQL', () => {
 
     // Restarted, the killed daemon is ready only once it caught up: then it shows the last batch's events.
     const restarted = await cluster.start(0);
-    await eventually(async () => {
-      expect((await call(restarted.url, 'GET', '/health/ready')).status).toBe(200);
-    });
+    await daemonReady(restarted.url);
     const recent = await call(restarted.url, 'POST', '/recommendations', {
       headers,
       body: { logicType: 'recently-viewed', userId: 'buyer-6' },

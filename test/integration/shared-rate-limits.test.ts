@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,7 +26,9 @@ function startRedis(port: number): Promise<ClusterRedis> {
   return startClusterRedis({
     dir: redisDir,
     port,
-    program: onPath('redis-server') ?? 'redis-server',
+    program:
+      onPath('redis-server') ??
+      assert.fail("redis-server is not on the PATH: install Debian's package redis-server"),
     signal: new AbortController().signal,
   });
 }
