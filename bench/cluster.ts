@@ -11,11 +11,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startBenchPostgres, type BenchPostgres } from './support/bench-postgres.js';
 import { haproxyFile } from './support/bench-haproxy.js';
-import { eventsPerSecond, measureIngestRounds } from './support/cluster-ingest.js';
+import { measureIngestRounds } from './support/cluster-ingest.js';
 import { measureServeRounds, type ServeRound } from './support/cluster-serve.js';
 import { measureStarts } from './support/cluster-start.js';
 import { interactionBatches } from './support/interaction-batches.js';
+import { eventsPerSecond } from './support/load.js';
 import { positiveInteger } from './support/options.js';
+import { median } from './support/quantile.js';
 
 /** As bench/ingest. */
 const BATCH_SIZE = 500;
@@ -93,12 +95,6 @@ function parseOptions(argv: string[]): Options {
     startInteractions: number('start-interactions'),
     startRounds: number('start-rounds'),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 const fixed = (value: number, digits = 3) => Number(value.toFixed(digits));

@@ -9,7 +9,7 @@ import { serveCommand } from './support/bench-daemon.js';
 import { startChildServer, type ChildServer } from './support/child-server.js';
 import { formatProfileSummary, summarizeProfile } from './support/cpu-profile.js';
 import { interactionBatches } from './support/interaction-batches.js';
-import { postBatches, type Batch, type LoadResult, type Target } from './support/load.js';
+import { eventsPerSecond, postBatches, type Batch, type LoadResult, type Target } from './support/load.js';
 import { positiveInteger } from './support/options.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -159,10 +159,6 @@ async function createTenant(url: string, operatorKey: string): Promise<string> {
 
 function rounded(value: number | undefined): number | undefined {
   return value === undefined ? undefined : Number(value.toFixed(3));
-}
-
-function eventsPerSecond(result: LoadResult): number {
-  return Math.round(result.events / result.seconds);
 }
 
 function describe(label: string, result: Measurement): string {

@@ -29,6 +29,7 @@ import { measureBatchLatency, type BatchRequestSpec } from './support/batch-late
 import { machineBusySeconds } from './support/machine-cpu.js';
 import { loadShop, postJson, type LoadedShop } from './support/shop-loader.js';
 import { positiveInteger } from './support/options.js';
+import { median } from './support/quantile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BARE_ROUTE = fileURLToPath(new URL('./support/bare-recommendations.js', import.meta.url));
@@ -468,12 +469,6 @@ function describe(label: string, m: Measurement, bareRps?: number): string {
     String(m.errors + m.non2xx).padStart(7),
   ];
   return cells.join('  ');
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** A case's figures over its rounds: the median ratio and p99 decide the targets. */

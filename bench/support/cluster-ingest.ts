@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchPostgres } from './bench-postgres.js';
-import { postBatches, type Batch, type LoadResult } from './load.js';
+import { eventsPerSecond, postBatches, type Batch, type LoadResult } from './load.js';
+
 import { createBenchTenant, startStoreDaemon, type StoreOf } from './store-daemon.js';
 
 /** As bench/ingest: untimed batches first, so that the daemon is measured with its hot paths compiled. */
@@ -12,10 +13,6 @@ export interface IngestRound {
   duckdb: LoadResult;
   /** PostgreSQL's events/s over DuckDB's. */
   ratio: number;
-}
-
-export function eventsPerSecond(result: LoadResult): number {
-  return Math.round(result.events / result.seconds);
 }
 
 /**

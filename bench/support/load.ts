@@ -23,6 +23,11 @@ export interface LoadResult {
   firstFailure?: string;
 }
 
+/** A load's events a second, rounded. */
+export function eventsPerSecond(result: LoadResult): number {
+  return Math.round(result.events / result.seconds);
+}
+
 /**
  * POSTs every batch once, keeping `concurrency` requests in flight over as many keep-alive connections,
  * and checks each answer is 200 with `accepted` equal to the batch's event count.
