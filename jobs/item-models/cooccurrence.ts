@@ -1,6 +1,7 @@
 import { MODEL_FORMATS } from '../../src/artifacts/formats.js';
 import type { ModelJob } from '../model-job.js';
-import { readCsr } from './csr.js';
+import { transposeLists, type CsrLists } from './csr.js';
+import { BestOf, grown, PairSums, readUserItemLists, type UserItemLists } from './item-pairs.js';
 import { modelItems, selectUserItems, type EventSelection } from './user-items.js';
 
 export const SIMILARITIES = ['cosine', 'jaccard', 'rp3beta'] as const;
@@ -26,28 +27,78 @@ export interface CooccurrenceParameters extends EventSelection {
 
 /**
  * The similarity of items a and b over their users (v: a user's strength for an item, n: an item's
- * number of users, d: a user's number of items):
- * - cosine: Σ v_a v_b / (sqrt(Σ v_a² Σ v_b²) + shrink)
- * - jaccard: |U_a ∩ U_b| / |U_a ∪ U_b|
- * - rp3beta: Σ_{u ∈ U_a ∩ U_b} (1 / (n_a d_u))^alpha / n_b^beta, a three-step random walk item → user →
- *   item with a popularity penalty on where it ends.
+ * number of users, d: a user's number of items), from s, the sum over their shared users that
+ * `PairSums` gives with each similarity's values and user factors:
+ * - cosine: s = Σ v_a v_b; s / (sqrt(Σ v_a² Σ v_b²) + shrink)
+ * - jaccard: s = |U_a ∩ U_b|; s / |U_a ∪ U_b|
+ * - rp3beta: s = Σ_{u ∈ U_a ∩ U_b} d_u^-alpha; s · n_a^-alpha · n_b^-beta, a three-step random walk
+ *   item → user → item (each step split evenly) with a popularity penalty on where it ends.
  */
-function scoreSql(parameters: CooccurrenceParameters): { pairs: string; weight: string; join?: string } {
+function similarity(
+  parameters: CooccurrenceParameters,
+  lists: UserItemLists,
+): { userFactor?: Float64Array; weight: (a: number, b: number, s: number) => number } {
+  const { items, itemOffsets, itemValues } = lists;
+  const n = new Float64Array(items);
+  for (let i = 0; i < items; i++) n[i] = itemOffsets[i + 1] - itemOffsets[i];
   switch (parameters.similarity) {
-    case 'cosine':
-      return {
-        pairs: 'sum(x.v * y.v) AS s',
-        weight: `p.s / (sqrt(fa.sq * fb.sq) + ${parameters.shrink})`,
-      };
+    case 'cosine': {
+      const norms = new Float64Array(items);
+      for (let i = 0; i < items; i++) {
+        for (let k = itemOffsets[i]; k < itemOffsets[i + 1]; k++) norms[i] += itemValues[k] * itemValues[k];
+      }
+      const { shrink } = parameters;
+      return { weight: (a, b, s) => s / (Math.sqrt(norms[a] * norms[b]) + shrink) };
+    }
     case 'jaccard':
-      return { pairs: 'count(*) AS s', weight: 'p.s / (fa.n + fb.n - p.s)' };
-    case 'rp3beta':
+      return { weight: (a, b, s) => s / (n[a] + n[b] - s) };
+    case 'rp3beta': {
+      const { alpha, beta } = parameters;
+      const userFactor = new Float64Array(lists.users);
+      for (let u = 0; u < lists.users; u++) {
+        userFactor[u] = Math.pow(lists.userOffsets[u + 1] - lists.userOffsets[u], -alpha);
+      }
       return {
-        pairs: `sum(pow(d.d, -${parameters.alpha})) AS s`,
-        join: 'JOIN user_degrees d ON d.who = x.who',
-        weight: `p.s * pow(fa.n, -${parameters.alpha}) * pow(fb.n, -${parameters.beta})`,
+        userFactor,
+        weight: (a, b, s) => s * Math.pow(n[a], -alpha) * Math.pow(n[b], -beta),
       };
+    }
   }
+}
+
+/**
+ * Each item's `neighbours` best pairs by the similarity (weights in single precision, ties to the lower
+ * item), as lists by the item they are kept for: the target b under `target` pruning, the source a under
+ * `source`.
+ */
+function bestPairs(
+  lists: UserItemLists,
+  parameters: CooccurrenceParameters,
+  { userFactor, weight }: ReturnType<typeof similarity>,
+): CsrLists {
+  const pairs = new PairSums(lists, userFactor);
+  const best = new BestOf(parameters.neighbours);
+  const offsets = new Int32Array(lists.items + 1);
+  let neighbours = new Int32Array(1024);
+  let weights = new Float32Array(1024);
+  for (let x = 0; x < lists.items; x++) {
+    const count = pairs.of(x);
+    best.clear();
+    for (let t = 0; t < count; t++) {
+      const y = pairs.touched[t];
+      const s = pairs.sums[y];
+      const w = Math.fround(parameters.prune === 'target' ? weight(y, x, s) : weight(x, y, s));
+      if (w > 0) best.offer(y, w);
+    }
+    const at = offsets[x];
+    if (at + parameters.neighbours > neighbours.length) {
+      const size = Math.max(neighbours.length * 2, at + parameters.neighbours);
+      [neighbours, weights] = [grown(neighbours, size, at), grown(weights, size, at)];
+    }
+    offsets[x + 1] = at + best.drainInto(neighbours, weights, at);
+  }
+  const length = offsets[lists.items];
+  return { offsets, neighbours: neighbours.slice(0, length), weights: weights.slice(0, length) };
 }
 
 export const cooccurrenceJob: ModelJob<CooccurrenceParameters> = {
@@ -66,31 +117,22 @@ export const cooccurrenceJob: ModelJob<CooccurrenceParameters> = {
   async build(lake, parameters, context) {
     await selectUserItems(lake, parameters, context.now);
     const items = await modelItems(lake);
-    const { pairs, weight, join = '' } = scoreSql(parameters);
-    await lake.db.run(`
-      CREATE OR REPLACE TEMP TABLE user_degrees AS SELECT who, count(*) AS d FROM user_items GROUP BY who`);
-    const lists = await readCsr(
-      lake.db,
-      `WITH pairs AS (
-         SELECT x.idx AS a, y.idx AS b, ${pairs}
-           FROM user_items x JOIN user_items y ON x.who = y.who AND x.idx <> y.idx
-           ${join}
-          GROUP BY ALL),
-       scored AS (
-         SELECT p.a, p.b, (${weight})::FLOAT AS w
-           FROM pairs p JOIN item_users fa ON fa.idx = p.a JOIN item_users fb ON fb.idx = p.b)
-       SELECT a, b, w FROM scored WHERE w > 0
-       QUALIFY row_number() OVER (PARTITION BY ${parameters.prune === 'target' ? 'b ORDER BY w DESC, a' : 'a ORDER BY w DESC, b'}) <= ${parameters.neighbours}
-       ORDER BY a, w DESC, b`,
+    // Cosine sums the strengths' products; Jaccard and RP3beta count shared users (each weighted by RP3beta).
+    const value = parameters.similarity === 'cosine' ? 'v' : '1.0';
+    const lists = await readUserItemLists(
+      lake,
+      `SELECT (dense_rank() OVER (ORDER BY who) - 1)::INTEGER, idx, ${value}::DOUBLE FROM user_items`,
       items.length,
     );
-    const encoded = MODEL_FORMATS.cooccurrence.encode({ items, ...lists });
+    const pairs = bestPairs(lists, parameters, similarity(parameters, lists));
+    const bySource = parameters.prune === 'target' ? transposeLists(pairs) : pairs;
+    const encoded = MODEL_FORMATS.cooccurrence.encode({ items, ...bySource });
     return {
       ...encoded,
       parameters: { ...parameters },
       source: {
         interactions: await lake.count('SELECT count(*) FROM interactions'),
-        users: await lake.count('SELECT count(*) FROM user_degrees'),
+        users: lists.users,
         items: items.length,
       },
     };

@@ -1,53 +1,12 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
-
-/**
- * Streams (a, b, w) rows sorted by a, then best first, into CSR arrays over `items` rows, column by
- * column: no object per row.
- */
-export async function readCsr(
-  db: DuckDBConnection,
-  sql: string,
-  items: number,
-): Promise<{ offsets: Int32Array; neighbours: Int32Array; weights: Float32Array }> {
-  const result = await db.stream(sql);
-  const offsets = new Int32Array(items + 1);
-  let neighbours = new Int32Array(1024);
-  let weights = new Float32Array(1024);
-  let length = 0;
-  for (
-    let chunk = await result.fetchChunk();
-    chunk && chunk.rowCount > 0;
-    chunk = await result.fetchChunk()
-  ) {
-    const a = chunk.getColumnVector(0);
-    const b = chunk.getColumnVector(1);
-    const w = chunk.getColumnVector(2);
-    if (length + chunk.rowCount > neighbours.length) {
-      const size = Math.max(neighbours.length * 2, length + chunk.rowCount);
-      const grownNeighbours = new Int32Array(size);
-      grownNeighbours.set(neighbours.subarray(0, length));
-      neighbours = grownNeighbours;
-      const grownWeights = new Float32Array(size);
-      grownWeights.set(weights.subarray(0, length));
-      weights = grownWeights;
-    }
-    for (let row = 0; row < chunk.rowCount; row++) {
-      offsets[(a.getItem(row) as number) + 1]++;
-      neighbours[length] = b.getItem(row) as number;
-      weights[length] = w.getItem(row) as number;
-      length++;
-    }
-  }
-  for (let i = 1; i <= items; i++) offsets[i] += offsets[i - 1];
-  return { offsets, neighbours: neighbours.slice(0, length), weights: weights.slice(0, length) };
-}
-
-/** Lists kept by target (list j: sources i with weight w(i → j)) turned into lists by source, best first. */
-export function transposeLists(lists: {
+/** Neighbour lists: list i is neighbours[offsets[i] .. offsets[i + 1]) with its weights. */
+export interface CsrLists {
   offsets: Int32Array;
   neighbours: Int32Array;
   weights: Float32Array;
-}): { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array } {
+}
+
+/** Lists kept by target (list j: sources i with weight w(i → j)) turned into lists by source, best first. */
+export function transposeLists(lists: CsrLists): CsrLists {
   const items = lists.offsets.length - 1;
   const offsets = new Int32Array(items + 1);
   for (let k = 0; k < lists.neighbours.length; k++) offsets[lists.neighbours[k] + 1]++;
@@ -78,10 +37,7 @@ export function transposeLists(lists: {
  * The lists with only their `share` of entries of largest magnitude over the whole model (ties at the
  * threshold kept): the small weights of long lists cost a request additions and move few scores.
  */
-export function keepLargest(
-  lists: { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array },
-  share: number,
-): { offsets: Int32Array; neighbours: Int32Array; weights: Float32Array } {
+export function keepLargest(lists: CsrLists, share: number): CsrLists {
   if (!(share > 0 && share <= 1))
     throw new RangeError(`the share of weights kept must be in (0, 1] (${share})`);
   const total = lists.weights.length;

@@ -3,6 +3,7 @@ import type { LakeDb } from '../lake/lake-db.js';
 import type { ModelJob } from '../model-job.js';
 import { keepLargest, transposeLists } from './csr.js';
 import { buildEase, type ItemGram } from './ease.js';
+import { grown, PairSums, readUserItemLists } from './item-pairs.js';
 import { selectUserItems, type EventSelection } from './user-items.js';
 
 export interface EaseParameters extends EventSelection {
@@ -21,39 +22,47 @@ export interface EaseParameters extends EventSelection {
   keepShare: number;
 }
 
-/** The Gram matrix of the binary user × item matrix over the chosen items, read column by column. */
+/** The Gram matrix of the binary user × item matrix over the chosen items, from each item's pairs. */
 async function itemGram(lake: LakeDb): Promise<ItemGram> {
-  const counts = await lake.db.runAndReadAll('SELECT e, n FROM ease_items');
-  const [es = [], ns = []] = counts.getColumns();
-  const items = es.length;
+  const items = await lake.count('SELECT count(*) FROM ease_items');
+  const lists = await readUserItemLists(
+    lake,
+    'SELECT (dense_rank() OVER (ORDER BY who) - 1)::INTEGER, e, 1.0::DOUBLE FROM ease_user_items',
+    items,
+  );
   const diagonal = new Float64Array(items);
-  es.forEach((e, i) => (diagonal[Number(e)] = Number(ns[i])));
-  // The pair counts, joined once: sized by a count of the table, then read in chunks.
-  await lake.db.run(`
-    CREATE OR REPLACE TEMP TABLE ease_pairs AS
-      SELECT x.e AS a, y.e AS b, count(*)::FLOAT AS n
-        FROM ease_user_items x JOIN ease_user_items y ON x.who = y.who AND x.e < y.e
-       GROUP BY x.e, y.e`);
-  const pairs = await lake.count('SELECT count(*) FROM ease_pairs');
-  const pairA = new Int32Array(pairs);
-  const pairB = new Int32Array(pairs);
-  const pairCount = new Float32Array(pairs);
-  const result = await lake.db.stream('SELECT a, b, n FROM ease_pairs');
-  let at = 0;
-  for (
-    let chunk = await result.fetchChunk();
-    chunk && chunk.rowCount > 0;
-    chunk = await result.fetchChunk()
-  ) {
-    const [a, b, c] = [0, 1, 2].map((column) => chunk.getColumnVector(column));
-    for (let row = 0; row < chunk.rowCount; row++) {
-      pairA[at] = a.getItem(row) as number;
-      pairB[at] = b.getItem(row) as number;
-      pairCount[at++] = c.getItem(row) as number;
+  for (let e = 0; e < items; e++) diagonal[e] = lists.itemOffsets[e + 1] - lists.itemOffsets[e];
+  const sums = new PairSums(lists);
+  let pairA = new Int32Array(1024);
+  let pairB = new Int32Array(1024);
+  let pairCount = new Float32Array(1024);
+  let length = 0;
+  for (let a = 0; a < items; a++) {
+    const count = sums.of(a);
+    if (length + count > pairA.length) {
+      const size = Math.max(Math.ceil(pairA.length * 1.5), length + count);
+      [pairA, pairB, pairCount] = [
+        grown(pairA, size, length),
+        grown(pairB, size, length),
+        grown(pairCount, size, length),
+      ];
+    }
+    // Each pair once, as a < b.
+    for (let t = 0; t < count; t++) {
+      const b = sums.touched[t];
+      if (b < a) continue;
+      pairA[length] = a;
+      pairB[length] = b;
+      pairCount[length++] = sums.sums[b];
     }
   }
-  await lake.db.run('DROP TABLE ease_pairs');
-  return { items, diagonal, pairA, pairB, pairCount };
+  return {
+    items,
+    diagonal,
+    pairA: pairA.slice(0, length),
+    pairB: pairB.slice(0, length),
+    pairCount: pairCount.slice(0, length),
+  };
 }
 
 /**
