@@ -364,7 +364,9 @@ export class ModelScheduler {
     }
     const started = Date.now();
     try {
-      await this.lake.flush(tenantId);
+      // Only the vectors job reads the catalog: the others' exports leave it, and the store's records
+      // log, to the export that follows commits (docs/batch-models.md, "The lake").
+      await this.lake.flush(tenantId, models.includes('vectors') ? 'all' : 'events');
       const exported = Date.now();
       await lane.runBuild(tenantId, models, this.stopping.signal);
       const built = Date.now();

@@ -11,6 +11,7 @@ import { sqlIdentifier, sqlString } from './sql.js';
 import { EventLog, recoverEventLog } from './event-log.js';
 import { RecordLog, recoverRecordLog } from './record-log.js';
 import { WriteQueue, type EventSequences } from './write-queue.js';
+import type { SettledLogs } from './duckdb/reads.js';
 import type { Store } from './store.js';
 import type { CatalogStore } from './api/catalog.js';
 import { duckDbCatalog } from './duckdb/catalog.js';
@@ -110,7 +111,7 @@ export class DuckDbStore implements Store {
     records: number,
   ) {
     const log = new EventLog(eventLogDirOf(file), settings.threads);
-    const recordLog = new RecordLog(recordLogDirOf(file), records);
+    const recordLog = new RecordLog(recordLogDirOf(file), records, settings.threads);
     this.writes = new WriteQueue(writer, log, recordLog, sequences, itemKeys);
     this.disk = new DiskState(path.dirname(file));
     this.writes.watchStorage({ wrote: () => this.disk.wrote(), failed: (error) => this.failed(error) });
@@ -223,11 +224,11 @@ export class DuckDbStore implements Store {
     return new DuckDbStore(file, settings, instance, writer, sequences, itemKeys, records);
   }
 
-  async read<T>(query: (db: DuckDBConnection) => Promise<T>): Promise<T> {
+  async read<T>(query: (db: DuckDBConnection) => Promise<T>, logs: SettledLogs = 'all'): Promise<T> {
     // Once closing, the file is about to be released: no new read may start on it.
     if (this.closed) throw new Error('the store is closed');
     // Every write acknowledged before the read is in the store, also what the interactions log holds.
-    await this.writes.settled();
+    await this.writes.settled(logs);
     while (this.readGate) await this.readGate;
     this.activeReads++;
     try {

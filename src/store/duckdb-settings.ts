@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { DuckDBConnection } from '@duckdb/node-api';
 
 /**
  * How much of the machine the store's DuckDB may take (docs/memory.md). Without a limit, DuckDB lets
@@ -30,6 +31,26 @@ export const DEFAULT_DUCKDB_MEMORY_LIMIT = '256MB';
  */
 export function defaultDuckDbThreads(): number {
   return Math.min(2, availableParallelism());
+}
+
+/**
+ * Runs `work` with DuckDB's `threads` at one, then sets it back to `threads`. The setting is the
+ * instance's, so a query that runs meanwhile on another connection runs on one thread too. The logs'
+ * moves run so: on more threads they took more CPU in all, and the event loop's core with it, for the
+ * few rows a move holds while the daemon serves (bench/ingest, bench/soak).
+ */
+export async function onOneThread<T>(
+  connection: DuckDBConnection,
+  threads: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  await connection.run('SET threads = 1');
+  try {
+    return await work();
+  } finally {
+    // Failing to restore it leaves queries on one thread, slower but right; the work stands.
+    await connection.run(`SET threads = ${threads}`).catch(() => undefined);
+  }
 }
 
 /** A DuckDB memory size: a number and a unit (`512MB`, `1GiB`, `2.5GB`). */

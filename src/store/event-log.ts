@@ -6,6 +6,7 @@ import { appendItemKey, type FreshKey } from './item-keys.js';
 import { closeAppender } from './appenders.js';
 import { LineEncoder, LOG_COLUMNS, type LogBatch } from './log-encoder.js';
 import { REVENUE_COLUMNS } from './row-mapping.js';
+import { onOneThread } from './duckdb-settings.js';
 import { SegmentLog, segmentsLeft } from './segment-log.js';
 
 /**
@@ -145,23 +146,16 @@ interface MoveSource {
 /**
  * One transaction: the segment's rows into `interactions`, and the item keys they were first to use; it
  * throws only if the transaction did not commit. The caller removes the file.
- * DuckDB reads the file on one thread: on more, it took more CPU in all (about 3 µs a row against 2) and
- * the event loop's core with it, while ingestion goes on beside the move (bench/ingest). The setting is
- * the instance's, so a query that runs meanwhile on another connection runs on one thread too.
+ * DuckDB reads the file on one thread (`onOneThread`): on more, it took more CPU in all (about 3 µs a row
+ * against 2) and the event loop's core with it, while ingestion goes on beside the move (bench/ingest).
  */
-async function moveSegment(
+function moveSegment(
   connection: DuckDBConnection,
   segment: MoveSource,
   threads: number,
   layout: LogLayout = LAYOUT,
 ): Promise<void> {
-  await connection.run('SET threads = 1');
-  try {
-    await moveRows(connection, segment, layout);
-  } finally {
-    // Failing to restore it leaves queries on one thread, slower but right; the move stands.
-    await connection.run(`SET threads = ${threads}`).catch(() => undefined);
-  }
+  return onOneThread(connection, threads, () => moveRows(connection, segment, layout));
 }
 
 async function moveRows(

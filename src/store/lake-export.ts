@@ -21,7 +21,7 @@ import {
   vectorConfigFile,
 } from '../lake/layout.js';
 import { partialName, removeAbandonedPartials, replaceDurablyAsync } from '../durable-files.js';
-import type { LakeSnapshot } from './api/lake.js';
+import type { LakeSnapshot, LakeTables } from './api/lake.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from './disk-full.js';
 import { copyToParquet } from './lake-columns.js';
 import { sqlString } from './sql.js';
@@ -195,8 +195,8 @@ async function compact(db: DuckDBConnection, dir: string, options: CompactionOpt
 
 /**
  * Exports what the store has committed for a tenant and the lake lacks: new events as a segment per table,
- * catalog tables as a new snapshot when they changed. Reads one snapshot of the store, so every table is
- * exported as of the same commit.
+ * catalog tables as a new snapshot when they changed (unless `tables` is `events`). Reads one snapshot of
+ * the store, so every table is exported as of the same commit.
  */
 export async function exportTenantLake(
   store: Store,
@@ -204,19 +204,26 @@ export async function exportTenantLake(
   tenantId: string,
   compaction: CompactionOptions = DEFAULT_COMPACTION,
   vectorConfig: VectorConfigKinds = new Map(),
+  tables: LakeTables = 'all',
 ): Promise<TableExport[]> {
-  return store.lake.snapshot(dataDir, tenantId, async (snapshot) => {
-    const exported: TableExport[] = [];
-    for (const table of EVENT_TABLES) {
-      exported.push({ table, rows: await exportEvents(snapshot, dataDir, tenantId, table) });
-      await compact(snapshot.files, tableDir(dataDir, tenantId, table), compaction);
-    }
-    for (const table of SNAPSHOT_TABLES) {
-      exported.push({ table, rows: await exportSnapshot(snapshot, dataDir, tenantId, table) });
-    }
-    await exportVectorConfig(snapshot, dataDir, tenantId, vectorConfig);
-    return exported;
-  });
+  return store.lake.snapshot(
+    dataDir,
+    tenantId,
+    async (snapshot) => {
+      const exported: TableExport[] = [];
+      for (const table of EVENT_TABLES) {
+        exported.push({ table, rows: await exportEvents(snapshot, dataDir, tenantId, table) });
+        await compact(snapshot.files, tableDir(dataDir, tenantId, table), compaction);
+      }
+      if (tables === 'events') return exported;
+      for (const table of SNAPSHOT_TABLES) {
+        exported.push({ table, rows: await exportSnapshot(snapshot, dataDir, tenantId, table) });
+      }
+      await exportVectorConfig(snapshot, dataDir, tenantId, vectorConfig);
+      return exported;
+    },
+    tables,
+  );
 }
 
 /** How a lake file is rewritten without what is erased: the rows it selects, and what is kept of it. */
@@ -442,10 +449,13 @@ export class LakeExporter {
     return this.exports.run(tenantId, () => this.store.runners.exclusive('lake', tenantId, write));
   }
 
-  /** Exports the tenant now, after any export in progress. */
-  flush(tenantId: string): Promise<TableExport[]> {
+  /**
+   * Exports the tenant now, after any export in progress: every table, or the event tables alone (a build
+   * that reads no catalog asks for those; the catalog follows within `maxDelayMs`).
+   */
+  flush(tenantId: string, tables: LakeTables = 'all'): Promise<TableExport[]> {
     return this.lakeWrite(tenantId, () =>
-      exportTenantLake(this.store, this.dataDir, tenantId, DEFAULT_COMPACTION, this.vectorConfig),
+      exportTenantLake(this.store, this.dataDir, tenantId, DEFAULT_COMPACTION, this.vectorConfig, tables),
     );
   }
 

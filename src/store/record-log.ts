@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fsyncPath } from '../durable-files.js';
 import type { StoredItem, StoredUser } from './rows.js';
+import { onOneThread } from './duckdb-settings.js';
 import { SegmentLog, segmentsLeft } from './segment-log.js';
 import { sqlString } from './sql.js';
 
@@ -57,6 +58,8 @@ export class RecordLog {
     readonly dir: string,
     /** The last sequence number the store holds (`log_marks`), after `recoverRecordLog`. */
     stored: number,
+    /** DuckDB's `threads` setting, which a move sets back after it ran on one (`onOneThread`). */
+    private readonly threads: number,
   ) {
     this.segments = new SegmentLog(dir, PREFIX, EXTENSION, () => undefined);
     this.sequence = stored;
@@ -104,7 +107,9 @@ export class RecordLog {
    * transaction on `connection` (which must have none open). Returns the tenants whose rows moved.
    */
   moveAll(connection: DuckDBConnection): Promise<Set<string>> {
-    return this.segments.moveAll((segment) => moveSegment(connection, segment.file));
+    return this.segments.moveAll((segment) =>
+      onOneThread(connection, this.threads, () => moveSegment(connection, segment.file)),
+    );
   }
 }
 

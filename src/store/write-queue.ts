@@ -5,6 +5,7 @@ import { identityHash, identityOf } from './identity-hash.js';
 import { closeAppender } from './appenders.js';
 import { commitWrites, type PendingWrite, type Write } from './group-commit.js';
 import { statementsOf } from './duckdb/statements.js';
+import type { SettledLogs } from './duckdb/reads.js';
 import { ItemKeys, appendItemKey } from './item-keys.js';
 import {
   RowBuffer,
@@ -82,8 +83,12 @@ type Queued = Pending | Exclusive;
 
 /** Rows of an interactions log segment at which it is moved at once rather than on the timer. */
 const SEGMENT_ROWS = 200_000;
-/** How long rows wait in a log, at most, before a move takes them (unless a reader asks sooner). */
-const MOVE_AFTER_MS = 1_000;
+/**
+ * How long rows wait in a log, at most, before a move takes them (unless a reader asks sooner). A move
+ * costs DuckDB a fixed 20 to 70 ms beside live traffic, however few rows it holds (docs/guide.md,
+ * "Ingestion"): at one a second they took a tenth of a core.
+ */
+const MOVE_AFTER_MS = 5_000;
 /** Rows the logs may hold unmoved before bounded writes are refused (503 OVERLOADED), per record of the limit. */
 const LOG_BEHIND = 20;
 
@@ -268,11 +273,14 @@ export class WriteQueue {
 
   /**
    * Moves what the logs hold into the store, unless they hold nothing; the store then holds every write
-   * acknowledged so far. Readers of the store call it first (see Store.read).
+   * acknowledged so far. Readers of the store call it first (see Store.read). A reader of the event tables
+   * alone asks for `events`: the records log (item and user upserts) then waits for its timer, and its
+   * move, tens of milliseconds of DuckDB for a few rows, is not paid at every read.
    */
-  settled(): Promise<void> {
-    if (this.log.unmoved === 0 && this.recordLog.unmoved === 0) return Promise.resolve();
-    return this.onConnection(() => this.moveLogs());
+  settled(logs: SettledLogs = 'all'): Promise<void> {
+    const records = logs === 'all' && this.recordLog.unmoved > 0;
+    if (logs === 'none' || (this.log.unmoved === 0 && !records)) return Promise.resolve();
+    return this.onConnection(() => (records ? this.moveLogs() : this.move(this.log)));
   }
 
   /**

@@ -24,13 +24,25 @@ export interface LakeSnapshot {
   documents(kinds: readonly string[]): Promise<{ kind: string; text: string }[]>;
 }
 
+/**
+ * The tables a lake export writes: all of them, or the event tables alone (interactions and impressions),
+ * all that a build of co-occurrence, EASE or factors reads (docs/batch-models.md, "The lake").
+ */
+export type LakeTables = 'all' | 'events';
+
 /** What the lake export reads of the store, and where it works on the lake's files. */
 export interface LakeSource {
   /**
-   * Runs `work` on one snapshot of the tenant's rows; `dataDir` is the lake's data dir. The snapshot's
+   * Runs `work` on one snapshot of the tenant's rows; `dataDir` is the lake's data dir; `tables` says
+   * whether `work` reads the catalog too (the default) or the event tables alone. The snapshot's
    * `files` is a connection of its own, closed after `work`.
    */
-  snapshot<T>(dataDir: string, tenantId: string, work: (snapshot: LakeSnapshot) => Promise<T>): Promise<T>;
+  snapshot<T>(
+    dataDir: string,
+    tenantId: string,
+    work: (snapshot: LakeSnapshot) => Promise<T>,
+    tables?: LakeTables,
+  ): Promise<T>;
   /**
    * Runs `work` on DuckDB for the lake's Parquet files alone (rewriting them for erasures), on a connection
    * of its own that is closed after it (its TEMP tables with it).

@@ -60,15 +60,18 @@ function snapshotOf(db: DuckDBConnection, tenantId: string): LakeSnapshot {
  */
 export function duckDbLakeSource(read: ReadRunner): LakeSource {
   return {
-    snapshot: (_dataDir, tenantId, work) =>
-      read(async (db) => {
-        await db.run('BEGIN TRANSACTION');
-        try {
-          return await work(snapshotOf(db, tenantId));
-        } finally {
-          await db.run('ROLLBACK');
-        }
-      }),
+    snapshot: (_dataDir, tenantId, work, tables = 'all') =>
+      read(
+        async (db) => {
+          await db.run('BEGIN TRANSACTION');
+          try {
+            return await work(snapshotOf(db, tenantId));
+          } finally {
+            await db.run('ROLLBACK');
+          }
+        },
+        tables === 'events' ? 'events' : 'all',
+      ),
     files: (_dataDir, work) => read(work),
   };
 }

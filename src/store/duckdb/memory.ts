@@ -19,7 +19,8 @@ export async function duckDbStoreMemory(
   file: string,
   itemKeys: number,
 ): Promise<DuckDbMemory> {
-  const { memory, temporary } = await read(duckDbMemory);
+  // DuckDB's own figures: nothing of the logs needs to be in the store first.
+  const { memory, temporary } = await read(duckDbMemory, 'none');
   return {
     memoryLimit: settings.memoryLimit,
     threads: settings.threads,

@@ -2,6 +2,7 @@ import { sqlOp } from '../../../src/store/api/ops.js';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { describe, expect, it, vi } from 'vitest';
 import { DuckDbStore, eventLogDirOf, recordLogDirOf } from '../../../src/store/database.js';
 import type { StoredItem } from '../../../src/store/rows.js';
@@ -94,6 +95,32 @@ describe('the records log', () => {
       ['y', null, '{}'],
     ]);
     expect(await storedEventIds(store)).toEqual(['e1']);
+    expect(segments(dir)).toEqual([]);
+  });
+
+  it('is moved by reads of the whole store, not by reads of the event tables alone nor of the daemon’s own record', async () => {
+    const dir = dataDir();
+    const store = await open(dir);
+    await upsert(store, item('x'));
+    await store.writes.submit(
+      (rows) => {
+        rows.interactions.push(['t', storedInteraction('e1', { itemId: 'x' })]);
+        return () => undefined;
+      },
+      1,
+      { interactionsOnly: true },
+    );
+    const count = (table: string) => async (db: DuckDBConnection) =>
+      Number((await db.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0][0]);
+    // Neither log moves: the read sees the store as the last move left it.
+    expect(await store.read(count('interactions'), 'none')).toBe(0);
+    expect(await store.read(count('items'), 'none')).toBe(0);
+    // The interactions log alone moves; the upsert waits in its own.
+    expect(await store.read(count('interactions'), 'events')).toBe(1);
+    expect(await store.read(count('items'), 'events')).toBe(0);
+    expect(segments(dir)).toHaveLength(1);
+    // A read of everything moves it too.
+    expect(await store.read(count('items'))).toBe(1);
     expect(segments(dir)).toEqual([]);
   });
 
