@@ -371,6 +371,9 @@ export class LakeExporter {
 
   /** Exports that found the disk full, due again once their timer fires. */
   private readonly retries = new Map<string, NodeJS.Timeout>();
+  /** When each tenant's catalog was last exported (epoch ms), and its catalog exports put off till then. */
+  private readonly catalogExported = new Map<string, number>();
+  private readonly catalogDue = new Map<string, NodeJS.Timeout>();
   private following = false;
   private onError: (error: unknown, tenantId: string) => void = () => undefined;
 
@@ -378,14 +381,47 @@ export class LakeExporter {
     private readonly store: Store,
     private readonly dataDir: string,
     delayMs = 2_000,
-    maxDelayMs = 30_000,
+    private readonly maxDelayMs = 30_000,
     /** The configuration documents written for the vectors job (none by default). */
     private readonly vectorConfig: VectorConfigKinds = new Map(),
   ) {
-    this.due = new QuietTimers(delayMs, maxDelayMs, (tenantId) => {
-      if (this.held.has(tenantId)) this.dueWhileHeld.add(tenantId);
-      else this.flush(tenantId).catch((error: unknown) => this.failed(error, tenantId));
-    });
+    this.due = new QuietTimers(delayMs, maxDelayMs, (tenantId) => this.exportDue(tenantId));
+  }
+
+  /**
+   * An export that follows commits: of the event tables alone while the tenant's catalog was exported
+   * less than `maxDelayMs` ago, and of the catalog too once that is over (a catalog export then comes due
+   * by itself). An export of the catalog first moves the store's records log, tens of milliseconds of
+   * DuckDB however few upserts it holds (docs/guide.md, "Ingestion"); under steady writes a tenant
+   * exported every few seconds.
+   */
+  private exportDue(tenantId: string, tables: LakeTables = this.followedTables(tenantId)): void {
+    if (this.held.has(tenantId)) {
+      this.dueWhileHeld.add(tenantId);
+      return;
+    }
+    if (tables === 'events') this.catalogLater(tenantId);
+    this.flush(tenantId, tables).catch((error: unknown) => this.failed(error, tenantId));
+  }
+
+  private followedTables(tenantId: string): LakeTables {
+    const exported = this.catalogExported.get(tenantId);
+    return exported !== undefined && Date.now() - exported < this.maxDelayMs ? 'events' : 'all';
+  }
+
+  /** Makes an export of the tenant's catalog due `maxDelayMs` after its last one, unless one is due. */
+  private catalogLater(tenantId: string): void {
+    if (this.catalogDue.has(tenantId)) return;
+    const dueAt = (this.catalogExported.get(tenantId) ?? 0) + this.maxDelayMs;
+    const timer = setTimeout(
+      () => {
+        this.catalogDue.delete(tenantId);
+        if (!this.stopped) this.exportDue(tenantId, 'all');
+      },
+      Math.max(0, dueAt - Date.now()),
+    );
+    timer.unref();
+    this.catalogDue.set(tenantId, timer);
   }
 
   /**
@@ -454,9 +490,22 @@ export class LakeExporter {
    * that reads no catalog asks for those; the catalog follows within `maxDelayMs`).
    */
   flush(tenantId: string, tables: LakeTables = 'all'): Promise<TableExport[]> {
-    return this.lakeWrite(tenantId, () =>
-      exportTenantLake(this.store, this.dataDir, tenantId, DEFAULT_COMPACTION, this.vectorConfig, tables),
-    );
+    return this.lakeWrite(tenantId, () => {
+      if (tables === 'all') {
+        // What is committed from here on reaches the lake with the next catalog export.
+        this.catalogExported.set(tenantId, Date.now());
+        clearTimeout(this.catalogDue.get(tenantId));
+        this.catalogDue.delete(tenantId);
+      }
+      return exportTenantLake(
+        this.store,
+        this.dataDir,
+        tenantId,
+        DEFAULT_COMPACTION,
+        this.vectorConfig,
+        tables,
+      );
+    });
   }
 
   /**
@@ -477,9 +526,15 @@ export class LakeExporter {
     // Interactions the store's log holds are committed to the store now, and come due with the rest.
     await this.store.writes.settled().catch(() => undefined);
     this.stopped = true;
-    for (const retry of this.retries.values()) clearTimeout(retry);
-    const pending = new Set([...this.due.keys(), ...this.dueWhileHeld, ...this.retries.keys()]);
+    for (const timer of [...this.retries.values(), ...this.catalogDue.values()]) clearTimeout(timer);
+    const pending = new Set([
+      ...this.due.keys(),
+      ...this.dueWhileHeld,
+      ...this.retries.keys(),
+      ...this.catalogDue.keys(),
+    ]);
     this.retries.clear();
+    this.catalogDue.clear();
     this.due.clear();
     this.dueWhileHeld.clear();
     for (const tenantId of pending) await this.flush(tenantId).catch(() => undefined);

@@ -84,11 +84,14 @@ type Queued = Pending | Exclusive;
 /** Rows of an interactions log segment at which it is moved at once rather than on the timer. */
 const SEGMENT_ROWS = 200_000;
 /**
- * How long rows wait in a log, at most, before a move takes them (unless a reader asks sooner). A move
- * costs DuckDB a fixed 20 to 70 ms beside live traffic, however few rows it holds (docs/guide.md,
- * "Ingestion"): at one a second they took a tenth of a core.
+ * How long rows wait in a log, at most, before a move takes them (unless a reader asks sooner): the
+ * interactions log's, and the records log's. A move costs DuckDB a fixed 20 ms (interactions) to 70 ms
+ * (upserts) beside live traffic, however few rows it holds (docs/guide.md, "Ingestion"): at one a second
+ * they took a tenth of a core. What reads the store's items and users (the lake's catalog exports,
+ * analytics, identity) moves the records log first, so its rows may wait longer.
  */
 const MOVE_AFTER_MS = 5_000;
+const RECORDS_MOVE_AFTER_MS = 30_000;
 /** Rows the logs may hold unmoved before bounded writes are refused (503 OVERLOADED), per record of the limit. */
 const LOG_BEHIND = 20;
 
@@ -128,6 +131,10 @@ export class WriteQueue {
   private connectionTurn: Promise<unknown> = Promise.resolve();
   /** The move of the logs that is due, if one is. */
   private moveTimer: NodeJS.Timeout | undefined;
+  /** When the oldest row the records log holds unmoved was appended (epoch ms). */
+  private recordsSince: number | undefined;
+  /** The logs' files are closed (`closeLog`): no timer moves them any more. */
+  private closedLogs = false;
 
   constructor(
     private connection: DuckDBConnection,
@@ -197,6 +204,11 @@ export class WriteQueue {
   depth(): { records: number; writes: number; limit: number; logRows: number } {
     const logRows = this.log.unmoved + this.recordLog.unmoved;
     return { records: this.records, writes: this.writes, limit: this.limit, logRows };
+  }
+
+  /** Rows the logs hold, durable and not yet moved into the store. */
+  get unmoved(): { interactions: number; records: number } {
+    return { interactions: this.log.unmoved, records: this.recordLog.unmoved };
   }
 
   /** Item ids it keeps a key of, over all tenants (see item-keys.ts). */
@@ -288,6 +300,7 @@ export class WriteQueue {
    * start); call it once the queue is drained and settled.
    */
   async closeLog(): Promise<void> {
+    this.closedLogs = true;
     clearTimeout(this.moveTimer);
     this.moveTimer = undefined;
     await this.log.seal();
@@ -319,16 +332,29 @@ export class WriteQueue {
       throw error;
     }
     this.storage.wrote();
+    if (log === this.recordLog && log.unmoved === 0) this.recordsSince = undefined;
     if (tenants.size > 0) this.committedListener(tenants);
   }
 
-  /** After an append to a log: a full segment is moved now, else the logs within MOVE_AFTER_MS. */
+  /**
+   * After an append to a log: a full segment is moved now, else the interactions log within
+   * MOVE_AFTER_MS and the records log within RECORDS_MOVE_AFTER_MS.
+   */
   private moveSoon(): void {
     const move = () => {
       clearTimeout(this.moveTimer);
       this.moveTimer = undefined;
+      const records =
+        this.recordsSince !== undefined &&
+        Date.now() - this.recordsSince >= RECORDS_MOVE_AFTER_MS - MOVE_AFTER_MS;
       // A move that fails leaves its segment in the log; the next one (or the next reader) tries again.
-      this.onConnection(() => this.moveLogs()).catch(() => undefined);
+      this.onConnection(() => (records ? this.moveLogs() : this.move(this.log)))
+        .catch(() => undefined)
+        // Upserts left waiting are due later, appends or not.
+        .finally(() => {
+          if (this.recordsSince !== undefined && this.moveTimer === undefined && !this.closedLogs)
+            this.moveTimer = setTimeout(move, MOVE_AFTER_MS).unref();
+        });
     };
     if (this.log.activeRows >= SEGMENT_ROWS) move();
     else if (!this.moveTimer) this.moveTimer = setTimeout(move, MOVE_AFTER_MS).unref();
@@ -411,6 +437,7 @@ export class WriteQueue {
   private async appendRecords(rows: RowBuffer, writes: number): Promise<void> {
     const started = performance.now();
     await this.recordLog.append({ items: rows.items.values(), users: rows.users.values() });
+    this.recordsSince ??= Date.now();
     this.observer?.committed((performance.now() - started) / 1000, writes);
     this.moveSoon();
   }

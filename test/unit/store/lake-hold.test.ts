@@ -43,9 +43,9 @@ async function commitInteraction(): Promise<void> {
 
 const exported = () => liveSegments(tableDir(temp.dir, TENANT, 'interactions')).length;
 
-/** Waits until `done` holds, at most 5 s. */
+/** Waits until `done` holds, at most 10 s. */
 async function until(done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 10_000;
   while (!done()) {
     if (Date.now() > deadline) throw new Error('timed out');
     await sleep(10);
@@ -153,6 +153,44 @@ describe('following commits', () => {
       await commitUsersFor(QUIET_MS * 4);
       expect(exportedUsers()).toBe(0);
       await until(() => exportedUsers() === 1);
+    });
+  });
+
+  it('exports the catalog with the events at most once per longest delay, and by itself once that is over', async () => {
+    const items = () => snapshots(tableDir(temp.dir, TENANT, 'items')).length;
+    const commitItem = (n: number) =>
+      temp.store.writes.submit((rows) => {
+        const item = {
+          externalId: `i${n}`,
+          category: null,
+          attributes: {},
+          expiresAt: null,
+          available: true,
+        };
+        rows.items.set(rowKey(TENANT, item.externalId), [
+          TENANT,
+          { ...item, feedManaged: false, createdAt: n, updatedAt: n },
+        ]);
+        rows.interactions.push([
+          TENANT,
+          storedInteraction(`event-${nextEvent++}`, { itemId: item.externalId }),
+        ]);
+        return () => undefined;
+      });
+    // This test's exporter alone follows the commits.
+    await exporter.stop();
+    await following(QUIET_MS * 20, async () => {
+      // The first export writes the catalog too.
+      await commitItem(1);
+      await until(() => exported() === 1 && items() === 1);
+      // Within the longest delay of that, an export that follows commits writes the events alone...
+      await commitItem(2);
+      await until(() => exported() === 2);
+      await sleep(QUIET_MS);
+      expect(items()).toBe(1);
+      // ...and the catalog follows by itself, with no commit after it.
+      await until(() => items() === 2);
+      expect(exported()).toBe(2);
     });
   });
 

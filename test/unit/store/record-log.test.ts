@@ -124,6 +124,41 @@ describe('the records log', () => {
     expect(segments(dir)).toEqual([]);
   });
 
+  it('is moved by its timer within 30 s, where the interactions log is moved within 5 s', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const store = await open(dataDir());
+      await upsert(store, item('x'));
+      await store.writes.submit(
+        (rows) => {
+          rows.interactions.push(['t', storedInteraction('e1', { itemId: 'x' })]);
+          return () => undefined;
+        },
+        1,
+        { interactionsOnly: true },
+      );
+      // A task on the store's connection after the timer's move, which moves nothing itself.
+      const afterMoves = () => store.writes.exclusive(async () => undefined, undefined, false);
+      expect(store.writes.unmoved).toEqual({ interactions: 1, records: 1 });
+      vi.advanceTimersByTime(5_000);
+      await afterMoves();
+      expect(store.writes.unmoved).toEqual({ interactions: 0, records: 1 });
+      for (const waited of [10, 15, 20]) {
+        vi.advanceTimersByTime(5_000);
+        await afterMoves();
+        expect(store.writes.unmoved.records, `after ${waited} s`).toBe(1);
+      }
+      for (let waited = 25; waited <= 30 && store.writes.unmoved.records > 0; waited += 5) {
+        vi.advanceTimersByTime(5_000);
+        await afterMoves();
+      }
+      expect(store.writes.unmoved.records).toBe(0);
+      expect((await storedItems(store)).map((row) => row[0])).toEqual(['x']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('moves its rows before a write that changes items in the store, so the later write stands', async () => {
     const store = await open(dataDir());
     await upsert(store, item('x', { category: 'first' }));
