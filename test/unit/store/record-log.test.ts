@@ -36,6 +36,18 @@ function upsert(store: DuckDbStore, ...items: StoredItem[]): Promise<void> {
   });
 }
 
+/** An interaction with item `x`, acknowledged from the interactions log. */
+function viewX(store: DuckDbStore): Promise<void> {
+  return store.writes.submit(
+    (rows) => {
+      rows.interactions.push(['t', storedInteraction('e1', { itemId: 'x' })]);
+      return () => undefined;
+    },
+    1,
+    { interactionsOnly: true },
+  );
+}
+
 /** Stored items: id, category, attributes (as text), expiry, available, feed-managed, times. */
 async function storedItems(store: DuckDbStore): Promise<unknown[][]> {
   return store.read(
@@ -102,14 +114,7 @@ describe('the records log', () => {
     const dir = dataDir();
     const store = await open(dir);
     await upsert(store, item('x'));
-    await store.writes.submit(
-      (rows) => {
-        rows.interactions.push(['t', storedInteraction('e1', { itemId: 'x' })]);
-        return () => undefined;
-      },
-      1,
-      { interactionsOnly: true },
-    );
+    await viewX(store);
     const count = (table: string) => async (db: DuckDBConnection) =>
       Number((await db.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0][0]);
     // Neither log moves: the read sees the store as the last move left it.
@@ -129,14 +134,7 @@ describe('the records log', () => {
     try {
       const store = await open(dataDir());
       await upsert(store, item('x'));
-      await store.writes.submit(
-        (rows) => {
-          rows.interactions.push(['t', storedInteraction('e1', { itemId: 'x' })]);
-          return () => undefined;
-        },
-        1,
-        { interactionsOnly: true },
-      );
+      await viewX(store);
       // A task on the store's connection after the timer's move, which moves nothing itself.
       const afterMoves = () => store.writes.exclusive(async () => undefined, undefined, false);
       expect(store.writes.unmoved).toEqual({ interactions: 1, records: 1 });
