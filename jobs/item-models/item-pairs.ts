@@ -15,7 +15,11 @@ export interface UserItemLists {
 }
 
 /** A copy of the first `length` entries of an array in a larger one. */
-export function grown<T extends Int32Array | Float32Array>(array: T, size: number, length: number): T {
+export function grown<T extends Int32Array | Float32Array | Float64Array>(
+  array: T,
+  size: number,
+  length: number,
+): T {
   const larger = new (array.constructor as new (size: number) => T)(size);
   larger.set(array.subarray(0, length));
   return larger;
@@ -44,13 +48,12 @@ function bucket(
 
 /**
  * Reads a query's (user number, item number, value) rows, the users numbered 0.. and the items 0..items-1,
- * column by column: no object per row.
+ * column by column in one pass: no object per row, and the query (a window over every row) run once.
  */
 export async function readUserItemLists(lake: LakeDb, sql: string, items: number): Promise<UserItemLists> {
-  const entries = await lake.count(`SELECT count(*) FROM (${sql})`);
-  const user = new Int32Array(entries);
-  const item = new Int32Array(entries);
-  const value = new Float64Array(entries);
+  let user = new Int32Array(1024);
+  let item = new Int32Array(1024);
+  let value = new Float64Array(1024);
   const result = await lake.db.stream(sql);
   let at = 0;
   let users = 0;
@@ -59,6 +62,10 @@ export async function readUserItemLists(lake: LakeDb, sql: string, items: number
     chunk && chunk.rowCount > 0;
     chunk = await result.fetchChunk()
   ) {
+    if (at + chunk.rowCount > user.length) {
+      const size = Math.max(user.length * 2, at + chunk.rowCount);
+      [user, item, value] = [grown(user, size, at), grown(item, size, at), grown(value, size, at)];
+    }
     const [u, i, v] = [0, 1, 2].map((column) => chunk.getColumnVector(column));
     for (let row = 0; row < chunk.rowCount; row++) {
       user[at] = u.getItem(row) as number;
@@ -67,6 +74,7 @@ export async function readUserItemLists(lake: LakeDb, sql: string, items: number
       if (user[at - 1] >= users) users = user[at - 1] + 1;
     }
   }
+  [user, item, value] = [user.subarray(0, at), item.subarray(0, at), value.subarray(0, at)];
   const byUser = bucket(users, user, item, value);
   const byItem = bucket(items, item, user, value);
   return {
