@@ -292,7 +292,7 @@ export class WriteQueue {
   settled(logs: SettledLogs = 'all'): Promise<void> {
     const records = logs === 'all' && this.recordLog.unmoved > 0;
     if (logs === 'none' || (this.log.unmoved === 0 && !records)) return Promise.resolve();
-    return this.onConnection(() => (records ? this.moveLogs() : this.move(this.log)));
+    return this.onConnection(() => this.moveLogs(records));
   }
 
   /**
@@ -314,9 +314,9 @@ export class WriteQueue {
     return turn;
   }
 
-  /** Moves both logs into the store; only on the connection's turn. */
-  private async moveLogs(): Promise<void> {
-    await this.move(this.recordLog);
+  /** Moves both logs into the store, or the interactions log alone; only on the connection's turn. */
+  private async moveLogs(records = true): Promise<void> {
+    if (records) await this.move(this.recordLog);
     await this.move(this.log);
   }
 
@@ -348,7 +348,7 @@ export class WriteQueue {
         this.recordsSince !== undefined &&
         Date.now() - this.recordsSince >= RECORDS_MOVE_AFTER_MS - MOVE_AFTER_MS;
       // A move that fails leaves its segment in the log; the next one (or the next reader) tries again.
-      this.onConnection(() => (records ? this.moveLogs() : this.move(this.log)))
+      this.onConnection(() => this.moveLogs(records))
         .catch(() => undefined)
         // Upserts left waiting are due later, appends or not.
         .finally(() => {

@@ -61,17 +61,14 @@ function snapshotOf(db: DuckDBConnection, tenantId: string): LakeSnapshot {
 export function duckDbLakeSource(read: ReadRunner): LakeSource {
   return {
     snapshot: (_dataDir, tenantId, work, tables = 'all') =>
-      read(
-        async (db) => {
-          await db.run('BEGIN TRANSACTION');
-          try {
-            return await work(snapshotOf(db, tenantId));
-          } finally {
-            await db.run('ROLLBACK');
-          }
-        },
-        tables === 'events' ? 'events' : 'all',
-      ),
+      read(async (db) => {
+        await db.run('BEGIN TRANSACTION');
+        try {
+          return await work(snapshotOf(db, tenantId));
+        } finally {
+          await db.run('ROLLBACK');
+        }
+      }, tables),
     files: (_dataDir, work) => read(work),
   };
 }
