@@ -70,6 +70,12 @@ export class QuietTimers {
     return [...this.waiting.keys()];
   }
 
+  /** Forgets the task waiting for `key`, if any, without running it. */
+  forget(key: string): void {
+    clearTimeout(this.waiting.get(key)?.timer);
+    this.waiting.delete(key);
+  }
+
   /** Forgets every waiting task without running it. */
   clear(): void {
     for (const waiting of this.waiting.values()) clearTimeout(waiting.timer);

@@ -373,7 +373,7 @@ export class LakeExporter {
   private readonly retries = new Map<string, NodeJS.Timeout>();
   /** When each tenant's catalog was last exported (epoch ms), and its catalog exports put off till then. */
   private readonly catalogExported = new Map<string, number>();
-  private readonly catalogDue = new Map<string, NodeJS.Timeout>();
+  private readonly catalogDue: QuietTimers;
   private following = false;
   private onError: (error: unknown, tenantId: string) => void = () => undefined;
 
@@ -386,6 +386,7 @@ export class LakeExporter {
     private readonly vectorConfig: VectorConfigKinds = new Map(),
   ) {
     this.due = new QuietTimers(delayMs, maxDelayMs, (tenantId) => this.exportDue(tenantId));
+    this.catalogDue = new QuietTimers(0, maxDelayMs, (tenantId) => this.exportDue(tenantId, 'all'));
   }
 
   /**
@@ -412,16 +413,9 @@ export class LakeExporter {
   /** Makes an export of the tenant's catalog due `maxDelayMs` after its last one, unless one is due. */
   private catalogLater(tenantId: string): void {
     if (this.catalogDue.has(tenantId)) return;
-    const dueAt = (this.catalogExported.get(tenantId) ?? 0) + this.maxDelayMs;
-    const timer = setTimeout(
-      () => {
-        this.catalogDue.delete(tenantId);
-        if (!this.stopped) this.exportDue(tenantId, 'all');
-      },
-      Math.max(0, dueAt - Date.now()),
-    );
-    timer.unref();
-    this.catalogDue.set(tenantId, timer);
+    this.catalogDue.touch(tenantId, {
+      notBefore: (this.catalogExported.get(tenantId) ?? 0) + this.maxDelayMs,
+    });
   }
 
   /**
@@ -494,8 +488,7 @@ export class LakeExporter {
       if (tables === 'all') {
         // What is committed from here on reaches the lake with the next catalog export.
         this.catalogExported.set(tenantId, Date.now());
-        clearTimeout(this.catalogDue.get(tenantId));
-        this.catalogDue.delete(tenantId);
+        this.catalogDue.forget(tenantId);
       }
       return exportTenantLake(
         this.store,
@@ -526,7 +519,7 @@ export class LakeExporter {
     // Interactions the store's log holds are committed to the store now, and come due with the rest.
     await this.store.writes.settled().catch(() => undefined);
     this.stopped = true;
-    for (const timer of [...this.retries.values(), ...this.catalogDue.values()]) clearTimeout(timer);
+    for (const retry of this.retries.values()) clearTimeout(retry);
     const pending = new Set([
       ...this.due.keys(),
       ...this.dueWhileHeld,

@@ -24,6 +24,16 @@ function touchFor(key: string, forMs: number, limits: QuietLimits = {}, everyMs 
 }
 
 describe('QuietTimers', () => {
+  it('forgets one key without running it, and leaves the others', () => {
+    timers.touch('a');
+    timers.touch('b');
+    timers.forget('a');
+    timers.forget('c');
+    expect(timers.keys()).toEqual(['b']);
+    vi.advanceTimersByTime(1_000);
+    expect(ran).toEqual(['b']);
+  });
+
   it('runs a key once, when its calls have paused for the quiet time', () => {
     timers.touch('a');
     vi.advanceTimersByTime(60);
