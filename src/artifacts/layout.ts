@@ -9,6 +9,11 @@ import path from 'node:path';
  */
 export const MODEL_NAMES = ['cooccurrence', 'ease', 'factors', 'vectors'] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];
+/**
+ * The models whose jobs read the lake's catalog (items, users, the vectors' configuration), not its events
+ * alone: the export before their build writes the catalog too (docs/batch-models.md, "The lake").
+ */
+export const CATALOG_MODELS: ReadonlySet<ModelName> = new Set<ModelName>(['vectors']);
 
 export const ARTIFACTS_DIR = 'artifacts';
 export const CURRENT_FILE = 'CURRENT';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
+import { CATALOG_MODELS, MODEL_NAMES, type ModelName } from '../artifacts/layout.js';
 import { DISK_FULL_RETRY_MS, isDiskFull } from '../store/disk-full.js';
 import type { LakeExporter } from '../store/lake-export.js';
 import type { ServingState, TenantState } from '../state/tenant-state.js';
@@ -364,9 +364,9 @@ export class ModelScheduler {
     }
     const started = Date.now();
     try {
-      // Only the vectors job reads the catalog: the others' exports leave it, and the store's records
-      // log, to the export that follows commits (docs/batch-models.md, "The lake").
-      await this.lake.flush(tenantId, models.includes('vectors') ? 'all' : 'events');
+      // A build that reads no catalog leaves it, and the store's records log, to the export that follows
+      // commits (docs/batch-models.md, "The lake").
+      await this.lake.flush(tenantId, models.some((model) => CATALOG_MODELS.has(model)) ? 'all' : 'events');
       const exported = Date.now();
       await lane.runBuild(tenantId, models, this.stopping.signal);
       const built = Date.now();
