@@ -632,6 +632,22 @@ describe('the lake export, from the DuckDB store and from the PostgreSQL store',
       expect(partitionSegments(tableDir(dir, TENANT, 'interactions')).live.at(-1)?.last).toBe(THIRD + 1);
     }
   });
+
+  it('exports the event tables alone when asked, and the catalog with the next export of every table', async () => {
+    const tenant = 'events-only';
+    for (const { name, store, dir } of subjects) {
+      await store.writes.submit((rows) => {
+        rows.interactions.push([tenant, event()]);
+        rows.items.set(rowKey(tenant, 'a'), [tenant, item('a')]);
+        return () => undefined;
+      });
+      const events = await exportTenantLake(store, dir, tenant, KEEP, VECTOR_KINDS, 'events');
+      expect(counts(events), name).toEqual({ interactions: 1, impressions: 0 });
+      expect(snapshots(tableDir(dir, tenant, 'items')), name).toEqual([]);
+      const all = await exportTenantLake(store, dir, tenant, KEEP, VECTOR_KINDS);
+      expect(counts(all), name).toEqual({ interactions: 0, impressions: 0, items: 1, users: 0 });
+    }
+  });
 });
 
 describe('what each store reports of its memory', () => {
