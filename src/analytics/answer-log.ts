@@ -22,16 +22,22 @@ const ANSWER_RETENTION_DAYS = 400;
  */
 class WrittenToday {
   private readonly byDay = new Map<string, Set<string>>();
+  /** The tenant and day `of` was last asked for, and their keys: the next answer is most likely theirs. */
+  private last: { tenantId: string; day: number; keys: Set<string> } | undefined;
 
   /** The keys of a tenant's rows of a day taken care of (add one when its row is held). */
   of(tenantId: string, day: number): Set<string> {
+    const { last } = this;
+    if (last !== undefined && last.tenantId === tenantId && last.day === day) return last.keys;
     const dayKey = `${tenantId}\u0000${day}`;
     let keys = this.byDay.get(dayKey);
     if (keys === undefined) this.byDay.set(dayKey, (keys = new Set()));
+    this.last = { tenantId, day, keys };
     return keys;
   }
 
   forgetBefore(day: number): void {
+    this.last = undefined;
     for (const dayKey of this.byDay.keys()) {
       if (Number(dayKey.slice(dayKey.indexOf('\u0000') + 1)) < day) this.byDay.delete(dayKey);
     }
@@ -81,6 +87,10 @@ export class AnswerLog {
   private readonly usersWritten = new WrittenToday();
   /** Users deleted since the write in progress took its rows (tenant and user id). */
   private readonly forgottenMeanwhile = new Set<string>();
+  /** The last answer's count key and what it was made of (`countKey`). */
+  private lastCountKey:
+    | { tenantId: string; day: number; scenario: string; algorithm: string; experiment: string; key: string }
+    | undefined;
   /** Whether the rows written before this process started are known (`learnStored`). */
   private knowsStored = false;
   /** Answers recorded in part (rows beyond the bound) or not at all, since the daemon last said so. */
@@ -102,6 +112,31 @@ export class AnswerLog {
     return readAnswerSummary(body);
   }
 
+  /**
+   * The key of an answer's count: its tenant, day, scenario, algorithm and experiment. The last one is
+   * kept and given again to the next answer of the same: most answers are, and a key written anew is
+   * hashed anew by every lookup.
+   */
+  private countKey(
+    tenantId: string,
+    day: number,
+    { scenario, algorithm, experiment }: AnswerSummary,
+  ): string {
+    const last = this.lastCountKey;
+    if (
+      last !== undefined &&
+      last.tenantId === tenantId &&
+      last.day === day &&
+      last.scenario === scenario &&
+      last.algorithm === algorithm &&
+      last.experiment === experiment
+    )
+      return last.key;
+    const key = `${tenantId}\u0000${day}\u0000${scenario}\u0000${algorithm}\u0000${experiment}`;
+    this.lastCountKey = { tenantId, day, scenario, algorithm, experiment, key };
+    return key;
+  }
+
   /** Records an answer given: its text, or what `summarize` read of it. */
   record(
     tenantId: string,
@@ -115,13 +150,19 @@ export class AnswerLog {
       this.dropped++;
       return;
     }
-    const { scenario, algorithm, experiment } = summary;
     const day = Math.floor(ts / DAY_MS);
-    const key = `${tenantId}\u0000${day}\u0000${scenario}\u0000${algorithm}\u0000${experiment}`;
-    const counted = this.counts.get(key);
+    const { scenario, algorithm, experiment } = summary;
+    const counted = this.counts.get(this.countKey(tenantId, day, summary));
     if (counted) counted[5]++;
     else if (this.held < MAX_PENDING_ROWS)
-      this.counts.set(key, [tenantId, day, scenario, algorithm, experiment, 1]);
+      this.counts.set(this.countKey(tenantId, day, summary), [
+        tenantId,
+        day,
+        scenario,
+        algorithm,
+        experiment,
+        1,
+      ]);
     else {
       this.dropped++;
       return;

@@ -37,8 +37,13 @@ void EVERY_FIELD_KEPT;
 
 const OWN: ReadonlySet<Field> = new Set<Field>(['userId', 'itemId', 'itemIds', 'search', 'userContext']);
 
+/**
+ * The fields of `request` that are `own` (or not), as a JSON object under their indexes: written as text
+ * field by field, which takes about half the time of stringifying an object built for it (pages keep one
+ * per answer given).
+ */
 function fieldsJson(request: RecommendationRequest, own: boolean): string {
-  const fields: Record<number, unknown> = {};
+  let text = '{';
   for (let i = 0; i < FIELDS.length; i++) {
     const name = FIELDS[i];
     if (OWN.has(name) !== own) continue;
@@ -46,9 +51,12 @@ function fieldsJson(request: RecommendationRequest, own: boolean): string {
       name === 'search' && request.search
         ? Object.assign({}, request.search, { vector: undefined } satisfies Partial<SearchPart>)
         : request[name];
-    if (value !== undefined) fields[i] = value;
+    // Left out as JSON.stringify leaves out an undefined property.
+    const json = value === undefined ? undefined : JSON.stringify(value);
+    if (json === undefined) continue;
+    text += `${text.length > 1 ? ',' : ''}"${i}":${json}`;
   }
-  return JSON.stringify(fields);
+  return `${text}}`;
 }
 
 export function requestTexts(request: RecommendationRequest): RequestTexts {

@@ -1,4 +1,5 @@
 import type { HeapFigures } from '../state/memory.js';
+import type { RankedSummary } from './answer-summary.js';
 import type { StateChangeLog } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { recommendResolved, startRequest } from './pipeline.js';
@@ -8,8 +9,16 @@ import { renderList } from './response-body.js';
 import { renderSearch, searchFacets } from './search.js';
 import type { TurnQueue } from './turn-queue.js';
 
-/** The request's list as JSON (see `renderList`), or why the request has none. */
-export type RankingOutcome = string | Error;
+/**
+ * A request's list as JSON (see `renderList`), with what ranking knows of it: the summary that the
+ * record of answers and the pages keep, which the thread that answers then need not read from the text.
+ */
+export interface RankedAnswer extends RankedSummary {
+  body: string;
+}
+
+/** The request's answer, or why the request has none. */
+export type RankingOutcome = RankedAnswer | Error;
 
 /** Ranks a tenant's request, and calls `done` with the outcome, now or later. */
 export type Rank = (
@@ -47,12 +56,25 @@ export function rankingOutcome(
   try {
     const context = startRequest(tenant, request, now);
     const list = recommendResolved(context);
-    if (request.search) {
-      // Facets count under the whole filter, as the list's first round applied it.
-      const facets = searchFacets(context, context.config.filter);
-      return renderSearch(tenant, list, facets, request.search, projection);
-    }
-    return renderList(tenant.catalog, list, projection);
+    const items: number[] = [];
+    // Facets count under the whole filter, as the list's first round applied it.
+    const body = request.search
+      ? renderSearch(
+          tenant,
+          list,
+          searchFacets(context, context.config.filter),
+          request.search,
+          projection,
+          items,
+        )
+      : renderList(tenant.catalog, list, projection, items);
+    return {
+      body,
+      items,
+      algorithm: list.algorithm,
+      scenario: list.scenario ?? '',
+      experiment: list.experiment?.slug ?? '',
+    };
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }

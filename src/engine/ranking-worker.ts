@@ -48,8 +48,8 @@ function cached(): Record<string, TenantFootprint['cached']> {
 
 function send(outcomes: RankingOutcome[]): void {
   const batch: RankedBatch = {
-    bodies: outcomes.map((outcome) => (typeof outcome === 'string' ? outcome : '')),
-    failures: outcomes.map((outcome) => (typeof outcome === 'string' ? null : failureOf(outcome))),
+    answers: outcomes.map((outcome) => (outcome instanceof Error ? null : outcome)),
+    failures: outcomes.map((outcome) => (outcome instanceof Error ? failureOf(outcome) : null)),
   };
   parentPort!.postMessage(batch);
 }

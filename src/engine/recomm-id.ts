@@ -23,29 +23,37 @@ export function newRecommId(algorithm: string): string {
   return algorithmCode(algorithm) + randomUUID().slice(CODE_DIGITS);
 }
 
-const ALGORITHM_KEY = '"algorithm":"';
+/** Each character's value as a lower-case hex digit; -1 for any other. */
+const HEX_VALUES = new Int8Array(128).fill(-1);
+for (let digit = 0; digit < 16; digit++) HEX_VALUES[digit.toString(16).charCodeAt(0)] = digit;
+const DASH = 0x2d;
+const UUID_LENGTH = 36;
+/** Where a UUID's text has its dashes: 1 at those places. */
+const DASH_AT = new Uint8Array(UUID_LENGTH);
+for (const at of [8, 13, 18, 23]) DASH_AT[at] = 1;
+/** The words `recommIdBits` returns, reused by its next call. */
+const bits = new Int32Array(4);
 
 /**
- * The algorithm a rendered answer names. Its last `"algorithm":"`: the items' documents come before the
- * answer's own fields, and text after them is in JSON strings, whose quotes are escaped.
- */
-export function algorithmOfAnswer(body: string): string {
-  const at = body.lastIndexOf(ALGORITHM_KEY);
-  if (at < 0) return '';
-  const start = at + ALGORITHM_KEY.length;
-  return body.slice(start, body.indexOf('"', start));
-}
-
-const RECOMM_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/**
- * The 128 bits of a recommId as `newRecommId` writes it (a UUID's text, lower case), four words; undefined
- * for any other text.
+ * The 128 bits of a recommId as `newRecommId` writes it (a UUID's text, lower case), four words, valid
+ * until the next call; undefined for any other text. Read character by character: pages read the bits of
+ * every answer they keep (engine/recomm-pages.ts), where a pattern and slices cost more than the rest of
+ * keeping the page.
  */
 export function recommIdBits(recommId: string): Int32Array | undefined {
-  if (!RECOMM_ID.test(recommId)) return undefined;
-  const hex = recommId.replaceAll('-', '');
-  const words = new Int32Array(4);
-  for (let i = 0; i < 4; i++) words[i] = Number.parseInt(hex.slice(8 * i, 8 * i + 8), 16) | 0;
-  return words;
+  if (recommId.length !== UUID_LENGTH) return undefined;
+  let word = 0;
+  let digits = 0;
+  for (let i = 0; i < UUID_LENGTH; i++) {
+    const code = recommId.charCodeAt(i);
+    if (DASH_AT[i] === 1) {
+      if (code !== DASH) return undefined;
+      continue;
+    }
+    const value = code < 128 ? HEX_VALUES[code] : -1;
+    if (value < 0) return undefined;
+    word = (word << 4) | value;
+    if (++digits % 8 === 0) bits[digits / 8 - 1] = word;
+  }
+  return bits;
 }

@@ -1,10 +1,10 @@
 import { ApiError } from '../contract/errors.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { readAnswerSummary, type AnswerSummary } from './answer-summary.js';
+import { summaryOfRanked, type AnswerSummary } from './answer-summary.js';
 import { attachUserContext } from './expression-context.js';
 import { resolveProjection, type ResolvedProjection } from './projection.js';
-import { algorithmOfAnswer, newRecommId } from './recomm-id.js';
-import type { Ranker } from './ranker.js';
+import { newRecommId } from './recomm-id.js';
+import type { RankedAnswer, Ranker } from './ranker.js';
 import type { Page, RecommPages } from './recomm-pages.js';
 import { rotationOf, RotationRecord, type RotationSettings } from './rotation.js';
 import type { RecommendationRequest } from './request.js';
@@ -17,10 +17,7 @@ const UNRECORDED_CACHE: ResultCacheOptions = { maxBytes: 4 * 1024 * 1024, ttlMs:
 
 /** Where the answers given are recorded (analytics' AnswerLog). */
 export interface AnswerRecorder {
-  /** What the record keeps of a rendered answer (undefined: it cannot read it), kept by the cache too. */
-  summarize(body: string): AnswerSummary | undefined;
-  /** The answer's text, or what `summarize` read of it. */
-  record(tenantId: string, userId: string | undefined, answer: string | AnswerSummary): void;
+  record(tenantId: string, userId: string | undefined, answer: AnswerSummary): void;
 }
 
 /** The external ids of dense ids, those of deleted items left out. */
@@ -33,9 +30,14 @@ function externalIds(tenant: TenantState, ids: ArrayLike<number>): string[] {
   return externalIds;
 }
 
+/** What the record and the pages keep of a ranked answer, read off the tenant's catalog. */
+function summaryOf(tenant: TenantState, answer: RankedAnswer): AnswerSummary {
+  return summaryOfRanked(tenant.catalog.externalIds, answer);
+}
+
 /** The dense ids of known items: an item deleted since it was answered is gone for good. */
-function denseIds(tenant: TenantState, itemIds: readonly string[] | undefined, before?: ArrayLike<number>) {
-  const ids = Array.from(before ?? []);
+function denseIds(tenant: TenantState, itemIds: readonly string[] | undefined): number[] {
+  const ids: number[] = [];
   for (const itemId of itemIds ?? []) {
     const id = tenant.catalog.idOf(itemId);
     if (id >= 0) ids.push(id);
@@ -44,18 +46,13 @@ function denseIds(tenant: TenantState, itemIds: readonly string[] | undefined, b
 }
 
 /**
- * The page of an answer of `itemIds`: after `page` when it is one (its chain's first request then stands
- * for it), else of its own request.
+ * The page of an answer whose items are `shown` (dense ids): after `page` when it is one (its chain's
+ * first request then stands for it), else of its own request.
  */
-function pageOf(
-  tenant: TenantState,
-  request: RecommendationRequest,
-  itemIds: readonly string[],
-  page?: Page,
-): Page {
+function pageOf(tenant: TenantState, request: RecommendationRequest, shown: number[], page?: Page): Page {
   if (page)
-    return { request: page.request, excluded: page.excluded, shown: denseIds(tenant, itemIds, page.shown) };
-  return { request, excluded: denseIds(tenant, request.exclude), shown: denseIds(tenant, itemIds) };
+    return { request: page.request, excluded: page.excluded, shown: [...Array.from(page.shown), ...shown] };
+  return { request, excluded: denseIds(tenant, request.exclude), shown };
 }
 
 /** Serves recommendation requests: the cached or freshly ranked list, as the JSON body of the answer. */
@@ -144,9 +141,9 @@ export class Recommender {
     const stamp = this.cache.stamp(tenant, request.userId, now);
     this.ranker.rank(tenant, request, projection, now, (outcome) => {
       if (outcome instanceof Error) return done(outcome);
-      const summary = this.answers?.summarize(outcome);
-      this.cache.set(key, stamp, outcome, summary);
-      done(this.answered(tenant, request, outcome, summary));
+      const summary = summaryOf(tenant, outcome);
+      this.cache.set(key, stamp, outcome.body, summary);
+      done(this.answered(tenant, request, outcome.body, summary));
     });
   }
 
@@ -191,7 +188,7 @@ export class Recommender {
       done(
         outcome instanceof Error
           ? outcome
-          : this.answered(tenant, request, outcome, this.answers?.summarize(outcome), page, rotation, now),
+          : this.answered(tenant, request, outcome.body, summaryOf(tenant, outcome), page, rotation, now),
       ),
     );
   }
@@ -204,18 +201,17 @@ export class Recommender {
     tenant: TenantState,
     request: RecommendationRequest,
     body: string,
-    summary?: AnswerSummary,
+    summary: AnswerSummary,
     page?: Page,
     rotation?: RotationSettings,
     now = Date.now(),
   ): string {
-    const recommId = newRecommId(algorithmOfAnswer(body));
-    this.answers?.record(tenant.tenantId, request.userId, summary ?? body);
-    if (this.pages || rotation) {
-      const itemIds = (summary ?? readAnswerSummary(body))?.itemIds;
-      if (itemIds && rotation) this.rotation.record(tenant, rotation, itemIds, now);
-      if (itemIds && this.pages)
-        this.pages.remember(tenant.tenantId, recommId, pageOf(tenant, request, itemIds, page));
+    const recommId = newRecommId(summary.algorithm);
+    this.answers?.record(tenant.tenantId, request.userId, summary);
+    if (rotation) this.rotation.record(tenant, rotation, summary.itemIds, now);
+    if (this.pages) {
+      const shown = summary.ids ?? denseIds(tenant, summary.itemIds);
+      this.pages.remember(tenant.tenantId, recommId, pageOf(tenant, request, shown, page));
     }
     return withRecommId(body, recommId);
   }

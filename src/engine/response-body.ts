@@ -21,7 +21,13 @@ function jsonNumber(value: number): string {
  * the answer cache would keep at several times the size it counts, the catalog's rendered documents with
  * it.
  */
-export function renderList(catalog: ItemCatalog, list: RankedList, projection: ResolvedProjection): string {
+export function renderList(
+  catalog: ItemCatalog,
+  list: RankedList,
+  projection: ResolvedProjection,
+  /** Where the dense ids of the items rendered go, in order (an item deleted meanwhile is not). */
+  rendered?: number[],
+): string {
   const render = (document: Readonly<Record<string, unknown>>) =>
     JSON.stringify(projectItem(document, projection.mode));
   const parts = ['{"items":['];
@@ -29,6 +35,7 @@ export function renderList(catalog: ItemCatalog, list: RankedList, projection: R
   for (let i = 0; i < list.ids.length; i++) {
     const item = catalog.renderedDocument(list.ids[i], projection.key, render);
     if (item === undefined) continue;
+    rendered?.push(list.ids[i]);
     if (count++ > 0) parts.push(',');
     // The score goes last, into the rendered object's closing brace.
     if (list.scores) parts.push(item.slice(0, -1), ',"score":', jsonNumber(list.scores[i]), '}');

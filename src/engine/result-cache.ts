@@ -23,8 +23,8 @@ export interface CacheStamp {
 export interface CachedAnswer {
   /** The rendered answer, without its recommId. */
   body: string;
-  /** What the record of answers keeps of it (AnswerRecorder), read once. */
-  summary?: AnswerSummary;
+  /** What the record of answers and the pages keep of it, as ranking said it. */
+  summary: AnswerSummary;
 }
 
 type Entry = CacheStamp & CachedAnswer;
@@ -34,11 +34,13 @@ export interface ResultCacheOptions {
   ttlMs: number;
 }
 
-/** What a summary adds to an entry: its object, and its item ids (two bytes a character at most). */
-function summarySize(summary: AnswerSummary | undefined): number {
-  if (!summary) return 0;
-  let size = 128;
-  for (const id of summary.itemIds) size += 32 + id.length * 2;
+/**
+ * What a summary adds to an entry: its objects, its item ids (two bytes a character at most, should the
+ * catalog no longer hold the same texts) and its dense ids.
+ */
+function summarySize(summary: AnswerSummary): number {
+  let size = 160;
+  for (const id of summary.itemIds) size += 40 + id.length * 2;
   return size;
 }
 
@@ -182,7 +184,7 @@ export class ResultCache {
     }
   }
 
-  set(key: string, stamp: CacheStamp, body: string, summary?: AnswerSummary): void {
+  set(key: string, stamp: CacheStamp, body: string, summary: AnswerSummary): void {
     this.lru.set(key, Object.assign({}, stamp, { body, summary } satisfies CachedAnswer));
   }
 }

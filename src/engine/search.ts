@@ -151,8 +151,10 @@ export function renderSearch(
   facets: Facets,
   search: SearchPart,
   projection: ResolvedProjection,
+  /** Where the dense ids of the items rendered go (see `renderList`). */
+  rendered?: number[],
 ): string {
-  const listed = renderList(tenant.catalog, list, projection);
+  const listed = renderList(tenant.catalog, list, projection, rendered);
   const query = {
     original: search.query,
     semanticText: search.semanticText,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALGORITHMS } from '../../../src/engine/algorithms/registry.js';
-import { algorithmCode, algorithmOfAnswer, newRecommId } from '../../../src/engine/recomm-id.js';
+import { algorithmCode, newRecommId, recommIdBits } from '../../../src/engine/recomm-id.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -19,12 +19,29 @@ describe('recommIds', () => {
     expect(new Set(names.map(algorithmCode)).size).toBe(names.length);
   });
 
-  it("read an answer's algorithm after its items, whatever the items' documents hold", () => {
-    const body =
-      '{"items":[{"itemId":"a","attributes":{"algorithm":"fake","note":"\\"algorithm\\":\\"x"}}],' +
-      '"count":1,"algorithm":"weighted-history","scenario":"home",' +
-      '"query":{"original":"\\"algorithm\\":\\"evil\\""}';
-    expect(algorithmOfAnswer(body)).toBe('weighted-history');
-    expect(algorithmOfAnswer('{"items":[]')).toBe('');
+  it("read a recommId's 128 bits as four words, and nothing from another text", () => {
+    for (let i = 0; i < 50; i++) {
+      const recommId = newRecommId('weighted-history');
+      const hex = recommId.replaceAll('-', '');
+      const expected = [0, 1, 2, 3].map((w) => Number.parseInt(hex.slice(8 * w, 8 * w + 8), 16) | 0);
+      expect(Array.from(recommIdBits(recommId)!)).toEqual(expected);
+    }
+    expect(Array.from(recommIdBits('ffffffff-0000-4000-8000-00000000000a')!)).toEqual([
+      -1,
+      0x4000,
+      0x80000000 | 0,
+      10,
+    ]);
+    const valid = '0123abcd-ef01-4234-8567-89abcdef0123';
+    for (const other of [
+      valid.toUpperCase(),
+      valid.replace('-', 'x'),
+      `${valid}0`,
+      valid.slice(1),
+      valid.replace('a', 'g'),
+      valid.replace('-', '0').replace('0123', '012-'),
+      valid.replace('b', '\u00e9'),
+    ])
+      expect(recommIdBits(other)).toBeUndefined();
   });
 });

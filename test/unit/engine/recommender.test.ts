@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LocalRanker, type Rank, type Ranker } from '../../../src/engine/ranker.js';
-import { summarizeAnswer, type AnswerSummary } from '../../../src/engine/answer-summary.js';
+import { LocalRanker, rankingOutcome, type Rank, type Ranker } from '../../../src/engine/ranker.js';
+import type { AnswerSummary } from '../../../src/engine/answer-summary.js';
 import { Recommender, type AnswerRecorder } from '../../../src/engine/recommender.js';
 import { answerNow, buildTenant, request } from '../../support/tenant-fixture.js';
 
@@ -25,6 +25,22 @@ class HeldRanker implements Ranker {
 
   readonly rank: Rank = (...args) => {
     this.held.push(() => this.inline.rank(...args));
+  };
+
+  release(): void {
+    for (const held of this.held.splice(0)) held();
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Ranks at once, like LocalRanker, and hands the outcome back only when the test says so. */
+class RankedThenHeld implements Ranker {
+  private readonly held: (() => void)[] = [];
+
+  readonly rank: Rank = (tenant, request, projection, now, done) => {
+    const outcome = rankingOutcome(tenant, request, projection, now);
+    this.held.push(() => done(outcome));
   };
 
   release(): void {
@@ -105,28 +121,38 @@ describe('Recommender', () => {
     ).toThrow(expect.objectContaining({ code: 'UNSAFE_PATH' }));
   });
 
-  it('reads an answer for its record once: an answer given again from the cache is recorded as read then', () => {
-    const read: string[] = [];
-    const recorded: (string | AnswerSummary)[] = [];
-    const recorder: AnswerRecorder = {
-      summarize: (body) => {
-        read.push(body);
-        return summarizeAnswer(body);
-      },
-      record: (_tenantId, _userId, answer) => recorded.push(answer),
-    };
+  it('records what ranking said of an answer, and the same again when the cache gives it', () => {
+    const recorded: AnswerSummary[] = [];
+    const recorder: AnswerRecorder = { record: (_tenantId, _userId, answer) => recorded.push(answer) };
     const tenant = tenantOf();
     const recommender = new Recommender(new LocalRanker(), OPTIONS, recorder);
     const pdp = request({ logicType: 'item-to-item', itemId: 'a' });
     const first = parse(answerNow(recommender, tenant, pdp));
     const again = parse(answerNow(recommender, tenant, pdp));
     expect(again.items).toEqual(first.items);
-    expect(read).toHaveLength(1);
-    const summary = { itemIds: first.items.map((entry) => entry.itemId), algorithm: 'co-occurrence' };
-    expect(recorded).toEqual([expect.objectContaining(summary), expect.objectContaining(summary)]);
-    // A noCache answer is read each time, and never cached.
-    answerNow(recommender, tenant, request({ logicType: 'item-to-item', itemId: 'a', noCache: true }));
-    expect(read).toHaveLength(2);
-    expect(recorded).toHaveLength(3);
+    const itemIds = first.items.map((entry) => entry.itemId);
+    expect(itemIds.length).toBeGreaterThan(0);
+    const ids = itemIds.map((itemId) => tenant.catalog.idOf(itemId));
+    const summary = { itemIds, ids, algorithm: 'co-occurrence', scenario: '', experiment: '' };
+    expect(recorded).toEqual([summary, summary]);
+  });
+
+  it('leaves out of the record an item deleted between ranking and answering', () => {
+    const recorded: AnswerSummary[] = [];
+    const ranker = new RankedThenHeld();
+    const recommender = new Recommender(ranker, OPTIONS, {
+      record: (_t, _u, answer) => recorded.push(answer),
+    });
+    const tenant = tenantOf();
+    const { answers, done } = collector();
+    recommender.recommend(tenant, request({ logicType: 'item-to-item', itemId: 'a' }), done);
+    tenant.removeItems(['b']);
+    ranker.release();
+    // The text was rendered before the deletion; the record names only the items still there.
+    const [answer] = answers as Parsed[];
+    expect(answer.items.map((entry) => entry.itemId)).toContain('b');
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0].itemIds).not.toContain('b');
+    expect(recorded[0].itemIds).toEqual(answer.items.map((entry) => entry.itemId).filter((id) => id !== 'b'));
   });
 });

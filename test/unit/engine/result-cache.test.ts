@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import type { AnswerSummary } from '../../../src/engine/answer-summary.js';
 import { ResultCache } from '../../../src/engine/result-cache.js';
 import { ItemNeighbours } from '../../../src/state/item-neighbours.js';
 import { fullCollection } from '../../../src/state/memory.js';
@@ -14,6 +15,14 @@ import {
 } from '../../support/tenant-fixture.js';
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
+/** The summary of an answer of no items. */
+const NO_ITEMS: AnswerSummary = {
+  itemIds: [],
+  ids: [],
+  algorithm: 'popularity',
+  scenario: '',
+  experiment: '',
+};
 
 /** A rendered answer of `length` characters. */
 function body(length = 40): string {
@@ -109,7 +118,7 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     const stored = body();
-    cache.set('k', cache.stamp(tenant, undefined, NOW), stored);
+    cache.set('k', cache.stamp(tenant, undefined, NOW), stored, NO_ITEMS);
     expect(cache.get('k', tenant, NOW)).toBe(stored);
     expect(cache.get('other', tenant, NOW)).toBeUndefined();
   });
@@ -124,7 +133,7 @@ describe('ResultCache entries', () => {
   ])('is stale once %s', (_change, identity, change) => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
-    cache.set('k', cache.stamp(tenant, identity, NOW), body());
+    cache.set('k', cache.stamp(tenant, identity, NOW), body(), NO_ITEMS);
     change(tenant);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
@@ -137,7 +146,7 @@ describe('ResultCache entries', () => {
       tenant.replaceNeighbours(ItemNeighbours.empty());
       tenant.replaceSettings({ ...tenant.settings });
       versions.push(new WeakRef(tenant.neighbours), new WeakRef(tenant.settings));
-      cache.set(`k${i}`, cache.stamp(tenant, undefined, NOW), body());
+      cache.set(`k${i}`, cache.stamp(tenant, undefined, NOW), body(), NO_ITEMS);
     }
     // WeakRefs hold their targets until the job that made them ends.
     await sleep(0);
@@ -159,8 +168,8 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     const stored = body();
-    cache.set('k', cache.stamp(tenant, 'u', NOW), stored);
-    cache.set('anonymous', cache.stamp(tenant, undefined, NOW), stored);
+    cache.set('k', cache.stamp(tenant, 'u', NOW), stored, NO_ITEMS);
+    cache.set('anonymous', cache.stamp(tenant, undefined, NOW), stored, NO_ITEMS);
     addEvents(tenant, [{ item: 'b', user: 'someone-else' }, { item: 'b' }]);
     expect(cache.get('k', tenant, NOW + 999)).toBe(stored);
     expect(cache.get('anonymous', tenant, NOW + 999)).toBe(stored);
@@ -172,7 +181,7 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     const stored = body();
-    cache.set('k', cache.stamp(tenant, undefined, NOW), stored);
+    cache.set('k', cache.stamp(tenant, undefined, NOW), stored, NO_ITEMS);
     expect(cache.get('k', tenant, NOW + 30_000)).toBe(stored);
   });
 
@@ -180,7 +189,7 @@ describe('ResultCache entries', () => {
     const tenant = tenantOf();
     const cache = new ResultCache(OPTIONS);
     addEvents(tenant, [{ item: 'b', ts: NOW - GEO_WINDOW_MS + 10_000 }]);
-    cache.set('k', cache.stamp(tenant, undefined, NOW), body());
+    cache.set('k', cache.stamp(tenant, undefined, NOW), body(), NO_ITEMS);
     expect(cache.get('k', tenant, NOW + 5_000)).toBeDefined();
     expect(cache.get('k', tenant, NOW + 20_000)).toBeUndefined();
   });
@@ -188,7 +197,7 @@ describe('ResultCache entries', () => {
   it('entries expire after ttlMs', async () => {
     const tenant = tenantOf();
     const cache = new ResultCache({ maxBytes: OPTIONS.maxBytes, ttlMs: 20 });
-    cache.set('k', cache.stamp(tenant, undefined, NOW), body());
+    cache.set('k', cache.stamp(tenant, undefined, NOW), body(), NO_ITEMS);
     await sleep(60);
     expect(cache.get('k', tenant, NOW)).toBeUndefined();
   });
@@ -196,9 +205,9 @@ describe('ResultCache entries', () => {
   it('holds expired entries until purged, and purging drops only those', async () => {
     const tenant = tenantOf();
     const cache = new ResultCache({ maxBytes: OPTIONS.maxBytes, ttlMs: 200 });
-    for (const key of ['a', 'b', 'c']) cache.set(key, cache.stamp(tenant, undefined, NOW), body());
+    for (const key of ['a', 'b', 'c']) cache.set(key, cache.stamp(tenant, undefined, NOW), body(), NO_ITEMS);
     await sleep(400);
-    cache.set('fresh', cache.stamp(tenant, undefined, NOW), body());
+    cache.set('fresh', cache.stamp(tenant, undefined, NOW), body(), NO_ITEMS);
     // Nothing asked for the expired three: lru-cache alone would keep them until evicted.
     expect(cache.size).toBe(4);
     cache.purgeStale();
@@ -208,13 +217,14 @@ describe('ResultCache entries', () => {
 
   it('the least recently used entries go when maxBytes is exceeded', () => {
     const tenant = tenantOf();
-    // Each entry weighs 256 + 2 bytes per character of key and body: 256 + 2 × (1 + 150) = 558 bytes; two fit.
-    const cache = new ResultCache({ maxBytes: 1200, ttlMs: 60_000 });
+    // Each entry weighs 256 + 2 bytes per character of key and body, and 160 for a summary of no items:
+    // 256 + 2 × (1 + 150) + 160 = 718 bytes; two fit.
+    const cache = new ResultCache({ maxBytes: 1600, ttlMs: 60_000 });
     const ten = body(150);
-    cache.set('a', cache.stamp(tenant, undefined, NOW), ten);
-    cache.set('b', cache.stamp(tenant, undefined, NOW), ten);
+    cache.set('a', cache.stamp(tenant, undefined, NOW), ten, NO_ITEMS);
+    cache.set('b', cache.stamp(tenant, undefined, NOW), ten, NO_ITEMS);
     cache.get('a', tenant, NOW);
-    cache.set('c', cache.stamp(tenant, undefined, NOW), ten);
+    cache.set('c', cache.stamp(tenant, undefined, NOW), ten, NO_ITEMS);
     expect(cache.get('b', tenant, NOW)).toBeUndefined();
     expect(cache.get('a', tenant, NOW)).toBe(ten);
     expect(cache.get('c', tenant, NOW)).toBe(ten);

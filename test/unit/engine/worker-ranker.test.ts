@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/contract/errors.js';
 import { SCENARIO } from '../../../src/contract/scenarios.js';
 import { resolveProjection } from '../../../src/engine/projection.js';
-import { rankingOutcome, type RankingOutcome } from '../../../src/engine/ranker.js';
+import { rankingOutcome, type RankedAnswer, type RankingOutcome } from '../../../src/engine/ranker.js';
 import { ASSIST_BACKLOG, WorkerRanker } from '../../../src/engine/worker-ranker.js';
 import { ServingState, type TenantState } from '../../../src/state/tenant-state.js';
 import {
@@ -42,6 +42,16 @@ function startedSound(): WorkerRanker {
   ranker.whenFailed((error) => expect.unreachable(`the ranking thread failed: ${error.message}`));
   return ranker;
 }
+
+/** What the stand-ins for the ranking thread answer, and the same as a JavaScript expression. */
+const THREAD_ANSWER: RankedAnswer = {
+  body: '{"thread":true',
+  items: [],
+  algorithm: 'thread',
+  scenario: '',
+  experiment: '',
+};
+const THREAD_ANSWER_JS = JSON.stringify(THREAD_ANSWER);
 
 /** A stand-in for the ranking thread, from its module's source. */
 function scriptOf(source: string): URL {
@@ -89,7 +99,7 @@ function rankedHere(tenant: TenantState, body: RequestBody): RankingOutcome {
 
 /** The item ids of a rendered list (which ends where its recommId would follow). */
 function idsOf(outcome: RankingOutcome): string[] {
-  const answer = JSON.parse(`${outcome as string}}`) as { items: { itemId: string }[] };
+  const answer = JSON.parse(`${(outcome as RankedAnswer).body}}`) as { items: { itemId: string }[] };
   return answer.items.map((entry) => entry.itemId);
 }
 
@@ -107,6 +117,9 @@ describe('WorkerRanker', () => {
     const answers = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
     expect(answers).toEqual(BODIES.map((body) => rankedHere(tenant, body)));
     expect(idsOf(answers[0])).toContain('b');
+    // Each answer's items travel by dense id too, naming the items its text lists.
+    for (const answer of answers as RankedAnswer[])
+      expect(answer.items.map((id) => tenant.catalog.externalIds[id])).toEqual(idsOf(answer));
 
     // Written just before the request, in the same turn: the thread applies it first.
     tenant.upsertItem(
@@ -165,13 +178,13 @@ describe('WorkerRanker', () => {
         parentPort.on('message', ({ requests }) => {
           if (requests.length === 0) return;
           if (messages++ > 0) throw new Error('ranking thread broke');
-          parentPort.postMessage({ bodies: requests.map(() => '{"thread":true'), failures: requests.map(() => null) });
+          parentPort.postMessage({ answers: requests.map(() => (${THREAD_ANSWER_JS})), failures: requests.map(() => null) });
         });`),
     );
     const failures: Error[] = [];
     ranker.whenFailed((error) => failures.push(error));
     const tenant = shopFor(ranker);
-    expect(await rankedBy(ranker, tenant, BODIES[0])).toBe('{"thread":true');
+    expect(await rankedBy(ranker, tenant, BODIES[0])).toEqual(THREAD_ANSWER);
     expect(failures).toEqual([]);
     const inFlight = await Promise.all(BODIES.map((body) => rankedBy(ranker, tenant, body)));
     expect(inFlight).toEqual(BODIES.map((body) => rankedHere(tenant, body)));
@@ -203,8 +216,8 @@ describe('WorkerRanker', () => {
           held.push(...requests);
           Atomics.add(ranked, 0, requests.length);
           if (JSON.stringify(changes).includes('"release"')) {
-            const bodies = held.splice(0).map(() => '{"thread":true');
-            parentPort.postMessage({ bodies, failures: bodies.map(() => null) });
+            const answers = held.splice(0).map(() => (${THREAD_ANSWER_JS}));
+            parentPort.postMessage({ answers, failures: answers.map(() => null) });
           }
           if (settled) parentPort.postMessage({ settled: true });
         });`),
@@ -217,7 +230,7 @@ describe('WorkerRanker', () => {
       await ranker.settled();
     }
     tenant.upsertItem(item('release', { category: 'shoes', attributes: { price: 9 } }));
-    expect(await Promise.all(all)).toEqual(all.map(() => '{"thread":true'));
+    expect(await Promise.all(all)).toEqual(all.map(() => THREAD_ANSWER));
   });
 
   it('ranks in this thread what comes while its thread is backed up, and sends it the rest', async () => {
@@ -227,8 +240,8 @@ describe('WorkerRanker', () => {
         parentPort.on('message', ({ changes, requests }) => {
           held.push(...requests);
           if (!JSON.stringify(changes).includes('"release"')) return;
-          const bodies = held.splice(0).map(() => '{"thread":true');
-          parentPort.postMessage({ bodies, failures: bodies.map(() => null) });
+          const answers = held.splice(0).map(() => (${THREAD_ANSWER_JS}));
+          parentPort.postMessage({ answers, failures: answers.map(() => null) });
         });`),
     );
     const release = () => tenant.upsertItem(item('release', { category: 'shoes', attributes: { price: 9 } }));
@@ -238,10 +251,10 @@ describe('WorkerRanker', () => {
     const assisted = await Promise.all([rankedBy(ranker, tenant, body), rankedBy(ranker, tenant, BODIES[2])]);
     expect(assisted).toEqual([rankedHere(tenant, body), rankedHere(tenant, BODIES[2])]);
     release();
-    expect(await Promise.all(backedUp)).toEqual(backedUp.map(() => '{"thread":true'));
+    expect(await Promise.all(backedUp)).toEqual(backedUp.map(() => THREAD_ANSWER));
     // Answered, the thread is sent requests again.
     const next = rankedBy(ranker, tenant, body);
     release();
-    expect(await next).toBe('{"thread":true');
+    expect(await next).toEqual(THREAD_ANSWER);
   });
 });
