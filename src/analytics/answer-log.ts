@@ -87,6 +87,11 @@ export class AnswerLog {
   private readonly usersWritten = new WrittenToday();
   /** Users deleted since the write in progress took its rows (tenant and user id). */
   private readonly forgottenMeanwhile = new Set<string>();
+  /**
+   * The summaries whose items the keys of a tenant's day (`itemsWritten`) all hold, by that set: the answer
+   * cache gives the same summary again, whose items need not be looked up again that day.
+   */
+  private itemsTaken = new WeakMap<AnswerSummary, Set<string>>();
   /** The last answer's count key and what it was made of (`countKey`). */
   private lastCountKey:
     | { tenantId: string; day: number; scenario: string; algorithm: string; experiment: string; key: string }
@@ -170,14 +175,17 @@ export class AnswerLog {
     // Rows beyond the bound are left out, their keys not taken, so that a later answer can hold them.
     let whole = true;
     const itemsWritten = this.itemsWritten.of(tenantId, day);
-    for (const itemId of summary.itemIds) {
-      if (itemsWritten.has(itemId)) continue;
-      if (this.held >= MAX_PENDING_ROWS) {
-        whole = false;
-        break;
+    if (this.itemsTaken.get(summary) !== itemsWritten) {
+      for (const itemId of summary.itemIds) {
+        if (itemsWritten.has(itemId)) continue;
+        if (this.held >= MAX_PENDING_ROWS) {
+          whole = false;
+          break;
+        }
+        itemsWritten.add(itemId);
+        this.items.push([tenantId, day, itemId]);
       }
-      itemsWritten.add(itemId);
-      this.items.push([tenantId, day, itemId]);
+      if (whole) this.itemsTaken.set(summary, itemsWritten);
     }
     // Who was served is kept only where an experiment needs it (its users per variant).
     if (experiment !== '' && userId !== undefined) {
@@ -216,6 +224,8 @@ export class AnswerLog {
     const forgotten = new Set(itemIds);
     this.items = this.items.filter(([tenant, , itemId]) => tenant !== tenantId || !forgotten.has(itemId));
     this.itemsWritten.forgetKeys(tenantId, (key) => forgotten.has(key));
+    // A summary may name one of them: its items are looked up again.
+    this.itemsTaken = new WeakMap();
   }
 
   /**

@@ -147,7 +147,12 @@ function neighbourBytes(model: ItemNeighbours): number {
     model.offsets.byteLength +
     model.neighbours.byteLength +
     model.weights.byteLength +
-    (compact ? compact.local.byteLength + compact.members.byteLength + compact.localOf.byteLength : 0)
+    (compact
+      ? compact.local.byteLength +
+        compact.members.byteLength +
+        compact.localOf.byteLength +
+        compact.weights.byteLength
+      : 0)
   );
 }
 

@@ -60,15 +60,14 @@ function compactSums(
   seeds: readonly number[],
   seedWeights: readonly number[],
 ): CandidatePool {
-  const { weights } = model;
-  const { local, members, localOf } = compact;
+  const { local, members, localOf, weights } = compact;
   if (denseSums.length < model.reach) denseSums = new Float64Array(model.reach);
   const sums = denseSums;
   sums.fill(0, 0, model.reach);
   for (let s = 0; s < seeds.length; s++) {
     const end = model.rangeEnd(seeds[s]);
     const weight = seedWeights[s];
-    for (let k = model.rangeStart(seeds[s]); k < end; k++) sums[local[k]] += weight * HALF_VALUES[weights[k]];
+    for (let k = model.rangeStart(seeds[s]); k < end; k++) sums[local[k]] += weight * weights[k];
   }
   for (const seed of seeds) {
     const l = seed >= 0 && seed < localOf.length ? localOf[seed] : -1;

@@ -284,4 +284,27 @@ describe('the answer record', () => {
     expect(await query("SELECT item_id FROM answer_items WHERE item_id = 'c'")).toEqual([['c']]);
     expect(await query("SELECT user_id FROM experiment_users WHERE user_id = 'u3'")).toEqual([['u3']]);
   });
+
+  it('looks a summary given again up no more that day, and again once an item of it was deleted', async () => {
+    const log = new AnswerLog(store);
+    const summary = { itemIds: ['a', 'b'], algorithm: 'popularity', scenario: '', experiment: '' };
+    log.record('t1', 'u1', summary, AT);
+    log.record('t1', 'u1', summary, AT + 1);
+    expect(log.held).toBe(3);
+    await log.flush(AT + 2);
+    log.forgetItems('t1', ['b']);
+    await log.purgeItems('t1', ['b']);
+    expect(await query("SELECT item_id FROM answer_items WHERE tenant_id = 't1' ORDER BY ALL")).toEqual([
+      ['a'],
+    ]);
+    // The same summary, from the answer cache: 'b' is held again, and written.
+    log.record('t1', 'u1', summary, AT + 3);
+    expect(log.held).toBe(2);
+    await log.flush(AT + 4);
+    expect(await query("SELECT item_id FROM answer_items WHERE tenant_id = 't1' ORDER BY ALL")).toEqual([
+      ['a'],
+      ['b'],
+    ]);
+    expect(await query("SELECT answers FROM answer_days WHERE tenant_id = 't1'")).toEqual([['3']]);
+  });
 });
