@@ -109,15 +109,6 @@ export class AnswerLog {
   }
 
   /**
-   * What the record keeps of an answer, or undefined for one it cannot read: read once per rendered
-   * answer, which the answer cache keeps beside it, so that an answer given again from the cache is
-   * not read again.
-   */
-  summarize(body: string): AnswerSummary | undefined {
-    return readAnswerSummary(body);
-  }
-
-  /**
    * The key of an answer's count: its tenant, day, scenario, algorithm and experiment. The last one is
    * kept and given again to the next answer of the same: most answers are, and a key written anew is
    * hashed anew by every lookup.
@@ -142,14 +133,17 @@ export class AnswerLog {
     return key;
   }
 
-  /** Records an answer given: its text, or what `summarize` read of it. */
+  /**
+   * Records an answer given: what ranking said of it (engine/recommender.ts), or its text (the demo's
+   * answers), read here; a text it cannot read goes unrecorded.
+   */
   record(
     tenantId: string,
     userId: string | undefined,
     answer: string | AnswerSummary,
     ts = Date.now(),
   ): void {
-    const summary = typeof answer === 'string' ? this.summarize(answer) : answer;
+    const summary = typeof answer === 'string' ? readAnswerSummary(answer) : answer;
     // Never on the request path: an answer that cannot be read goes unrecorded, and is counted.
     if (summary === undefined) {
       this.dropped++;
