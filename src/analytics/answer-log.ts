@@ -151,17 +151,11 @@ export class AnswerLog {
     }
     const day = Math.floor(ts / DAY_MS);
     const { scenario, algorithm, experiment } = summary;
-    const counted = this.counts.get(this.countKey(tenantId, day, summary));
+    const key = this.countKey(tenantId, day, summary);
+    const counted = this.counts.get(key);
     if (counted) counted[5]++;
     else if (this.held < MAX_PENDING_ROWS)
-      this.counts.set(this.countKey(tenantId, day, summary), [
-        tenantId,
-        day,
-        scenario,
-        algorithm,
-        experiment,
-        1,
-      ]);
+      this.counts.set(key, [tenantId, day, scenario, algorithm, experiment, 1]);
     else {
       this.dropped++;
       return;

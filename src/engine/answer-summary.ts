@@ -1,39 +1,12 @@
 /** What the record of answers keeps of one (see AnswerLog): its items, algorithm, scenario and experiment. */
 export interface AnswerSummary {
   itemIds: string[];
-  /** The items' dense ids, in the same order, when ranking said them (see `summaryOfRanked`). */
+  /** The items' dense ids, in the same order, when ranking said them (engine/recommender.ts). */
   ids?: number[];
   algorithm: string;
   scenario: string;
   /** The experiment's slug; '' for none. */
   experiment: string;
-}
-
-/** What ranking says of an answer beside its text: its items by dense id, and what else a summary holds. */
-export interface RankedSummary {
-  items: number[];
-  algorithm: string;
-  scenario: string;
-  /** The experiment's slug; '' for none. */
-  experiment: string;
-}
-
-/**
- * The summary of an answer ranked in this process, from what ranking said of it: its items' external ids
- * are the catalog's own texts (`externalIds`, by dense id), and not read again from the answer's text. An
- * item deleted since it was ranked is left out.
- */
-export function summaryOfRanked(externalIds: readonly string[], ranked: RankedSummary): AnswerSummary {
-  const itemIds: string[] = [];
-  const ids: number[] = [];
-  for (const id of ranked.items) {
-    const itemId = externalIds[id];
-    if (!itemId) continue;
-    itemIds.push(itemId);
-    ids.push(id);
-  }
-  const { algorithm, scenario, experiment } = ranked;
-  return { itemIds, ids, algorithm, scenario, experiment };
 }
 
 const QUOTE = 0x22;

@@ -1,5 +1,4 @@
 import type { HeapFigures } from '../state/memory.js';
-import type { RankedSummary } from './answer-summary.js';
 import type { StateChangeLog } from '../state/state-changes.js';
 import type { TenantState } from '../state/tenant-state.js';
 import { recommendResolved, startRequest } from './pipeline.js';
@@ -13,8 +12,14 @@ import type { TurnQueue } from './turn-queue.js';
  * A request's list as JSON (see `renderList`), with what ranking knows of it: the summary that the
  * record of answers and the pages keep, which the thread that answers then need not read from the text.
  */
-export interface RankedAnswer extends RankedSummary {
+export interface RankedAnswer {
   body: string;
+  /** The listed items' dense ids, in order. */
+  items: number[];
+  algorithm: string;
+  scenario: string;
+  /** The experiment's slug; '' for none. */
+  experiment: string;
 }
 
 /** The request's answer, or why the request has none. */

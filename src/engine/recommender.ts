@@ -1,6 +1,6 @@
 import { ApiError } from '../contract/errors.js';
 import type { TenantState } from '../state/tenant-state.js';
-import { summaryOfRanked, type AnswerSummary } from './answer-summary.js';
+import type { AnswerSummary } from './answer-summary.js';
 import { attachUserContext } from './expression-context.js';
 import { resolveProjection, type ResolvedProjection } from './projection.js';
 import { newRecommId } from './recomm-id.js';
@@ -30,9 +30,19 @@ function externalIds(tenant: TenantState, ids: ArrayLike<number>): string[] {
   return externalIds;
 }
 
-/** What the record and the pages keep of a ranked answer, read off the tenant's catalog. */
-function summaryOf(tenant: TenantState, answer: RankedAnswer): AnswerSummary {
-  return summaryOfRanked(tenant.catalog.externalIds, answer);
+/** A summary with its items' dense ids, as ranking said them. */
+type RankedSummary = Required<AnswerSummary>;
+
+/**
+ * What the record and the pages keep of a ranked answer: its items' external ids are the catalog's own
+ * texts, not read again from the answer's; an item deleted since it was ranked is left out.
+ */
+function summaryOf(
+  tenant: TenantState,
+  { items, algorithm, scenario, experiment }: RankedAnswer,
+): RankedSummary {
+  const ids = items.filter((id) => tenant.catalog.externalIds[id]);
+  return { itemIds: externalIds(tenant, ids), ids, algorithm, scenario, experiment };
 }
 
 /** The dense ids of known items: an item deleted since it was answered is gone for good. */
@@ -201,7 +211,7 @@ export class Recommender {
     tenant: TenantState,
     request: RecommendationRequest,
     body: string,
-    summary: AnswerSummary,
+    summary: RankedSummary,
     page?: Page,
     rotation?: RotationSettings,
     now = Date.now(),
@@ -209,10 +219,8 @@ export class Recommender {
     const recommId = newRecommId(summary.algorithm);
     this.answers?.record(tenant.tenantId, request.userId, summary);
     if (rotation) this.rotation.record(tenant, rotation, summary.itemIds, now);
-    if (this.pages) {
-      const shown = summary.ids ?? denseIds(tenant, summary.itemIds);
-      this.pages.remember(tenant.tenantId, recommId, pageOf(tenant, request, shown, page));
-    }
+    if (this.pages)
+      this.pages.remember(tenant.tenantId, recommId, pageOf(tenant, request, summary.ids, page));
     return withRecommId(body, recommId);
   }
 }

@@ -24,7 +24,7 @@ export interface CachedAnswer {
   /** The rendered answer, without its recommId. */
   body: string;
   /** What the record of answers and the pages keep of it, as ranking said it. */
-  summary: AnswerSummary;
+  summary: Required<AnswerSummary>;
 }
 
 type Entry = CacheStamp & CachedAnswer;
@@ -184,7 +184,7 @@ export class ResultCache {
     }
   }
 
-  set(key: string, stamp: CacheStamp, body: string, summary: AnswerSummary): void {
+  set(key: string, stamp: CacheStamp, body: string, summary: Required<AnswerSummary>): void {
     this.lru.set(key, Object.assign({}, stamp, { body, summary } satisfies CachedAnswer));
   }
 }

@@ -16,7 +16,7 @@ import {
 
 const OPTIONS = { maxBytes: 1024 * 1024, ttlMs: 60_000 };
 /** The summary of an answer of no items. */
-const NO_ITEMS: AnswerSummary = {
+const NO_ITEMS: Required<AnswerSummary> = {
   itemIds: [],
   ids: [],
   algorithm: 'popularity',
